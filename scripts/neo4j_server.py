@@ -1,0 +1,597 @@
+#!/usr/bin/env python3
+"""Fetch, start and stop a throwaway Neo4j Community server for development and tests.
+
+Usage::
+
+    python3 scripts/neo4j_server.py start    # fetch (first run only), start, wait for Bolt
+    python3 scripts/neo4j_server.py status   # exit 0 if the server answers Bolt, else 1
+    python3 scripts/neo4j_server.py stop     # stop it and delete its data
+
+``start`` writes the connection settings to ``.cache/neo4j/env`` as ``KEY=value``
+lines (``NEO4J_URI``, ``NEO4J_USER``, ``NEO4J_PASSWORD``), ready for
+``set -a; . .cache/neo4j/env; set +a`` or a Makefile ``include``.
+
+How it works:
+
+* The server's jars (``org.neo4j:neo4j`` at ``NEO4J_VERSION`` and its runtime
+  dependencies) are copied by ``mvn dependency:copy-dependencies`` (driven by
+  ``scripts/neo4j/pom.xml``) into ``.cache/neo4j/dist-<version>/lib``.  Later runs
+  reuse that folder and do not call Maven.  The standalone tarball is not
+  published for 2026.x releases, so the server is started through Neo4j's own
+  entry point, ``org.neo4j.server.Neo4jCommunity``: the real server, speaking Bolt.
+* Neo4j 2025.x and later need Java 21+: the newest JDK >= 21 is taken from
+  ``$NEO4J_JAVA_HOME``, ``$JAVA_HOME`` or ``/usr/lib/jvm/*``.
+* Every start gets a fresh folder under ``.cache/neo4j/run/`` holding its config,
+  data and logs; Bolt listens on a free port of 127.0.0.1 only, HTTP and HTTPS
+  are off, usage reporting and fleet discovery are off, heap and page cache are
+  small, and the ``neo4j`` user gets a random password.  ``stop`` sends SIGTERM
+  (SIGKILL after a timeout) and deletes that folder and the env file.
+* ``start`` on a running server reuses it.  ``stop`` with nothing running is fine.
+* If ``NEO4J_URI`` is already set in the environment, ``start`` only writes the
+  env file from ``NEO4J_URI``/``NEO4J_USER``/``NEO4J_PASSWORD`` and starts nothing;
+  ``stop`` never touches a server it did not start.
+
+Only the Python standard library is used: this runs before the project's
+virtual environment exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+# Pinned Neo4j release: keep in step with <neo4j.version> in scripts/neo4j/pom.xml.
+NEO4J_VERSION = "2026.08.1"
+MIN_JAVA_MAJOR = 21
+ENTRY_POINT = "org.neo4j.server.Neo4jCommunity"
+ADMIN_TOOL = "org.neo4j.cli.AdminTool"
+NEO4J_USER = "neo4j"
+
+HEAP_INITIAL = "512m"
+HEAP_MAX = "1g"
+PAGE_CACHE = "512m"
+
+START_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 60.0
+LOG_TAIL_LINES = 80
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+POM = REPO_ROOT / "scripts" / "neo4j" / "pom.xml"
+CACHE_DIR = REPO_ROOT / ".cache" / "neo4j"
+DIST_DIR = CACHE_DIR / f"dist-{NEO4J_VERSION}"
+LIB_DIR = DIST_DIR / "lib"
+DIST_COMPLETE = DIST_DIR / ".complete"
+RUNS_DIR = CACHE_DIR / "run"
+ENV_FILE = CACHE_DIR / "env"
+PID_FILE = CACHE_DIR / "neo4j.pid"
+STATE_FILE = CACHE_DIR / "server.json"
+LOCK_FILE = CACHE_DIR / ".lock"
+
+# Flags from the jvm settings of Neo4j's default neo4j.conf, plus a hard exit on OOM.
+JVM_FLAGS = [
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields",
+    "-XX:+DisableExplicitGC",
+    "-XX:+ExitOnOutOfMemoryError",
+    "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--enable-native-access=ALL-UNNAMED",
+    "-Dlog4j2.disable.jmx=true",
+    "-Dfile.encoding=UTF-8",
+]
+# Java 24+ warns on sun.misc.Unsafe memory access unless it is allowed explicitly.
+JVM_FLAGS_JAVA24 = ["--sun-misc-unsafe-memory-access=allow"]
+
+
+class Neo4jServerError(RuntimeError):
+    """A failure to report to the user as one clear message."""
+
+
+@dataclass
+class ServerState:
+    """What ``start`` records about the server it launched (``server.json``)."""
+
+    pid: int
+    port: int
+    password: str
+    run_dir: str
+    version: str
+
+    @property
+    def uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.port}"
+
+
+def log(message: str) -> None:
+    print(f"neo4j_server: {message}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- Java
+
+
+@dataclass(frozen=True)
+class Jdk:
+    home: Path
+    major: int
+
+    @property
+    def java(self) -> Path:
+        return self.home / "bin" / "java"
+
+
+def _jdk_major(home: Path) -> int | None:
+    """The major version of the JDK at ``home``, or None if it is not one."""
+    java = home / "bin" / "java"
+    if not java.is_file():
+        return None
+    release = home / "release"
+    version: str | None = None
+    if release.is_file():
+        match = re.search(r'^JAVA_VERSION="([^"]+)"', release.read_text(errors="replace"), re.M)
+        if match:
+            version = match.group(1)
+    if version is None:
+        try:
+            proc = subprocess.run(
+                [str(java), "-version"], capture_output=True, text=True, timeout=30, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        match = re.search(r'version "([^"]+)"', proc.stderr)
+        if not match:
+            return None
+        version = match.group(1)
+    # "25.0.3", "21", "17.0.15+6", or the old style "1.8.0_402".
+    match = re.match(r"(?:1\.)?(\d+)", version)
+    return int(match.group(1)) if match else None
+
+
+def find_jdk() -> Jdk:
+    """The JDK to run Neo4j with: $NEO4J_JAVA_HOME, else $JAVA_HOME, else the newest in /usr/lib/jvm."""
+    for var in ("NEO4J_JAVA_HOME", "JAVA_HOME"):
+        value = os.environ.get(var)
+        if value:
+            major = _jdk_major(Path(value))
+            if major is not None and major >= MIN_JAVA_MAJOR:
+                return Jdk(Path(value), major)
+            if var == "NEO4J_JAVA_HOME":
+                raise Neo4jServerError(f"NEO4J_JAVA_HOME={value} is not a JDK {MIN_JAVA_MAJOR}+")
+    candidates: list[Jdk] = []
+    for home in sorted(Path("/usr/lib/jvm").glob("*")):
+        if home.is_symlink():
+            continue
+        major = _jdk_major(home)
+        if major is not None and major >= MIN_JAVA_MAJOR:
+            candidates.append(Jdk(home, major))
+    if not candidates:
+        raise Neo4jServerError(
+            f"Neo4j {NEO4J_VERSION} needs Java {MIN_JAVA_MAJOR} or newer, and none was found in "
+            "$NEO4J_JAVA_HOME, $JAVA_HOME or /usr/lib/jvm. Install a JDK 21+ "
+            "(e.g. `apt-get install openjdk-21-jdk-headless`) or set NEO4J_JAVA_HOME."
+        )
+    return max(candidates, key=lambda jdk: jdk.major)
+
+
+# ------------------------------------------------------------------------- fetch
+
+
+def ensure_distribution() -> Path:
+    """Copy the server's jars into the cache with Maven, unless already there."""
+    if DIST_COMPLETE.is_file():
+        return LIB_DIR
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise Neo4jServerError("`mvn` is not on PATH; install Maven (apt-get install maven)")
+    log(f"fetching Neo4j {NEO4J_VERSION} with Maven (first run only)…")
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"dist-{NEO4J_VERSION}.", dir=CACHE_DIR))
+    cmd = [
+        mvn,
+        "-q",
+        "-B",
+        "-Dstyle.color=never",
+        "-f",
+        str(POM),
+        f"-Dneo4j.version={NEO4J_VERSION}",
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={staging / 'lib'}",
+    ]
+    started = time.monotonic()
+    # Maven itself runs on whatever JDK it finds; copying jars needs no particular one.
+    proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, check=False)
+    if proc.returncode != 0 or not any((staging / "lib").glob(f"neo4j-{NEO4J_VERSION}.jar")):
+        shutil.rmtree(staging, ignore_errors=True)
+        output = (proc.stdout + proc.stderr).strip()
+        raise Neo4jServerError(
+            f"Maven could not fetch Neo4j {NEO4J_VERSION} (exit {proc.returncode}):\n{output[-4000:]}"
+        )
+    (staging / ".complete").write_text(f"{NEO4J_VERSION}\n")
+    shutil.rmtree(DIST_DIR, ignore_errors=True)
+    staging.rename(DIST_DIR)
+    count = sum(1 for _ in LIB_DIR.glob("*.jar"))
+    log(f"fetched {count} jars in {time.monotonic() - started:.1f}s into {DIST_DIR}")
+    return LIB_DIR
+
+
+# ------------------------------------------------------------------ networking
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def bolt_handshake(host: str, port: int, timeout: float = 2.0) -> tuple[int, int] | None:
+    """Do a Bolt handshake; return the agreed (major, minor) version, or None if nothing answers."""
+    # Magic preamble, then four proposals [0, range, minor, major]: 5.8 down to 5.0, 4.4..4.2.
+    proposals = bytes([0, 8, 8, 5, 0, 2, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0])
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            sock.sendall(b"\x60\x60\xb0\x17" + proposals)
+            reply = b""
+            while len(reply) < 4:
+                chunk = sock.recv(4 - len(reply))
+                if not chunk:
+                    return None
+                reply += chunk
+    except OSError:
+        return None
+    (version,) = struct.unpack(">I", reply)
+    if version == 0:
+        return None
+    return version & 0xFF, (version >> 8) & 0xFF
+
+
+# ----------------------------------------------------------------- processes
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie is not alive for our purposes.
+    with contextlib.suppress(OSError):
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        if stat.rsplit(")", 1)[1].split()[0] == "Z":
+            return False
+    return True
+
+
+def is_our_server(state: ServerState) -> bool:
+    """True if state.pid is alive and is the Neo4j we launched (not a recycled pid)."""
+    if not pid_alive(state.pid):
+        return False
+    try:
+        cmdline = Path(f"/proc/{state.pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return True  # no /proc: trust the pid
+    args = [arg.decode(errors="replace") for arg in cmdline]
+    return ENTRY_POINT in args and f"--home-dir={state.run_dir}" in args
+
+
+def read_state() -> ServerState | None:
+    try:
+        data = json.loads(STATE_FILE.read_text())
+        return ServerState(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def write_state(state: ServerState) -> None:
+    STATE_FILE.write_text(json.dumps(asdict(state), indent=2) + "\n")
+    STATE_FILE.chmod(0o600)
+    PID_FILE.write_text(f"{state.pid}\n")
+
+
+def write_env_file(uri: str, user: str, password: str) -> None:
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    tmp = ENV_FILE.with_suffix(".tmp")
+    tmp.write_text(f"NEO4J_URI={uri}\nNEO4J_USER={user}\nNEO4J_PASSWORD={password}\n")
+    tmp.chmod(0o600)
+    tmp.replace(ENV_FILE)
+
+
+def clear_files() -> None:
+    for path in (ENV_FILE, PID_FILE, STATE_FILE):
+        path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def locked() -> Iterator[None]:
+    """Serialise concurrent start/stop calls (e.g. parallel make targets)."""
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    ignore = CACHE_DIR / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n")
+    with LOCK_FILE.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+# ---------------------------------------------------------------------- config
+
+
+def neo4j_conf(run_dir: Path, port: int) -> str:
+    settings = {
+        "server.directories.data": run_dir / "data",
+        "server.directories.logs": run_dir / "logs",
+        "server.directories.run": run_dir / "run",
+        "server.directories.import": run_dir / "import",
+        "server.directories.plugins": run_dir / "plugins",
+        "server.directories.licenses": run_dir / "licenses",
+        "server.default_listen_address": "127.0.0.1",
+        "server.default_advertised_address": "127.0.0.1",
+        "server.bolt.enabled": "true",
+        "server.bolt.listen_address": f"127.0.0.1:{port}",
+        "server.bolt.advertised_address": f"127.0.0.1:{port}",
+        "server.bolt.tls_level": "DISABLED",
+        "server.http.enabled": "false",
+        "server.https.enabled": "false",
+        "server.memory.heap.initial_size": HEAP_INITIAL,
+        "server.memory.heap.max_size": HEAP_MAX,
+        "server.memory.pagecache.size": PAGE_CACHE,
+        "dbms.security.auth_enabled": "true",
+        "dbms.usage_report.enabled": "false",
+        "server.fleet_discovery.enabled": "false",
+        "server.bolt.telemetry.enabled": "false",
+        "db.tx_log.rotation.retention_policy": "1 files",
+    }
+    lines = ["# Generated by scripts/neo4j_server.py for one throwaway run."]
+    lines += [f"{key}={value}" for key, value in settings.items()]
+    return "\n".join(lines) + "\n"
+
+
+def java_command(jdk: Jdk, lib_dir: Path, run_dir: Path, main: str, *args: str) -> list[str]:
+    flags = list(JVM_FLAGS)
+    if jdk.major >= 24:
+        flags += JVM_FLAGS_JAVA24
+    conf = run_dir / "conf"
+    classpath = f"{conf}/*:{lib_dir}/*"
+    return [str(jdk.java), *flags, "-cp", classpath, main, *args]
+
+
+def neo4j_env(jdk: Jdk, run_dir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        JAVA_HOME=str(jdk.home),
+        NEO4J_HOME=str(run_dir),
+        NEO4J_CONF=str(run_dir / "conf"),
+    )
+    for var in ("JAVA_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "NEO4J_URI", "NEO4J_PASSWORD"):
+        env.pop(var, None)
+    return env
+
+
+def tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return f"(no {path.name})"
+
+
+# ---------------------------------------------------------------------- commands
+
+
+def start() -> int:
+    external = os.environ.get("NEO4J_URI")
+    state = read_state()
+    if external and not (state is not None and state.uri == external and is_our_server(state)):
+        user = os.environ.get("NEO4J_USER", NEO4J_USER)
+        write_env_file(external, user, os.environ.get("NEO4J_PASSWORD", ""))
+        log(f"NEO4J_URI is set ({external}): using that server, starting none; wrote {ENV_FILE}")
+        return 0
+
+    if state is not None and is_our_server(state):
+        if bolt_handshake("127.0.0.1", state.port) is None:
+            wait_for_bolt(state, Path(state.run_dir), subprocess_handle=None)
+        write_env_file(state.uri, NEO4J_USER, state.password)
+        log(f"already running (pid {state.pid}) at {state.uri}; wrote {ENV_FILE}")
+        return 0
+    if state is not None:
+        log(f"removing leftovers of a server that is gone (pid {state.pid})")
+        shutil.rmtree(state.run_dir, ignore_errors=True)
+        clear_files()
+
+    started = time.monotonic()
+    jdk = find_jdk()
+    lib_dir = ensure_distribution()
+
+    RUNS_DIR.mkdir(parents=True, exist_ok=True)
+    run_dir = Path(tempfile.mkdtemp(prefix="neo4j-", dir=RUNS_DIR))
+    for sub in ("conf", "data", "logs", "run", "import", "plugins", "licenses"):
+        (run_dir / sub).mkdir()
+    port = free_port()
+    password = secrets.token_urlsafe(18)
+    (run_dir / "conf" / "neo4j.conf").write_text(neo4j_conf(run_dir, port))
+    env = neo4j_env(jdk, run_dir)
+
+    admin = subprocess.run(
+        java_command(jdk, lib_dir, run_dir, ADMIN_TOOL, "dbms", "set-initial-password", password),
+        env=env,
+        cwd=run_dir,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if admin.returncode != 0:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        raise Neo4jServerError(
+            f"neo4j-admin dbms set-initial-password failed (exit {admin.returncode}):\n"
+            f"{(admin.stdout + admin.stderr).strip()[-4000:]}"
+        )
+
+    console_log = run_dir / "logs" / "console.log"
+    heap = [f"-Xms{HEAP_INITIAL}", f"-Xmx{HEAP_MAX}"]
+    cmd = java_command(
+        jdk,
+        lib_dir,
+        run_dir,
+        ENTRY_POINT,
+        f"--home-dir={run_dir}",
+        f"--config-dir={run_dir / 'conf'}",
+        "--console-mode",
+    )
+    cmd[1:1] = heap
+    log(f"starting Neo4j {NEO4J_VERSION} on Java {jdk.major} ({jdk.home}), Bolt on 127.0.0.1:{port}…")
+    with console_log.open("wb") as out:
+        proc = subprocess.Popen(
+            cmd,
+            env=env,
+            cwd=run_dir,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    state = ServerState(
+        pid=proc.pid, port=port, password=password, run_dir=str(run_dir), version=NEO4J_VERSION
+    )
+    write_state(state)
+    try:
+        wait_for_bolt(state, run_dir, subprocess_handle=proc)
+    except Neo4jServerError:
+        stop_process(state)
+        shutil.rmtree(run_dir, ignore_errors=True)
+        clear_files()
+        raise
+    write_env_file(state.uri, NEO4J_USER, password)
+    log(f"Neo4j {NEO4J_VERSION} is up at {state.uri} (pid {proc.pid}) after "
+        f"{time.monotonic() - started:.1f}s; wrote {ENV_FILE}")
+    return 0
+
+
+def wait_for_bolt(
+    state: ServerState, run_dir: Path, subprocess_handle: subprocess.Popen[bytes] | None
+) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        exited = (
+            subprocess_handle.poll() is not None
+            if subprocess_handle is not None
+            else not pid_alive(state.pid)
+        )
+        if exited:
+            raise Neo4jServerError(
+                f"Neo4j exited during startup. Server log ({run_dir / 'logs'}):\n"
+                f"{tail(run_dir / 'logs' / 'console.log')}"
+            )
+        if bolt_handshake("127.0.0.1", state.port) is not None:
+            return
+        time.sleep(0.25)
+    raise Neo4jServerError(
+        f"Neo4j did not answer Bolt on 127.0.0.1:{state.port} within {START_TIMEOUT_S:.0f}s. "
+        f"Server log:\n{tail(run_dir / 'logs' / 'console.log')}\n--- neo4j.log:\n"
+        f"{tail(run_dir / 'logs' / 'neo4j.log')}"
+    )
+
+
+def stop_process(state: ServerState) -> None:
+    """SIGTERM the server (Neo4j shuts down cleanly on it), SIGKILL after STOP_TIMEOUT_S."""
+    if not is_our_server(state):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(state.pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        _reap(state.pid)
+        if not pid_alive(state.pid):
+            return
+        time.sleep(0.2)
+    log(f"Neo4j (pid {state.pid}) did not stop within {STOP_TIMEOUT_S:.0f}s; killing it")
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(state.pid, signal.SIGKILL)
+    for _ in range(50):
+        _reap(state.pid)
+        if not pid_alive(state.pid):
+            return
+        time.sleep(0.1)
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status if the server is our own child (same `start` process)."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def stop() -> int:
+    state = read_state()
+    if state is None:
+        ENV_FILE.unlink(missing_ok=True)
+        PID_FILE.unlink(missing_ok=True)
+        log("no managed Neo4j server is running")
+        return 0
+    started = time.monotonic()
+    if is_our_server(state):
+        log(f"stopping Neo4j (pid {state.pid})…")
+        stop_process(state)
+        log(f"stopped in {time.monotonic() - started:.1f}s")
+    else:
+        log(f"Neo4j (pid {state.pid}) was not running; cleaning up")
+    shutil.rmtree(state.run_dir, ignore_errors=True)
+    clear_files()
+    return 0
+
+
+def status() -> int:
+    state = read_state()
+    if state is not None and is_our_server(state):
+        bolt = bolt_handshake("127.0.0.1", state.port)
+        answer = f"Bolt {bolt[0]}.{bolt[1]}" if bolt else "Bolt not answering"
+        print(f"running: Neo4j {state.version}, pid {state.pid}, {state.uri}, {answer}")
+        return 0 if bolt else 1
+    external = os.environ.get("NEO4J_URI")
+    if external:
+        print(f"external: NEO4J_URI={external} (not managed by this script)")
+        return 0
+    print("stopped")
+    return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Fetch, start and stop a throwaway Neo4j Community server (Bolt on 127.0.0.1)."
+    )
+    parser.add_argument("command", choices=["start", "stop", "status"])
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "status":
+            return status()
+        with locked():
+            return start() if args.command == "start" else stop()
+    except Neo4jServerError as error:
+        log(f"error: {error}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

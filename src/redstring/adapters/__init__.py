@@ -1,0 +1,1 @@
+"""Adapters: one package per backend, each importing only ports and domain."""

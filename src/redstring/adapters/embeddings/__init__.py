@@ -1,0 +1,5 @@
+"""Embedding providers."""
+
+from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
+
+__all__ = ["HashingEmbeddingProvider"]

@@ -1,0 +1,150 @@
+"""`InMemoryGraphStore`: dictionaries per tenant, with a blocking-key index."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from redstring.domain.entity import Entity
+from redstring.domain.errors import MissingEndpointError
+from redstring.domain.ids import EntityId, RelationshipId, TenantId, id_order_key
+from redstring.domain.relationship import Direction, Relationship
+
+
+@dataclass
+class _Tenant:
+    entities: dict[EntityId, Entity] = field(default_factory=dict)
+    relationships: dict[RelationshipId, Relationship] = field(default_factory=dict)
+    # blocking key -> ids carrying it (a dict used as an insertion-ordered set)
+    blocks: dict[str, dict[EntityId, None]] = field(default_factory=dict)
+    # entity id -> ids of relationships touching it
+    incident: dict[EntityId, dict[RelationshipId, None]] = field(default_factory=dict)
+
+    def unindex_entity(self, entity: Entity) -> None:
+        for key in entity.blocking_keys:
+            block = self.blocks.get(key)
+            if block is not None:
+                block.pop(entity.id, None)
+                if not block:
+                    del self.blocks[key]
+
+    def unlink(self, relationship: Relationship) -> None:
+        for end in (relationship.source_entity_id, relationship.target_entity_id):
+            links = self.incident.get(end)
+            if links is not None:
+                links.pop(relationship.id, None)
+
+
+def _matches_direction(rel: Relationship, entity_id: EntityId, direction: Direction) -> bool:
+    if direction is Direction.OUT:
+        return rel.source_entity_id == entity_id
+    if direction is Direction.IN:
+        return rel.target_entity_id == entity_id
+    return True
+
+
+class InMemoryGraphStore:
+    """A `GraphStore` in process memory. Entities and relationships are
+    immutable, so reads hand out the stored objects without copying."""
+
+    def __init__(self) -> None:
+        self._tenants: dict[TenantId, _Tenant] = {}
+
+    def _tenant(self, tenant_id: TenantId) -> _Tenant:
+        return self._tenants.setdefault(tenant_id, _Tenant())
+
+    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        for entity in entities:
+            tenant = self._tenant(entity.tenant_id)
+            previous = tenant.entities.get(entity.id)
+            if previous is not None:
+                tenant.unindex_entity(previous)
+            tenant.entities[entity.id] = entity
+            for key in entity.blocking_keys:
+                tenant.blocks.setdefault(key, {})[entity.id] = None
+
+    async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+        missing = [
+            end
+            for rel in relationships
+            for end in (rel.source_entity_id, rel.target_entity_id)
+            if end not in self._tenant(rel.tenant_id).entities
+        ]
+        if missing:
+            raise MissingEndpointError(missing)
+        for rel in relationships:
+            tenant = self._tenant(rel.tenant_id)
+            previous = tenant.relationships.get(rel.id)
+            if previous is not None:
+                tenant.unlink(previous)
+            tenant.relationships[rel.id] = rel
+            for end in (rel.source_entity_id, rel.target_entity_id):
+                tenant.incident.setdefault(end, {})[rel.id] = None
+
+    async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
+        tenant = self._tenants.get(tenant_id)
+        if tenant is None:
+            return []
+        found = (tenant.entities.get(entity_id) for entity_id in dict.fromkeys(ids))
+        return [entity for entity in found if entity is not None]
+
+    async def find_by_blocking_keys(
+        self,
+        keys: Sequence[str],
+        tenant_id: TenantId,
+        *,
+        limit_per_key: int | None = None,
+    ) -> dict[str, list[Entity]]:
+        tenant = self._tenants.get(tenant_id)
+        if tenant is None:
+            return {}
+        found: dict[str, list[Entity]] = {}
+        for key in dict.fromkeys(keys):
+            block = tenant.blocks.get(key)
+            if not block:
+                continue
+            ids = list(block)
+            if limit_per_key is not None and len(ids) > limit_per_key:
+                ids = sorted(ids, key=id_order_key)[:limit_per_key]
+            found[key] = [tenant.entities[entity_id] for entity_id in ids]
+        return found
+
+    async def relationships_of(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+    ) -> dict[EntityId, list[Relationship]]:
+        tenant = self._tenants.get(tenant_id) or _Tenant()
+        wanted = None if types is None else set(types)
+        result: dict[EntityId, list[Relationship]] = {}
+        for entity_id in dict.fromkeys(entity_ids):
+            rels = [
+                rel
+                for rel_id in tenant.incident.get(entity_id, {})
+                if _matches_direction(rel := tenant.relationships[rel_id], entity_id, direction)
+                and (wanted is None or rel.relationship_type in wanted)
+            ]
+            rels.sort(key=lambda r: (r.relationship_type, id_order_key(r.id)))
+            result[entity_id] = rels if limit_per_entity is None else rels[:limit_per_entity]
+        return result
+
+    async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
+        tenant = self._tenants.get(tenant_id)
+        if tenant is None:
+            return 0
+        deleted = 0
+        for entity_id in dict.fromkeys(ids):
+            entity = tenant.entities.pop(entity_id, None)
+            if entity is None:
+                continue
+            deleted += 1
+            tenant.unindex_entity(entity)
+            for rel_id in list(tenant.incident.pop(entity_id, {})):
+                rel = tenant.relationships.pop(rel_id, None)
+                if rel is not None:
+                    tenant.unlink(rel)
+        return deleted

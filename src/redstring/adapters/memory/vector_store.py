@@ -1,0 +1,124 @@
+"""`InMemoryVectorStore`: exact cosine search over one numpy matrix per tenant."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from redstring.domain.errors import DimensionMismatchError
+from redstring.domain.ids import EntityId, TenantId, id_order_key
+from redstring.domain.vectors import VectorMatch, VectorRecord, cosine_to_unit
+
+
+class _TenantMatrix:
+    """Unit-length rows in one contiguous float32 matrix, grown by doubling."""
+
+    def __init__(self, dimension: int) -> None:
+        self.rows = np.zeros((16, dimension), dtype=np.float32)
+        self.size = 0
+        self.ids: list[EntityId] = []
+        self.types: list[str] = []
+        self.row_of: dict[EntityId, int] = {}
+
+    def put(self, entity_id: EntityId, unit: NDArray[np.float32], entity_type: str) -> None:
+        row = self.row_of.get(entity_id)
+        if row is None:
+            if self.size == len(self.rows):
+                grown = np.zeros((2 * len(self.rows), self.rows.shape[1]), dtype=np.float32)
+                grown[: self.size] = self.rows[: self.size]
+                self.rows = grown
+            row = self.size
+            self.size += 1
+            self.ids.append(entity_id)
+            self.types.append(entity_type)
+            self.row_of[entity_id] = row
+        self.rows[row] = unit
+        self.types[row] = entity_type
+
+    def remove(self, entity_id: EntityId) -> None:
+        """Move the last row into the hole, so the matrix stays contiguous."""
+        row = self.row_of.pop(entity_id, None)
+        if row is None:
+            return
+        last = self.size - 1
+        if row != last:
+            moved = self.ids[last]
+            self.rows[row] = self.rows[last]
+            self.ids[row] = moved
+            self.types[row] = self.types[last]
+            self.row_of[moved] = row
+        self.ids.pop()
+        self.types.pop()
+        self.size = last
+
+
+def _unit(vector: Sequence[float], dimension: int, what: str) -> NDArray[np.float32]:
+    array = np.asarray(vector, dtype=np.float64)
+    if array.ndim != 1 or array.shape[0] != dimension:
+        raise DimensionMismatchError(dimension, int(array.size), what)
+    if not np.isfinite(array).all():
+        raise ValueError(f"{what} contains a NaN or infinite component")
+    norm = float(np.linalg.norm(array))
+    return (array / norm if norm > 0 else array).astype(np.float32)
+
+
+class InMemoryVectorStore:
+    """A `VectorStore` in process memory: exact search, filters before `k`."""
+
+    def __init__(self, dimension: int) -> None:
+        if dimension <= 0:
+            raise ValueError("dimension must be positive")
+        self._dimension = dimension
+        self._tenants: dict[TenantId, _TenantMatrix] = {}
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        units = [_unit(r.vector, self._dimension, "vector record") for r in records]
+        for record, unit in zip(records, units, strict=True):
+            matrix = self._tenants.get(record.tenant_id)
+            if matrix is None:
+                matrix = self._tenants[record.tenant_id] = _TenantMatrix(self._dimension)
+            matrix.put(record.entity_id, unit, record.entity_type)
+
+    async def search(
+        self,
+        vector: Sequence[float],
+        tenant_id: TenantId,
+        *,
+        k: int,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[VectorMatch]:
+        if k < 0:
+            raise ValueError("k must not be negative")
+        query = _unit(vector, self._dimension, "query vector")
+        matrix = self._tenants.get(tenant_id)
+        if matrix is None or k == 0 or matrix.size == 0:
+            return []
+        scores = matrix.rows[: matrix.size] @ query
+        if entity_types is not None:
+            wanted = set(entity_types)
+            allowed = np.fromiter(
+                (t in wanted for t in matrix.types), dtype=bool, count=matrix.size
+            )
+            scores = np.where(allowed, scores, -np.inf)
+        candidates = np.flatnonzero(np.isfinite(scores))
+        if len(candidates) > k:
+            # Every row scoring at least the k-th best, so ties at the cut are all kept.
+            kth = np.partition(scores[candidates], len(candidates) - k)[len(candidates) - k]
+            candidates = candidates[scores[candidates] >= kth]
+        ranked = sorted(
+            ((matrix.ids[i], cosine_to_unit(float(scores[i]))) for i in candidates),
+            key=lambda item: (-item[1], id_order_key(item[0])),
+        )
+        return [VectorMatch(entity_id=e, score=s) for e, s in ranked[:k]]
+
+    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        matrix = self._tenants.get(tenant_id)
+        if matrix is not None:
+            for entity_id in entity_ids:
+                matrix.remove(entity_id)

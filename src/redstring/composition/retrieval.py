@@ -1,0 +1,122 @@
+"""`Retriever`: the hybrid retrieval of ranked entities for a query string."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys
+from redstring.domain.entity import Entity
+from redstring.domain.errors import DimensionMismatchError, InvalidInputError
+from redstring.domain.fusion import reciprocal_rank_fusion
+from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.lexical import lexical_scores
+from redstring.domain.ranking import rank_by_score
+from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
+from redstring.ports.embedding_provider import EmbeddingProvider
+from redstring.ports.graph_store import GraphReader
+from redstring.ports.vector_store import VectorStore
+
+DEFAULT_OVERFETCH = 3
+
+
+class Retriever:
+    """Ranks a tenant's entities for a query by fusing two channels.
+
+    Semantic: the query's embedding searched in the vector store. Lexical:
+    candidates sharing a blocking key with the query, scored by
+    `lexical_score`; lexical recall is bounded by blocking, so an entity
+    that shares no key with the query is never a lexical candidate. Each
+    channel is asked for `k * overfetch` candidates, because an entity just
+    past `k` in both channels can win fusion. Filters apply before `k`.
+    A vector match whose entity the graph store lacks is skipped, and the
+    result is not backfilled to `k` (docs/adr/0004).
+    """
+
+    def __init__(
+        self,
+        *,
+        embeddings: EmbeddingProvider,
+        vectors: VectorStore,
+        graph: GraphReader,
+        overfetch: int = DEFAULT_OVERFETCH,
+    ) -> None:
+        if embeddings.dimension != vectors.dimension:
+            raise DimensionMismatchError(
+                vectors.dimension, embeddings.dimension, "the embedding provider"
+            )
+        if overfetch < 1:
+            raise ValueError("overfetch must be at least 1")
+        self._embeddings = embeddings
+        self._vectors = vectors
+        self._graph = graph
+        self._overfetch = overfetch
+
+    async def retrieve(
+        self,
+        query: str,
+        tenant_id: TenantId,
+        *,
+        k: int = 10,
+        entity_types: Sequence[str] | None = None,
+        mode: RetrievalMode = RetrievalMode.HYBRID,
+    ) -> RetrievalResult:
+        """The `k` best entities of `tenant_id` for `query`, best first.
+
+        Raises `InvalidInputError` (a `ValueError`) for a blank query or a
+        negative `k`. `k == 0` and `entity_types == []` give no matches.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInputError("query must not be blank")
+        if k < 0:
+            raise InvalidInputError(f"k must not be negative, got {k}")
+        mode = RetrievalMode(mode)
+        if k == 0 or (entity_types is not None and len(entity_types) == 0):
+            return RetrievalResult(query=query, matches=())
+        fetch = k * self._overfetch
+        semantic: list[tuple[EntityId, float]] = []
+        lexical: list[tuple[EntityId, float]] = []
+        if mode is not RetrievalMode.LEXICAL:
+            semantic = await self._semantic(query, tenant_id, fetch, entity_types)
+        if mode is not RetrievalMode.SEMANTIC:
+            lexical = await self._lexical(query, tenant_id, fetch, entity_types)
+        fused = reciprocal_rank_fusion([[e for e, _ in semantic], [e for e, _ in lexical]])[:k]
+        entities = {
+            e.id: e for e in await self._graph.get_entities([e for e, _ in fused], tenant_id)
+        }
+        semantic_of, lexical_of = dict(semantic), dict(lexical)
+        matches = tuple(
+            ScoredEntity(
+                entity=entities[entity_id],
+                score=score,
+                semantic=semantic_of.get(entity_id),
+                lexical=lexical_of.get(entity_id),
+            )
+            for entity_id, score in fused
+            if entity_id in entities
+        )
+        return RetrievalResult(query=query, matches=matches)
+
+    async def _semantic(
+        self, query: str, tenant_id: TenantId, fetch: int, entity_types: Sequence[str] | None
+    ) -> list[tuple[EntityId, float]]:
+        [vector] = await self._embeddings.embed_query([query])
+        matches = await self._vectors.search(vector, tenant_id, k=fetch, entity_types=entity_types)
+        return rank_by_score((m.entity_id, m.score) for m in matches)[:fetch]
+
+    async def _lexical(
+        self, query: str, tenant_id: TenantId, fetch: int, entity_types: Sequence[str] | None
+    ) -> list[tuple[EntityId, float]]:
+        blocks = await self._graph.find_by_blocking_keys(
+            query_blocking_keys(query), tenant_id, limit_per_key=MAX_BLOCK_SIZE
+        )
+        wanted = None if entity_types is None else set(entity_types)
+        candidates: dict[EntityId, Entity] = {}
+        for block in blocks.values():
+            for entity in block:
+                if entity.tenant_id == tenant_id and (
+                    wanted is None or entity.entity_type in wanted
+                ):
+                    candidates.setdefault(entity.id, entity)
+        pool = list(candidates.values())
+        scores = lexical_scores(query, pool)
+        return rank_by_score((e.id, s) for e, s in zip(pool, scores, strict=True))[:fetch]

@@ -1,0 +1,1 @@
+"""The pure core of redstring: types and decisions, no I/O, no imports of other layers."""

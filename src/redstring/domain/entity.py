@@ -1,0 +1,81 @@
+"""An entity of a tenant's knowledge graph."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from redstring.domain.blocking import blocking_keys_for
+from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.normalization import normalize_name
+from redstring.domain.properties import Properties, PropertyValue
+from redstring.domain.text import check_nonblank, check_storable
+
+
+class Entity(BaseModel):
+    """A named thing of one tenant. Identity is `(tenant_id, id)`.
+
+    `normalized_name` and `blocking_keys` are derived from the name and type
+    when not given, so every store indexes the same keys. Immutable: results
+    can be shared without copying.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: EntityId
+    tenant_id: TenantId
+    name: str
+    entity_type: str
+    description: str | None = None
+    properties: Properties = Field(default_factory=dict)
+    normalized_name: str = ""
+    blocking_keys: tuple[str, ...] = ()
+
+    @field_validator("name", "entity_type")
+    @classmethod
+    def _nonblank(cls, value: str, info: Any) -> str:
+        return check_nonblank(value, info.field_name)
+
+    @field_validator("description")
+    @classmethod
+    def _storable(cls, value: str | None) -> str | None:
+        return None if value is None else check_storable(value, "description")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        derived = dict(data)
+        name, entity_type = derived.get("name"), derived.get("entity_type")
+        if isinstance(name, str) and isinstance(entity_type, str):
+            if not derived.get("normalized_name"):
+                derived["normalized_name"] = normalize_name(name)
+            if not derived.get("blocking_keys"):
+                derived["blocking_keys"] = blocking_keys_for(name, entity_type)
+        return derived
+
+    @field_validator("normalized_name")
+    @classmethod
+    def _normalized_storable(cls, value: str) -> str:
+        return check_storable(value, "normalized_name")
+
+    def __hash__(self) -> int:
+        return hash((self.tenant_id, self.id))
+
+    def property_strings(self) -> list[str]:
+        """Every string property value, list items included."""
+        out: list[str] = []
+        for value in self.properties.values():
+            items: tuple[PropertyValue, ...] = value if isinstance(value, tuple) else (value,)
+            out.extend(v for v in items if isinstance(v, str))
+        return out
+
+    def embedding_text(self) -> str:
+        """What the semantic channel embeds for this entity: name, type, description."""
+        parts = [self.name, self.entity_type]
+        if self.description:
+            parts.append(self.description)
+        return ". ".join(parts)

@@ -1,0 +1,36 @@
+"""Reciprocal rank fusion (docs/adr/0002).
+
+`rrf(e) = sum over rankings containing e of 1 / (RRF_K + rank(e))`, ranks
+counted from 1. The fused score is ordinal: it orders, it is not a
+probability and has no 0..1 bound.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from redstring.domain.ids import EntityId
+from redstring.domain.ranking import rank_by_score
+
+# k = 60 as chosen by Cormack, Clarke and Buettcher, "Reciprocal Rank Fusion
+# outperforms Condorcet and individual Rank Learning Methods", SIGIR 2009.
+RRF_K = 60
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[EntityId]]) -> list[tuple[EntityId, float]]:
+    """Fuse rankings (best first) into `(id, rrf score)` pairs, best first.
+
+    An id repeated within one ranking counts once, at its best rank. Terms are
+    summed with `math.fsum`, exactly rounded, so equal rank profiles give equal
+    scores whatever the order of the rankings; ties then break by id.
+    """
+    terms: dict[EntityId, list[float]] = {}
+    for ranking in rankings:
+        seen: set[EntityId] = set()
+        for rank, entity_id in enumerate(ranking, start=1):
+            if entity_id in seen:
+                continue
+            seen.add(entity_id)
+            terms.setdefault(entity_id, []).append(1.0 / (RRF_K + rank))
+    return rank_by_score((entity_id, math.fsum(parts)) for entity_id, parts in terms.items())

@@ -1,0 +1,41 @@
+"""Identifiers of entities, relationships and tenants.
+
+All three are UUIDs. `entity_id_for` derives an entity id from what names the
+entity, so loading the same data twice addresses the same entities.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import NewType
+
+from redstring.domain.normalization import normalize_name
+
+EntityId = NewType("EntityId", uuid.UUID)
+RelationshipId = NewType("RelationshipId", uuid.UUID)
+TenantId = NewType("TenantId", uuid.UUID)
+
+# A fixed namespace for redstring's UUID v5 ids; changing it re-keys every derived id.
+_ID_NAMESPACE = uuid.UUID("5b1e7f0c-52a4-4c1f-9a55-2d1f3c6e0a77")
+
+
+def entity_id_for(tenant_id: TenantId, entity_type: str, name: str) -> EntityId:
+    """The deterministic id of the entity named `name` of type `entity_type`.
+
+    Names that normalise alike (`ACME Corp.` and `acme corp`) give the same id.
+    """
+    key = f"{tenant_id}\x1f{normalize_name(entity_type)}\x1f{normalize_name(name)}"
+    return EntityId(uuid.uuid5(_ID_NAMESPACE, key))
+
+
+def relationship_id_for(
+    tenant_id: TenantId, source: EntityId, relationship_type: str, target: EntityId
+) -> RelationshipId:
+    """The deterministic id of the `relationship_type` edge from `source` to `target`."""
+    key = f"{tenant_id}\x1f{source}\x1f{relationship_type.strip()}\x1f{target}"
+    return RelationshipId(uuid.uuid5(_ID_NAMESPACE, key))
+
+
+def id_order_key(entity_id: uuid.UUID) -> str:
+    """The one tie-break rule: ascending `str(id).lower()`, the same on every backend."""
+    return str(entity_id).lower()

@@ -1,0 +1,51 @@
+"""Words of a name that say what kind of name it is rather than which one.
+
+Legal forms (`Corporation`, `Inc`), honorific titles (`Lord`, `Dr`) and
+stopwords (`of`, `the`) carry little identity: similarity reads a name
+without them, and blocking never uses them as a candidate source on their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# Long legal forms mapped onto their usual abbreviation, so `Corporation` meets `Corp`.
+LEGAL_FORM_ABBREVIATIONS: dict[str, str] = {
+    "corporation": "corp",
+    "incorporated": "inc",
+    "limited": "ltd",
+    "company": "co",
+    "gesellschaft": "gmbh",
+}
+LEGAL_FORMS: frozenset[str] = frozenset(LEGAL_FORM_ABBREVIATIONS) | frozenset(
+    {
+        "corp", "inc", "ltd", "co", "llc", "llp", "lp", "plc", "gmbh", "ag", "sa",
+        "sas", "sarl", "srl", "spa", "bv", "nv", "oy", "ab", "as", "kk", "pty", "pte",
+    }
+)  # fmt: skip
+TITLES: frozenset[str] = frozenset(
+    {
+        "lord", "lady", "sir", "dame", "dr", "doctor", "mr", "mrs", "ms", "miss",
+        "prof", "professor", "rev", "saint", "king", "queen", "prince", "princess",
+    }
+)  # fmt: skip
+STOPWORDS: frozenset[str] = frozenset(
+    {"a", "an", "and", "the", "of", "for", "in", "on", "at", "to", "by", "de", "du", "la", "le"}
+)
+NON_IDENTIFYING: frozenset[str] = LEGAL_FORMS | TITLES | STOPWORDS
+
+
+def canonical_tokens(tokens: Sequence[str]) -> list[str]:
+    """Tokens with titles and stopwords dropped and legal forms abbreviated.
+
+    Falls back to the abbreviated tokens when nothing else would be left
+    (a name that is only `The Company` stays comparable).
+    """
+    abbreviated = [LEGAL_FORM_ABBREVIATIONS.get(t, t) for t in tokens]
+    kept = [t for t in abbreviated if t not in TITLES and t not in STOPWORDS]
+    return kept or abbreviated
+
+
+def identifying_tokens(tokens: Sequence[str]) -> list[str]:
+    """Tokens that can name an entity on their own: no legal form, title or stopword."""
+    return [t for t in tokens if t not in NON_IDENTIFYING]

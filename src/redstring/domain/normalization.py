@@ -1,0 +1,34 @@
+"""The one normalisation of names, used by ids, blocking and similarity alike."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_NON_WORD = re.compile(r"[\W_]+")
+
+
+def fold_diacritics(text: str) -> str:
+    """`text` decomposed (NFKD) without its combining marks: `Café` becomes `Cafe`."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def normalize_name(name: str) -> str:
+    """Case-folded, diacritics folded, punctuation turned into single spaces, trimmed.
+
+    `  ACME Corp.` and `acme corp` both become `acme corp`; letters of any
+    script survive, so `東京` stays `東京`.
+    """
+    folded = fold_diacritics(name).casefold()
+    return " ".join(_NON_WORD.sub(" ", folded).split())
+
+
+def name_tokens(name: str) -> list[str]:
+    """The words of the normalised name, in order."""
+    return normalize_name(name).split()
+
+
+def ascii_letters(name: str) -> str:
+    """Only the ASCII letters of the diacritics-folded, lower-cased name."""
+    return "".join(ch for ch in fold_diacritics(name).lower() if "a" <= ch <= "z")

@@ -1,0 +1,57 @@
+"""A directed, typed edge between two entities of the same tenant."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from redstring.domain.ids import EntityId, RelationshipId, TenantId
+from redstring.domain.properties import Properties
+from redstring.domain.text import check_nonblank
+
+
+class Direction(StrEnum):
+    """Which edges of an entity to follow: outgoing, incoming or both."""
+
+    OUT = "OUT"
+    IN = "IN"
+    BOTH = "BOTH"
+
+
+class Relationship(BaseModel):
+    """`source -[relationship_type]-> target`; identity is `(tenant_id, id)`.
+
+    Confidence lies in 0..1; self-loops are refused.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: RelationshipId
+    tenant_id: TenantId
+    source_entity_id: EntityId
+    target_entity_id: EntityId
+    relationship_type: str
+    properties: Properties = Field(default_factory=dict)
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0, allow_inf_nan=False)
+
+    @field_validator("relationship_type")
+    @classmethod
+    def _nonblank(cls, value: str) -> str:
+        return check_nonblank(value, "relationship_type")
+
+    @model_validator(mode="after")
+    def _no_self_loop(self) -> Self:
+        if self.source_entity_id == self.target_entity_id:
+            raise ValueError("a relationship cannot connect an entity to itself")
+        return self
+
+    def __hash__(self) -> int:
+        return hash((self.tenant_id, self.id))
+
+    def other_end(self, entity_id: EntityId) -> EntityId:
+        """The endpoint that is not `entity_id`."""
+        return (
+            self.target_entity_id if entity_id == self.source_entity_id else self.source_entity_id
+        )

@@ -1,0 +1,55 @@
+"""Vector records and matches, and the one mapping of cosine onto 0..1."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.text import check_nonblank
+
+
+def cosine_to_unit(cosine: float) -> float:
+    """Cosine in -1..1 mapped onto 0..1 as `(1 + cos) / 2`, the scale Neo4j's index uses."""
+    return min(1.0, max(0.0, (1.0 + cosine) / 2.0))
+
+
+def check_finite(vector: Sequence[float], what: str) -> None:
+    """Raise `ValueError` when any component is NaN or infinite."""
+    if not all(math.isfinite(x) for x in vector):
+        raise ValueError(f"{what} contains a NaN or infinite component")
+
+
+class VectorRecord(BaseModel):
+    """The embedding of one entity, with what search filters on."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    entity_id: EntityId
+    tenant_id: TenantId
+    vector: tuple[float, ...]
+    entity_type: str
+
+    @field_validator("vector")
+    @classmethod
+    def _finite(cls, value: tuple[float, ...]) -> tuple[float, ...]:
+        if not value:
+            raise ValueError("vector must not be empty")
+        check_finite(value, "vector")
+        return value
+
+    @field_validator("entity_type")
+    @classmethod
+    def _type(cls, value: str) -> str:
+        return check_nonblank(value, "entity_type")
+
+
+class VectorMatch(BaseModel):
+    """One hit of a vector search: cosine similarity mapped onto 0..1."""
+
+    model_config = ConfigDict(frozen=True)
+
+    entity_id: EntityId
+    score: float = Field(ge=0.0, le=1.0)

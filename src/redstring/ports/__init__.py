@@ -1,0 +1,1 @@
+"""Ports: the Protocols that stores and embedding providers implement."""

@@ -1,0 +1,60 @@
+"""The graph store port, and the narrow reader that retrieval needs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from redstring.domain.entity import Entity
+from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.relationship import Direction, Relationship
+
+
+@runtime_checkable
+class GraphReader(Protocol):
+    """The reads of a graph store, all scoped to one tenant."""
+
+    async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
+        """The entities with these ids, in the order asked; missing ids are omitted."""
+        ...
+
+    async def find_by_blocking_keys(
+        self,
+        keys: Sequence[str],
+        tenant_id: TenantId,
+        *,
+        limit_per_key: int | None = None,
+    ) -> dict[str, list[Entity]]:
+        """For each key that has entities, those carrying it (at most `limit_per_key`,
+        taken in `id_order_key` order when the block is larger)."""
+        ...
+
+    async def relationships_of(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+    ) -> dict[EntityId, list[Relationship]]:
+        """Every asked id mapped to its relationships (`[]` when none), ordered by
+        relationship type then id, in one call for all ids."""
+        ...
+
+
+@runtime_checkable
+class GraphStore(GraphReader, Protocol):
+    """Entities and relationships of many tenants; identity is `(tenant_id, id)`.
+
+    Upserts are idempotent and atomic per call: a relationship whose endpoint
+    is missing raises `MissingEndpointError` and nothing of that call is written.
+    """
+
+    async def upsert_entities(self, entities: Sequence[Entity]) -> None: ...
+
+    async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None: ...
+
+    async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
+        """Delete these entities and every relationship touching them; how many existed."""
+        ...

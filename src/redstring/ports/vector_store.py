@@ -1,0 +1,36 @@
+"""The vector store port."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.vectors import VectorMatch, VectorRecord
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Keeps one vector per `(tenant_id, entity_id)` and finds the nearest.
+
+    `search` applies the tenant and `entity_types` filters before taking `k`,
+    scores on 0..1 (`cosine_to_unit`), and orders equal scores by
+    `id_order_key`. A vector of the wrong dimension raises
+    `DimensionMismatchError`.
+    """
+
+    @property
+    def dimension(self) -> int: ...
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None: ...
+
+    async def search(
+        self,
+        vector: Sequence[float],
+        tenant_id: TenantId,
+        *,
+        k: int,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[VectorMatch]: ...
+
+    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None: ...

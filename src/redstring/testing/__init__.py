@@ -1,0 +1,24 @@
+"""Compliance suites for the store ports, for any adapter to pass.
+
+Subclass a suite in a test module and provide its fixture::
+
+    class TestMyGraphStore(GraphStoreCompliance):
+        @pytest.fixture
+        def graph_store(self) -> GraphStore:
+            return MyGraphStore()
+
+Every test works in fresh random tenants, so a store shared between tests
+(a server, say) is fine. Needs pytest and pytest-asyncio in auto mode.
+"""
+
+from redstring.testing.factories import make_entity, make_relationship, new_tenant
+from redstring.testing.graph_store_compliance import GraphStoreCompliance
+from redstring.testing.vector_store_compliance import VectorStoreCompliance
+
+__all__ = [
+    "GraphStoreCompliance",
+    "VectorStoreCompliance",
+    "make_entity",
+    "make_relationship",
+    "new_tenant",
+]

@@ -1,0 +1,196 @@
+"""The compliance suite of the `GraphStore` port."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from redstring.domain.blocking import query_blocking_keys
+from redstring.domain.errors import MissingEndpointError
+from redstring.domain.ids import EntityId, id_order_key
+from redstring.domain.relationship import Direction
+from redstring.ports.graph_store import GraphStore
+from redstring.testing.factories import make_entity, make_relationship, new_tenant
+
+
+class GraphStoreCompliance:
+    """Subclass and override the `graph_store` fixture with the adapter under test."""
+
+    @pytest.fixture
+    def graph_store(self) -> GraphStore:
+        raise NotImplementedError("override the graph_store fixture")
+
+    async def test_round_trip_keeps_every_field(self, graph_store: GraphStore) -> None:
+        tenant = new_tenant()
+        entity = make_entity(
+            tenant,
+            "Zoë Ångström-Müller 東京",
+            "person",
+            description="línea\ttwo\nthree",
+            properties={"aliases": ("Zoe", "Z."), "age": 41, "ratio": 0.5, "active": True},
+        )
+        await graph_store.upsert_entities([entity])
+        [got] = await graph_store.get_entities([entity.id], tenant)
+        assert got == entity
+        assert got.blocking_keys == entity.blocking_keys
+        assert dict(got.properties) == {
+            "aliases": ("Zoe", "Z."),
+            "age": 41,
+            "ratio": 0.5,
+            "active": True,
+        }
+
+    async def test_get_entities_keeps_order_and_omits_missing(
+        self, graph_store: GraphStore
+    ) -> None:
+        tenant = new_tenant()
+        a, b, c = (make_entity(tenant, n) for n in ("Alpha", "Beta", "Gamma"))
+        await graph_store.upsert_entities([a, b, c])
+        missing = EntityId(uuid.uuid4())
+        got = await graph_store.get_entities([c.id, missing, a.id, c.id], tenant)
+        assert [e.id for e in got] == [c.id, a.id]
+        assert await graph_store.get_entities([], tenant) == []
+
+    async def test_upsert_is_idempotent_and_replaces(self, graph_store: GraphStore) -> None:
+        tenant = new_tenant()
+        entity = make_entity(tenant, "Globex Corporation", "org")
+        await graph_store.upsert_entities([entity])
+        await graph_store.upsert_entities([entity])
+        renamed = make_entity(tenant, "Initech", "org", entity_id=entity.id)
+        await graph_store.upsert_entities([renamed])
+        [got] = await graph_store.get_entities([entity.id], tenant)
+        assert got.name == "Initech"
+        old = await graph_store.find_by_blocking_keys(["w:globex"], tenant)
+        assert old.get("w:globex", []) == []
+        new = await graph_store.find_by_blocking_keys(["w:initech"], tenant)
+        assert [e.id for e in new["w:initech"]] == [entity.id]
+
+    async def test_find_by_blocking_keys(self, graph_store: GraphStore) -> None:
+        tenant = new_tenant()
+        acme = make_entity(tenant, "Acme Corp", "org")
+        widgets = make_entity(tenant, "Acme Widgets", "org")
+        apex = make_entity(tenant, "Apex Corporation", "org")
+        await graph_store.upsert_entities([acme, widgets, apex])
+        found = await graph_store.find_by_blocking_keys(
+            [*query_blocking_keys("ACME Corporation"), "w:nothing-here"], tenant
+        )
+        assert "w:nothing-here" not in found
+        assert {e.id for e in found["w:acme"]} == {acme.id, widgets.id}
+        candidates = {e.id for block in found.values() for e in block}
+        assert candidates == {acme.id, widgets.id}
+        assert await graph_store.find_by_blocking_keys([], tenant) == {}
+
+    async def test_blocks_are_capped_in_id_order(self, graph_store: GraphStore) -> None:
+        tenant = new_tenant()
+        entities = [make_entity(tenant, f"Common {i}") for i in range(12)]
+        await graph_store.upsert_entities(entities)
+        found = await graph_store.find_by_blocking_keys(["w:common"], tenant, limit_per_key=5)
+        expected = sorted((e.id for e in entities), key=id_order_key)[:5]
+        assert sorted((e.id for e in found["w:common"]), key=id_order_key) == expected
+        everything = await graph_store.find_by_blocking_keys(["w:common"], tenant)
+        assert len(everything["w:common"]) == 12
+
+    async def test_tenants_never_see_each_other(self, graph_store: GraphStore) -> None:
+        tenant_a, tenant_b = new_tenant(), new_tenant()
+        shared_id = uuid.uuid4()
+        other_id = uuid.uuid4()
+        in_a = make_entity(tenant_a, "Acme Corp", "org", entity_id=shared_id)
+        in_b = make_entity(tenant_b, "Umbrella", "org", entity_id=shared_id)
+        peer_a = make_entity(tenant_a, "Peer A", entity_id=other_id)
+        peer_b = make_entity(tenant_b, "Peer B", entity_id=other_id)
+        await graph_store.upsert_entities([in_a, in_b, peer_a, peer_b])
+        rel_a = make_relationship(in_a, peer_a, "KNOWS")
+        rel_b = make_relationship(in_b, peer_b, "OWNS")
+        await graph_store.upsert_relationships([rel_a, rel_b])
+
+        [got_a] = await graph_store.get_entities([in_a.id], tenant_a)
+        [got_b] = await graph_store.get_entities([in_b.id], tenant_b)
+        assert (got_a.name, got_b.name) == ("Acme Corp", "Umbrella")
+        assert "w:umbrella" not in await graph_store.find_by_blocking_keys(["w:umbrella"], tenant_a)
+        rels_a = await graph_store.relationships_of([in_a.id], tenant_a)
+        assert [r.relationship_type for r in rels_a[in_a.id]] == ["KNOWS"]
+
+        assert await graph_store.delete_entities([in_a.id], tenant_a) == 1
+        assert await graph_store.get_entities([in_a.id], tenant_a) == []
+        assert [e.name for e in await graph_store.get_entities([in_b.id], tenant_b)] == ["Umbrella"]
+        rels_b = await graph_store.relationships_of([in_b.id], tenant_b)
+        assert [r.id for r in rels_b[in_b.id]] == [rel_b.id]
+
+    async def test_relationships_of_directions_types_and_limits(
+        self, graph_store: GraphStore
+    ) -> None:
+        tenant = new_tenant()
+        hub, x, y, z = (make_entity(tenant, n) for n in ("Hub", "X", "Y", "Z"))
+        lonely = make_entity(tenant, "Lonely")
+        await graph_store.upsert_entities([hub, x, y, z, lonely])
+        out_x = make_relationship(hub, x, "OWNS", confidence=0.25, properties={"since": 2001})
+        out_y = make_relationship(hub, y, "KNOWS")
+        in_z = make_relationship(z, hub, "KNOWS")
+        await graph_store.upsert_relationships([out_x, out_y, in_z])
+
+        both = await graph_store.relationships_of([hub.id, lonely.id], tenant)
+        assert both[lonely.id] == []
+        expected = sorted(
+            [out_x, out_y, in_z], key=lambda r: (r.relationship_type, id_order_key(r.id))
+        )
+        assert both[hub.id] == expected
+        got_out = await graph_store.relationships_of([hub.id], tenant, direction=Direction.OUT)
+        assert {r.id for r in got_out[hub.id]} == {out_x.id, out_y.id}
+        got_in = await graph_store.relationships_of([hub.id], tenant, direction=Direction.IN)
+        assert [r.id for r in got_in[hub.id]] == [in_z.id]
+        knows = await graph_store.relationships_of([hub.id], tenant, types=["KNOWS"])
+        assert {r.id for r in knows[hub.id]} == {out_y.id, in_z.id}
+        capped = await graph_store.relationships_of([hub.id], tenant, limit_per_entity=1)
+        assert capped[hub.id] == expected[:1]
+        many = await graph_store.relationships_of([hub.id, x.id, z.id], tenant)
+        assert [r.id for r in many[x.id]] == [out_x.id]
+        assert [r.id for r in many[z.id]] == [in_z.id]
+        [owned] = [r for r in both[hub.id] if r.id == out_x.id]
+        assert owned.confidence == 0.25
+        assert dict(owned.properties) == {"since": 2001}
+
+    async def test_missing_endpoint_fails_the_whole_batch(self, graph_store: GraphStore) -> None:
+        tenant = new_tenant()
+        a, b = make_entity(tenant, "A"), make_entity(tenant, "B")
+        await graph_store.upsert_entities([a, b])
+        ghost = make_entity(tenant, "Ghost")  # never written
+        good = make_relationship(a, b)
+        bad = make_relationship(a, ghost)
+        with pytest.raises(MissingEndpointError) as raised:
+            await graph_store.upsert_relationships([good, bad])
+        assert str(ghost.id) in str(raised.value)
+        found = await graph_store.relationships_of([a.id], tenant)
+        assert found[a.id] == []
+
+    async def test_endpoint_in_another_tenant_is_missing(self, graph_store: GraphStore) -> None:
+        tenant_a, tenant_b = new_tenant(), new_tenant()
+        a = make_entity(tenant_a, "A")
+        b = make_entity(tenant_b, "B")
+        await graph_store.upsert_entities([a, b])
+        crossing = make_relationship(a, b.model_copy(update={"tenant_id": tenant_a}))
+        with pytest.raises(MissingEndpointError):
+            await graph_store.upsert_relationships([crossing])
+
+    async def test_relationship_upsert_is_idempotent(self, graph_store: GraphStore) -> None:
+        tenant = new_tenant()
+        a, b = make_entity(tenant, "A"), make_entity(tenant, "B")
+        await graph_store.upsert_entities([a, b])
+        rel = make_relationship(a, b, "KNOWS", confidence=0.5)
+        await graph_store.upsert_relationships([rel, rel])
+        updated = rel.model_copy(update={"confidence": 0.75})
+        await graph_store.upsert_relationships([updated])
+        found = await graph_store.relationships_of([a.id, b.id], tenant)
+        assert [r.confidence for r in found[a.id]] == [0.75]
+        assert [r.id for r in found[b.id]] == [rel.id]
+
+    async def test_delete_removes_relationships(self, graph_store: GraphStore) -> None:
+        tenant = new_tenant()
+        a, b, c = (make_entity(tenant, n) for n in ("A", "B", "C"))
+        await graph_store.upsert_entities([a, b, c])
+        await graph_store.upsert_relationships([make_relationship(a, b), make_relationship(c, a)])
+        assert await graph_store.delete_entities([a.id, EntityId(uuid.uuid4())], tenant) == 1
+        found = await graph_store.relationships_of([a.id, b.id, c.id], tenant)
+        assert found == {a.id: [], b.id: [], c.id: []}
+        assert await graph_store.find_by_blocking_keys(["p:a"], tenant) == {}
+        assert await graph_store.delete_entities([a.id], tenant) == 0

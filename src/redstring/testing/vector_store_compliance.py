@@ -1,0 +1,158 @@
+"""The compliance suite of the `VectorStore` port."""
+
+from __future__ import annotations
+
+import math
+import uuid
+
+import numpy as np
+import pytest
+
+from redstring.domain.errors import DimensionMismatchError
+from redstring.domain.ids import EntityId, TenantId, id_order_key
+from redstring.domain.vectors import VectorRecord
+from redstring.ports.vector_store import VectorStore
+from redstring.testing.factories import new_tenant
+
+
+def _axis(dimension: int, index: int, weight: float = 1.0) -> list[float]:
+    """A unit vector along `index`, tilted towards axis 0 by `weight` (1.0 = on axis 0)."""
+    vector = [0.0] * dimension
+    vector[0] = weight
+    vector[index % dimension] += math.sqrt(max(0.0, 1.0 - weight * weight)) if index else 0.0
+    return vector
+
+
+def _record(
+    tenant: TenantId,
+    vector: list[float],
+    entity_type: str = "thing",
+    entity_id: uuid.UUID | None = None,
+) -> VectorRecord:
+    return VectorRecord(
+        entity_id=EntityId(entity_id or uuid.uuid4()),
+        tenant_id=tenant,
+        vector=tuple(vector),
+        entity_type=entity_type,
+    )
+
+
+class VectorStoreCompliance:
+    """Subclass and override the `vector_store` fixture (dimension of at least 8)."""
+
+    @pytest.fixture
+    def vector_store(self) -> VectorStore:
+        raise NotImplementedError("override the vector_store fixture")
+
+    async def test_nearest_first_on_the_unit_scale(self, vector_store: VectorStore) -> None:
+        dim, tenant = vector_store.dimension, new_tenant()
+        query = _axis(dim, 0)
+        same = _record(tenant, query)
+        near = _record(tenant, _axis(dim, 1, 0.8))
+        orthogonal = _record(tenant, _axis(dim, 2, 0.0))
+        opposite = _record(tenant, [-x for x in query])
+        await vector_store.upsert([orthogonal, opposite, near, same])
+        found = await vector_store.search(query, tenant, k=10)
+        assert [m.entity_id for m in found] == [
+            same.entity_id,
+            near.entity_id,
+            orthogonal.entity_id,
+            opposite.entity_id,
+        ]
+        scores = [m.score for m in found]
+        assert scores == pytest.approx([1.0, 0.9, 0.5, 0.0], abs=1e-3)
+
+    async def test_k_at_zero_one_and_above_the_corpus(self, vector_store: VectorStore) -> None:
+        dim, tenant = vector_store.dimension, new_tenant()
+        records = [_record(tenant, _axis(dim, 1, w)) for w in (0.9, 0.6, 0.3)]
+        await vector_store.upsert(records)
+        query = _axis(dim, 0)
+        assert await vector_store.search(query, tenant, k=0) == []
+        [best] = await vector_store.search(query, tenant, k=1)
+        assert best.entity_id == records[0].entity_id
+        assert [m.entity_id for m in await vector_store.search(query, tenant, k=50)] == [
+            r.entity_id for r in records
+        ]
+
+    async def test_filters_apply_before_k_against_a_nearer_flood(
+        self, vector_store: VectorStore
+    ) -> None:
+        dim = vector_store.dimension
+        mine, theirs = new_tenant(), new_tenant()
+        rng = np.random.default_rng(7)
+        query = _axis(dim, 0)
+        far = [_record(mine, _axis(dim, 1 + i, 0.1), "person") for i in range(5)]
+        flood_other_tenant = [
+            _record(theirs, _axis(dim, 1 + int(rng.integers(dim - 1)), 0.99), "person")
+            for _ in range(300)
+        ]
+        flood_other_type = [
+            _record(mine, _axis(dim, 1 + int(rng.integers(dim - 1)), 0.99), "org")
+            for _ in range(300)
+        ]
+        await vector_store.upsert(flood_other_tenant + flood_other_type + far)
+
+        by_tenant = await vector_store.search(query, theirs, k=5)
+        assert len(by_tenant) == 5
+        typed = await vector_store.search(query, mine, k=5, entity_types=["person"])
+        assert {m.entity_id for m in typed} == {r.entity_id for r in far}
+        either = await vector_store.search(query, mine, k=3, entity_types=["person", "org"])
+        assert all(m.score > 0.99 for m in either)
+        assert await vector_store.search(query, mine, k=5, entity_types=[]) == []
+        assert await vector_store.search(query, mine, k=5, entity_types=["unknown"]) == []
+
+    async def test_ties_break_by_id_string_even_at_the_cut(self, vector_store: VectorStore) -> None:
+        dim, tenant = vector_store.dimension, new_tenant()
+        vector = _axis(dim, 1, 0.7)
+        twins = [_record(tenant, vector) for _ in range(6)]
+        await vector_store.upsert(twins)
+        expected = sorted((r.entity_id for r in twins), key=id_order_key)
+        found = await vector_store.search(_axis(dim, 0), tenant, k=3)
+        assert [m.entity_id for m in found] == expected[:3]
+
+    async def test_colliding_ids_across_tenants(self, vector_store: VectorStore) -> None:
+        dim = vector_store.dimension
+        tenant_a, tenant_b = new_tenant(), new_tenant()
+        shared = uuid.uuid4()
+        query = _axis(dim, 0)
+        await vector_store.upsert(
+            [
+                _record(tenant_a, query, entity_id=shared),
+                _record(tenant_b, [-x for x in query], entity_id=shared),
+            ]
+        )
+        [in_a] = await vector_store.search(query, tenant_a, k=5)
+        [in_b] = await vector_store.search(query, tenant_b, k=5)
+        assert in_a.score == pytest.approx(1.0, abs=1e-3)
+        assert in_b.score == pytest.approx(0.0, abs=1e-3)
+        await vector_store.delete([EntityId(shared)], tenant_a)
+        assert await vector_store.search(query, tenant_a, k=5) == []
+        assert len(await vector_store.search(query, tenant_b, k=5)) == 1
+
+    async def test_upsert_replaces_vector_and_type(self, vector_store: VectorStore) -> None:
+        dim, tenant = vector_store.dimension, new_tenant()
+        record = _record(tenant, _axis(dim, 1, 0.0), "draft")
+        await vector_store.upsert([record, record])
+        moved = _record(tenant, _axis(dim, 0), "final", entity_id=record.entity_id)
+        await vector_store.upsert([moved])
+        found = await vector_store.search(_axis(dim, 0), tenant, k=5)
+        assert [(m.entity_id, round(m.score, 3)) for m in found] == [(record.entity_id, 1.0)]
+        assert await vector_store.search(_axis(dim, 0), tenant, k=5, entity_types=["draft"]) == []
+
+    async def test_delete_removes_only_what_is_named(self, vector_store: VectorStore) -> None:
+        dim, tenant = vector_store.dimension, new_tenant()
+        records = [_record(tenant, _axis(dim, 1 + i, 0.5)) for i in range(4)]
+        await vector_store.upsert(records)
+        await vector_store.delete([records[1].entity_id, EntityId(uuid.uuid4())], tenant)
+        found = await vector_store.search(_axis(dim, 0), tenant, k=10)
+        assert {m.entity_id for m in found} == {
+            r.entity_id for i, r in enumerate(records) if i != 1
+        }
+
+    async def test_wrong_dimension_is_refused(self, vector_store: VectorStore) -> None:
+        dim, tenant = vector_store.dimension, new_tenant()
+        with pytest.raises(DimensionMismatchError):
+            await vector_store.upsert([_record(tenant, [1.0] * (dim + 1))])
+        with pytest.raises(DimensionMismatchError):
+            await vector_store.search([1.0] * (dim - 1), tenant, k=3)
+        assert await vector_store.search(_axis(dim, 0), tenant, k=3) == []
