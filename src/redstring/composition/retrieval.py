@@ -28,6 +28,8 @@ class Retriever:
     that shares no key with the query is never a lexical candidate. Each
     channel is asked for `k * overfetch` candidates, because an entity just
     past `k` in both channels can win fusion. Filters apply before `k`.
+    At most `max_block_size` candidates are read per blocking key
+    (docs/adr/0003; `None` reads whole blocks).
     A vector match whose entity the graph store lacks is skipped, and the
     result is not backfilled to `k` (docs/adr/0004).
     """
@@ -39,6 +41,7 @@ class Retriever:
         vectors: VectorStore,
         graph: GraphReader,
         overfetch: int = DEFAULT_OVERFETCH,
+        max_block_size: int | None = MAX_BLOCK_SIZE,
     ) -> None:
         if embeddings.dimension != vectors.dimension:
             raise DimensionMismatchError(
@@ -50,6 +53,7 @@ class Retriever:
         self._vectors = vectors
         self._graph = graph
         self._overfetch = overfetch
+        self._max_block_size = max_block_size
 
     async def retrieve(
         self,
@@ -107,7 +111,7 @@ class Retriever:
         self, query: str, tenant_id: TenantId, fetch: int, entity_types: Sequence[str] | None
     ) -> list[tuple[EntityId, float]]:
         blocks = await self._graph.find_by_blocking_keys(
-            query_blocking_keys(query), tenant_id, limit_per_key=MAX_BLOCK_SIZE
+            query_blocking_keys(query), tenant_id, limit_per_key=self._max_block_size
         )
         wanted = None if entity_types is None else set(entity_types)
         candidates: dict[EntityId, Entity] = {}

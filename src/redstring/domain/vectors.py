@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from redstring.domain.ids import EntityId, TenantId
@@ -18,7 +18,7 @@ def cosine_to_unit(cosine: float) -> float:
 
 def check_finite(vector: Sequence[float], what: str) -> None:
     """Raise `ValueError` when any component is NaN or infinite."""
-    if not all(math.isfinite(x) for x in vector):
+    if not np.isfinite(np.asarray(vector, dtype=np.float64)).all():
         raise ValueError(f"{what} contains a NaN or infinite component")
 
 

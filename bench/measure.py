@@ -1,0 +1,31 @@
+"""Timing and memory figures shared by the benchmarks."""
+
+from __future__ import annotations
+
+import platform
+import resource
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+
+
+def peak_rss_mib() -> float:
+    """Peak resident set size of this process so far, in MiB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+async def median_ms(run: Callable[[], Awaitable[object]], repeats: int) -> float:
+    """Median wall time of `run` in milliseconds, after one warm-up call."""
+    await run()
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        await run()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def machine() -> str:
+    import os
+
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"

@@ -1,0 +1,97 @@
+"""Benchmark: retrieval over the in-memory stores (run by hand, not a test).
+
+    .venv/bin/python -m bench.retrieval_memory [--size 100000] [--repeats 50]
+
+Two tenants of `--size` entities each, dimension 384, hashing provider.
+Prints build time, hybrid/semantic/lexical medians, the semantic channel
+against a bare numpy matmul + argpartition over the same matrix (same run),
+and peak RSS. Targets (issue 2): hybrid k=10 median <= 25 ms; semantic
+<= 1.5x bare numpy; build_graph of 100,000 entities <= 20 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import time
+import uuid
+
+import numpy as np
+
+from bench.corpus import make_corpus
+from bench.measure import machine, median_ms, peak_rss_mib
+from redstring import (
+    HashingEmbeddingProvider,
+    InMemoryGraphStore,
+    InMemoryVectorStore,
+    RetrievalMode,
+    Retriever,
+    TenantId,
+    build_graph,
+)
+
+DIMENSION = 384
+
+
+async def main(size: int, repeats: int) -> None:
+    tenant_a = TenantId(uuid.UUID(int=1))
+    tenant_b = TenantId(uuid.UUID(int=2))
+    embeddings = HashingEmbeddingProvider(DIMENSION)
+    vectors = InMemoryVectorStore(DIMENSION)
+    graph = InMemoryGraphStore()
+
+    corpus_a = make_corpus(tenant_a, size, seed=1)
+    corpus_b = make_corpus(tenant_b, size, seed=2)
+    start = time.perf_counter()
+    await build_graph(corpus_a, embeddings=embeddings, vectors=vectors, graph=graph)
+    build_seconds = time.perf_counter() - start
+    await build_graph(corpus_b, embeddings=embeddings, vectors=vectors, graph=graph)
+
+    retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+    rng = random.Random(5)
+    queries = [e.name for e in rng.sample(corpus_a, 20)] + ["ACME Corporation", "Globex"]
+    cursor = iter(range(10**9))
+
+    def next_query() -> str:
+        return queries[next(cursor) % len(queries)]
+
+    results = {}
+    for mode in RetrievalMode:
+        results[mode] = await median_ms(
+            lambda mode=mode: retriever.retrieve(next_query(), tenant_a, k=10, mode=mode), repeats
+        )
+
+    # The semantic channel alone, against the bare numpy work over the same matrix.
+    [query_vector] = await embeddings.embed_query(["Globex Kamira Holdings"])
+    matrix = vectors._tenants[tenant_a].rows[: vectors._tenants[tenant_a].size]
+    q32 = np.asarray(query_vector, dtype=np.float32)
+
+    async def bare() -> object:
+        scores = matrix @ q32
+        top = np.argpartition(-scores, 30)[:30]
+        return top[np.argsort(-scores[top])]
+
+    async def channel() -> object:
+        return await vectors.search(query_vector, tenant_a, k=30)
+
+    bare_ms = await median_ms(bare, repeats)
+    channel_ms = await median_ms(channel, repeats)
+
+    print(f"machine: {machine()}")
+    print(f"corpus: 2 tenants x {size:,} entities, dimension {DIMENSION}")
+    print(f"build_graph of {size:,} entities: {build_seconds:.1f} s")
+    for mode, ms in results.items():
+        print(f"retrieve k=10 {mode.value:<8} median: {ms:.2f} ms")
+    print(f"vector search k=30 median: {channel_ms:.2f} ms")
+    print(f"bare numpy matmul+argpartition median: {bare_ms:.2f} ms")
+    print(f"semantic channel / bare numpy: {channel_ms / bare_ms:.2f}x")
+    print(f"peak RSS: {peak_rss_mib():.0f} MiB")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--repeats", type=int, default=50)
+    args = parser.parse_args()
+    asyncio.run(main(args.size, args.repeats))

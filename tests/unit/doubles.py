@@ -1,0 +1,82 @@
+"""Store and provider doubles for retrieval tests."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from redstring import (
+    Direction,
+    Entity,
+    EntityId,
+    HashingEmbeddingProvider,
+    InMemoryGraphStore,
+    Relationship,
+    TenantId,
+)
+
+
+class RebuildingGraphStore(InMemoryGraphStore):
+    """Hands out a fresh, equal copy of every entity on each read, as a remote store does."""
+
+    async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
+        return [Entity(**e.model_dump()) for e in await super().get_entities(ids, tenant_id)]
+
+    async def find_by_blocking_keys(
+        self, keys: Sequence[str], tenant_id: TenantId, *, limit_per_key: int | None = None
+    ) -> dict[str, list[Entity]]:
+        found = await super().find_by_blocking_keys(keys, tenant_id, limit_per_key=limit_per_key)
+        return {k: [Entity(**e.model_dump()) for e in reversed(v)] for k, v in found.items()}
+
+
+class CountingGraphStore(InMemoryGraphStore):
+    """Counts calls per method."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: Counter[str] = Counter()
+
+    async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
+        self.calls["get_entities"] += 1
+        return await super().get_entities(ids, tenant_id)
+
+    async def find_by_blocking_keys(
+        self, keys: Sequence[str], tenant_id: TenantId, *, limit_per_key: int | None = None
+    ) -> dict[str, list[Entity]]:
+        self.calls["find_by_blocking_keys"] += 1
+        return await super().find_by_blocking_keys(keys, tenant_id, limit_per_key=limit_per_key)
+
+    async def relationships_of(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+    ) -> dict[EntityId, list[Relationship]]:
+        self.calls["relationships_of"] += 1
+        return await super().relationships_of(
+            entity_ids,
+            tenant_id,
+            direction=direction,
+            types=types,
+            limit_per_entity=limit_per_entity,
+        )
+
+
+class CountingEmbeddings(HashingEmbeddingProvider):
+    """Counts query and document embedding calls."""
+
+    def __init__(self, dimension: int = 64) -> None:
+        super().__init__(dimension)
+        self.queries = 0
+        self.documents = 0
+
+    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        self.queries += 1
+        return await super().embed_query(texts)
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.documents += 1
+        return await super().embed_documents(texts)

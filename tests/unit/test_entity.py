@@ -1,0 +1,92 @@
+"""Entity and Relationship validation: what is derived, what is refused."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from pydantic import ValidationError
+
+from redstring import Entity, EntityId, Relationship, RelationshipId, entity_id_for
+from redstring.testing import make_entity, make_relationship, new_tenant
+
+
+def test_derived_fields() -> None:
+    entity = make_entity(new_tenant(), "  ACME Corp. ", "Org")
+    assert entity.name == "ACME Corp."
+    assert entity.normalized_name == "acme corp"
+    assert entity.blocking_keys == ("p:acme", "s:A252", "w:acme", "t:org")
+
+
+def test_given_derived_fields_are_kept() -> None:
+    entity = Entity(
+        id=EntityId(uuid.uuid4()),
+        tenant_id=new_tenant(),
+        name="X",
+        entity_type="t",
+        normalized_name="custom",
+        blocking_keys=("p:custom",),
+    )
+    assert (entity.normalized_name, entity.blocking_keys) == ("custom", ("p:custom",))
+
+
+@pytest.mark.parametrize("name", ["", "   ", "\t\n"])
+def test_blank_name_is_refused(name: str) -> None:
+    with pytest.raises(ValidationError, match="name must not be blank"):
+        make_entity(new_tenant(), name)
+
+
+@pytest.mark.parametrize(
+    ("name", "description"),
+    [("bad\x00name", None), ("lone \ud800 surrogate", None), ("ok", "nul\x00")],
+)
+def test_unstorable_text_is_refused(name: str, description: str | None) -> None:
+    with pytest.raises(ValidationError, match="cannot be stored"):
+        make_entity(new_tenant(), name, description=description)
+
+
+def test_unstorable_property_is_refused() -> None:
+    with pytest.raises(ValidationError, match="cannot be stored"):
+        make_entity(new_tenant(), "ok", properties={"alias": "a\x00b"})
+    with pytest.raises(ValidationError, match="finite"):
+        make_entity(new_tenant(), "ok", properties={"x": float("nan")})
+
+
+def test_properties_are_read_only() -> None:
+    entity = make_entity(new_tenant(), "ok", properties={"a": 1})
+    with pytest.raises(TypeError):
+        entity.properties["a"] = 2  # type: ignore[index]
+    assert entity.model_dump()["properties"] == {"a": 1}
+
+
+def test_entity_is_frozen_and_hashable_by_identity() -> None:
+    entity = make_entity(new_tenant(), "ok", properties={"tags": ("x", "y")})
+    with pytest.raises(ValidationError):
+        entity.name = "other"  # type: ignore[misc]
+    assert hash(entity) == hash(entity.model_copy())
+
+
+def test_deterministic_ids() -> None:
+    tenant = new_tenant()
+    assert entity_id_for(tenant, "org", "ACME Corp.") == entity_id_for(tenant, "Org", "acme corp")
+    assert entity_id_for(tenant, "org", "Acme") != entity_id_for(tenant, "person", "Acme")
+    assert entity_id_for(tenant, "org", "Acme") != entity_id_for(new_tenant(), "org", "Acme")
+
+
+def test_relationship_rules() -> None:
+    tenant = new_tenant()
+    a, b = make_entity(tenant, "A"), make_entity(tenant, "B")
+    assert make_relationship(a, b, confidence=0.0).confidence == 0.0
+    with pytest.raises(ValidationError, match="itself"):
+        make_relationship(a, a)
+    for bad in (-0.1, 1.01, float("nan")):
+        with pytest.raises(ValidationError):
+            make_relationship(a, b, confidence=bad)
+    with pytest.raises(ValidationError, match="blank"):
+        Relationship(
+            id=RelationshipId(uuid.uuid4()),
+            tenant_id=tenant,
+            source_entity_id=a.id,
+            target_entity_id=b.id,
+            relationship_type=" ",
+        )

@@ -1,0 +1,307 @@
+"""Retriever behaviour, row by row of the spec, each against a plausible wrong version."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import uuid
+from collections.abc import Sequence
+
+import pytest
+from pydantic import ValidationError
+
+from redstring import (
+    DimensionMismatchError,
+    Entity,
+    EntityId,
+    GraphStore,
+    HashingEmbeddingProvider,
+    InMemoryGraphStore,
+    InMemoryVectorStore,
+    RetrievalMode,
+    Retriever,
+    TenantId,
+    VectorMatch,
+    VectorRecord,
+    build_graph,
+    id_order_key,
+)
+from redstring.testing import make_entity, new_tenant
+
+from .doubles import CountingEmbeddings, CountingGraphStore, RebuildingGraphStore
+
+DIM = 64
+
+
+async def _retriever(
+    entities: Sequence[Entity], graph: GraphStore | None = None
+) -> tuple[Retriever, CountingEmbeddings]:
+    embeddings = CountingEmbeddings(DIM)
+    vectors = InMemoryVectorStore(DIM)
+    graph = graph or InMemoryGraphStore()
+    await build_graph(entities, embeddings=embeddings, vectors=vectors, graph=graph)
+    return Retriever(embeddings=embeddings, vectors=vectors, graph=graph), embeddings
+
+
+def _names(result: object) -> list[str]:
+    return [m.entity.name for m in result.matches]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
+@pytest.mark.parametrize("mode", [RetrievalMode.LEXICAL, RetrievalMode.HYBRID])
+async def test_acme_corporation_finds_acme_corp_first_whatever_the_ids(
+    order: tuple[int, ...], mode: RetrievalMode
+) -> None:
+    tenant = new_tenant()
+    ids = sorted((uuid.uuid4() for _ in range(3)), key=str)
+    names = ["Acme Corp", "Apex Corporation", "Acme Widgets"]
+    entities = [
+        make_entity(tenant, name, "org", entity_id=ids[i])
+        for name, i in zip(names, order, strict=True)
+    ]
+    retriever, _ = await _retriever(entities)
+    result = await retriever.retrieve("ACME Corporation", tenant, k=3, mode=mode)
+    assert _names(result)[0] == "Acme Corp"
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"), [("Acme", "Acme Corp"), ("Lovelace", "Ada Lovelace")]
+)
+async def test_one_word_query_finds_names_holding_the_word(query: str, expected: str) -> None:
+    tenant = new_tenant()
+    entities = [make_entity(tenant, n) for n in ("Acme Corp", "Ada Lovelace", "Charles Babbage")]
+    retriever, embeddings = await _retriever(entities)
+    result = await retriever.retrieve(query, tenant, k=5, mode=RetrievalMode.LEXICAL)
+    assert expected in _names(result)
+    assert embeddings.queries == 0  # LEXICAL mode never embeds
+
+
+async def test_channel_scores_are_kept_and_none_differs_from_zero() -> None:
+    tenant = new_tenant()
+    found = make_entity(tenant, "Ada Lovelace", "person")
+    opposite = make_entity(tenant, "Zyx", "person")
+    graph = InMemoryGraphStore()
+    await graph.upsert_entities([found, opposite])
+    embeddings = HashingEmbeddingProvider(DIM)
+    [query_vector] = await embeddings.embed_query(["Lovelace"])
+    vectors = InMemoryVectorStore(DIM)
+    await vectors.upsert(
+        [
+            VectorRecord(
+                entity_id=opposite.id,
+                tenant_id=tenant,
+                vector=tuple(-x for x in query_vector),
+                entity_type="person",
+            )
+        ]
+    )
+    retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+    result = await retriever.retrieve("Lovelace", tenant, k=5)
+    by_name = {m.entity.name: m for m in result.matches}
+    assert by_name["Zyx"].semantic is not None
+    assert by_name["Zyx"].semantic == pytest.approx(0.0, abs=1e-6)
+    assert by_name["Zyx"].lexical is None
+    assert by_name["Ada Lovelace"].semantic is None
+    assert by_name["Ada Lovelace"].lexical == pytest.approx(0.9)
+    assert by_name["Ada Lovelace"].score == pytest.approx(1 / 61)
+
+
+async def test_k_at_zero_one_and_above_the_corpus() -> None:
+    tenant = new_tenant()
+    entities = [make_entity(tenant, n) for n in ("Acme Corp", "Acme Widgets", "Acme Labs")]
+    retriever, _ = await _retriever(entities)
+    assert (await retriever.retrieve("Acme", tenant, k=0)).matches == ()
+    assert len((await retriever.retrieve("Acme", tenant, k=1)).matches) == 1
+    assert len((await retriever.retrieve("Acme", tenant, k=100)).matches) == 3
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+async def test_blank_query_is_refused(query: str) -> None:
+    retriever, _ = await _retriever([])
+    with pytest.raises(ValueError, match="blank"):
+        await retriever.retrieve(query, new_tenant())
+
+
+async def test_negative_k_is_refused() -> None:
+    retriever, _ = await _retriever([])
+    with pytest.raises(ValueError, match="negative"):
+        await retriever.retrieve("Acme", new_tenant(), k=-1)
+
+
+async def test_empty_type_filter_gives_no_matches() -> None:
+    tenant = new_tenant()
+    retriever, embeddings = await _retriever([make_entity(tenant, "Acme")])
+    assert (await retriever.retrieve("Acme", tenant, entity_types=[])).matches == ()
+    assert embeddings.queries == 0
+
+
+async def test_type_filter_applies_before_k_in_both_channels() -> None:
+    tenant = new_tenant()
+    orgs = [make_entity(tenant, name, "org") for name in ("Acme", "ACME", "acme.")]
+    person = make_entity(tenant, "Acme Smith", "person")
+    retriever, _ = await _retriever([*orgs, person])
+    for mode in RetrievalMode:
+        result = await retriever.retrieve("Acme", tenant, k=1, entity_types=["person"], mode=mode)
+        assert _names(result) == ["Acme Smith"], mode
+        unfiltered = await retriever.retrieve("Acme", tenant, k=1, mode=mode)
+        assert _names(unfiltered) != ["Acme Smith"], mode
+
+
+async def test_tenants_with_colliding_ids_never_mix() -> None:
+    tenant_a, tenant_b = new_tenant(), new_tenant()
+    shared = uuid.uuid4()
+    retriever, _ = await _retriever(
+        [
+            make_entity(tenant_a, "Acme Corp", entity_id=shared),
+            make_entity(tenant_b, "Acme Rockets", entity_id=shared),
+        ]
+    )
+    result_a = await retriever.retrieve("Acme", tenant_a, k=5)
+    result_b = await retriever.retrieve("Acme", tenant_b, k=5)
+    assert _names(result_a) == ["Acme Corp"]
+    assert _names(result_b) == ["Acme Rockets"]
+    assert (await retriever.retrieve("Acme", new_tenant(), k=5)).matches == ()
+
+
+async def test_equal_entities_tie_by_id() -> None:
+    tenant = new_tenant()
+    twins = [make_entity(tenant, "Acme Corp", "org") for _ in range(4)]
+    retriever, _ = await _retriever(twins)
+    result = await retriever.retrieve("Acme Corp", tenant, k=4)
+    assert [m.entity.id for m in result.matches] == sorted((t.id for t in twins), key=id_order_key)
+    # Equal channel scores still take distinct ranks, in id order, in each channel.
+    scores = [m.score for m in result.matches]
+    assert scores == sorted(scores, reverse=True)
+    assert len(set(scores)) == 4
+
+
+async def test_a_store_that_rebuilds_entities_gives_the_same_result() -> None:
+    tenant = new_tenant()
+    entities = [
+        make_entity(tenant, n, t)
+        for n, t in [("Acme Corp", "org"), ("Acme Widgets", "org"), ("Ada Lovelace", "person")]
+    ]
+    plain, _ = await _retriever(entities)
+    rebuilding, _ = await _retriever(entities, RebuildingGraphStore())
+    for query in ("ACME Corporation", "Acme", "Lovelace"):
+        expected = await plain.retrieve(query, tenant, k=3)
+        assert await rebuilding.retrieve(query, tenant, k=3) == expected
+
+
+async def test_mutating_a_result_does_not_change_a_later_retrieve() -> None:
+    tenant = new_tenant()
+    entity = make_entity(tenant, "Acme Corp", properties={"aliases": ("ACME",)})
+    retriever, _ = await _retriever([entity])
+    first = await retriever.retrieve("Acme", tenant, k=5)
+    snapshot = first.model_dump()
+    with contextlib.suppress(AttributeError, TypeError, ValidationError):
+        first.matches.clear()  # type: ignore[attr-defined]
+    with contextlib.suppress(AttributeError, TypeError, ValidationError):
+        first.matches[0].entity.properties["aliases"] = ("changed",)  # type: ignore[index]
+    with contextlib.suppress(AttributeError, TypeError, ValidationError):
+        first.matches[0].entity.name = "changed"  # type: ignore[misc]
+    second = await retriever.retrieve("Acme", tenant, k=5)
+    assert second.model_dump() == snapshot
+
+
+class _FixedVectors:
+    """A vector store double answering a fixed ranking, recording the k it is asked for."""
+
+    def __init__(self, ranking: list[tuple[EntityId, float]], dimension: int = DIM) -> None:
+        self.ranking = ranking
+        self.dimension = dimension
+        self.asked_k: list[int] = []
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        raise NotImplementedError
+
+    async def search(
+        self,
+        vector: Sequence[float],
+        tenant_id: TenantId,
+        *,
+        k: int,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[VectorMatch]:
+        self.asked_k.append(k)
+        return [VectorMatch(entity_id=e, score=s) for e, s in self.ranking[:k]]
+
+    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        raise NotImplementedError
+
+
+async def test_overfetch_lets_a_runner_up_in_both_channels_win() -> None:
+    tenant = new_tenant()
+    semantic_only = make_entity(tenant, "Zzyzx")
+    lexical_best = make_entity(tenant, "Acme")
+    both_second = make_entity(tenant, "Acme Co")
+    graph = InMemoryGraphStore()
+    await graph.upsert_entities([semantic_only, lexical_best, both_second])
+    vectors = _FixedVectors([(semantic_only.id, 0.9), (both_second.id, 0.8)])
+    embeddings = HashingEmbeddingProvider(DIM)
+    retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+    result = await retriever.retrieve("Acme", tenant, k=1)
+    assert _names(result) == ["Acme Co"]
+    assert vectors.asked_k == [3]
+    blind = Retriever(embeddings=embeddings, vectors=vectors, graph=graph, overfetch=1)
+    assert _names(await blind.retrieve("Acme", tenant, k=1)) != ["Acme Co"]
+
+
+async def test_dangling_match_is_skipped_without_backfill() -> None:
+    """A bad row (no entity) before good rows: skip it and go on, but do not refill to k."""
+    tenant = new_tenant()
+    good, third = make_entity(tenant, "Good"), make_entity(tenant, "Third")
+    graph = InMemoryGraphStore()
+    await graph.upsert_entities([good, third])
+    ghost = EntityId(uuid.uuid4())
+    vectors = _FixedVectors([(ghost, 0.9), (good.id, 0.8), (third.id, 0.7)])
+    retriever = Retriever(embeddings=HashingEmbeddingProvider(DIM), vectors=vectors, graph=graph)
+    result = await retriever.retrieve("anything", tenant, k=2, mode=RetrievalMode.SEMANTIC)
+    assert _names(result) == ["Good"]
+    assert result.matches[0].semantic == 0.8
+
+
+async def test_store_calls_are_batched() -> None:
+    tenant = new_tenant()
+    graph = CountingGraphStore()
+    entities = [make_entity(tenant, f"Acme {i}") for i in range(30)]
+    retriever, embeddings = await _retriever(entities, graph)
+    graph.calls.clear()
+    await retriever.retrieve("Acme", tenant, k=10)
+    assert graph.calls == {"find_by_blocking_keys": 1, "get_entities": 1}
+    assert embeddings.queries == 1
+
+
+async def test_dimension_mismatch_is_refused_before_any_embedding() -> None:
+    embeddings = CountingEmbeddings(DIM)
+    with pytest.raises(DimensionMismatchError):
+        await build_graph(
+            [make_entity(new_tenant(), "A")],
+            embeddings=embeddings,
+            vectors=InMemoryVectorStore(DIM + 1),
+            graph=InMemoryGraphStore(),
+        )
+    assert embeddings.documents == 0
+    with pytest.raises(DimensionMismatchError):
+        Retriever(embeddings=embeddings, vectors=InMemoryVectorStore(8), graph=InMemoryGraphStore())
+
+
+async def test_build_graph_embeds_in_batches_and_writes_relationships() -> None:
+    tenant = new_tenant()
+    entities = [make_entity(tenant, f"E{i}") for i in range(10)]
+    embeddings = CountingEmbeddings(DIM)
+    graph = InMemoryGraphStore()
+    from redstring.testing import make_relationship
+
+    rel = make_relationship(entities[9], entities[0])
+    await build_graph(
+        entities,
+        [rel],
+        embeddings=embeddings,
+        vectors=InMemoryVectorStore(DIM),
+        graph=graph,
+        batch_size=4,
+    )
+    assert embeddings.documents == 3
+    found = await graph.relationships_of([entities[0].id], tenant)
+    assert [r.id for r in found[entities[0].id]] == [rel.id]
