@@ -20,7 +20,7 @@ def normalize_name(name: str) -> str:
     `  ACME Corp.` and `acme corp` both become `acme corp`; letters of any
     script survive, so `東京` stays `東京`.
     """
-    folded = fold_diacritics(name).casefold()
+    folded = name.lower() if name.isascii() else fold_diacritics(name).casefold()
     return " ".join(_NON_WORD.sub(" ", folded).split())
 
 

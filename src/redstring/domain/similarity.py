@@ -32,13 +32,19 @@ def _canonical(normalized: str) -> str:
 
 
 def string_similarities(query: str, candidates: Sequence[str]) -> NDArray[np.float64]:
-    """`string_similarity(query, c)` for every candidate `c`, computed in batches."""
+    """`string_similarity(query, c)` for every candidate `c`, computed in batches.
+
+    Each distinct normalised candidate is scored once.
+    """
     if not candidates:
         return np.zeros(0, dtype=np.float64)
     q = normalize_name(query)
-    names = [normalize_name(c) for c in candidates]
+    positions: dict[str, int] = {}
+    where = [positions.setdefault(normalize_name(c), len(positions)) for c in candidates]
+    names = list(positions)
     if not q:
-        return np.array([1.0 if not n else 0.0 for n in names], dtype=np.float64)
+        unique = np.array([1.0 if not n else 0.0 for n in names], dtype=np.float64)
+        return unique[where]
     q_canon = _canonical(q)
     canon = [_canonical(n) for n in names]
 
@@ -57,7 +63,8 @@ def string_similarities(query: str, candidates: Sequence[str]) -> NDArray[np.flo
     score = np.minimum(score, BELOW_EXACT)
     exact = np.array([n == q for n in names], dtype=bool)
     empty = np.array([not n for n in names], dtype=bool)
-    return np.where(exact, 1.0, np.where(empty, 0.0, score))
+    unique = np.where(exact, 1.0, np.where(empty, 0.0, score))
+    return unique[where]
 
 
 def string_similarity(a: str, b: str) -> float:

@@ -19,9 +19,24 @@ class _Tenant:
     blocks: dict[str, dict[EntityId, None]] = field(default_factory=dict)
     # entity id -> ids of relationships touching it
     incident: dict[EntityId, dict[RelationshipId, None]] = field(default_factory=dict)
+    # blocking key -> its ids in `id_order_key` order, built when a capped read needs it
+    sorted_blocks: dict[str, list[EntityId]] = field(default_factory=dict)
+
+    def index_entity(self, entity: Entity) -> None:
+        for key in entity.blocking_keys:
+            self.blocks.setdefault(key, {})[entity.id] = None
+            self.sorted_blocks.pop(key, None)
+
+    def block_head(self, key: str, limit: int) -> list[EntityId]:
+        """The first `limit` ids of the block in `id_order_key` order."""
+        ordered = self.sorted_blocks.get(key)
+        if ordered is None:
+            ordered = self.sorted_blocks[key] = sorted(self.blocks[key], key=id_order_key)
+        return ordered[:limit]
 
     def unindex_entity(self, entity: Entity) -> None:
         for key in entity.blocking_keys:
+            self.sorted_blocks.pop(key, None)
             block = self.blocks.get(key)
             if block is not None:
                 block.pop(entity.id, None)
@@ -60,8 +75,7 @@ class InMemoryGraphStore:
             if previous is not None:
                 tenant.unindex_entity(previous)
             tenant.entities[entity.id] = entity
-            for key in entity.blocking_keys:
-                tenant.blocks.setdefault(key, {})[entity.id] = None
+            tenant.index_entity(entity)
 
     async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
         missing = [
@@ -103,9 +117,10 @@ class InMemoryGraphStore:
             block = tenant.blocks.get(key)
             if not block:
                 continue
-            ids = list(block)
-            if limit_per_key is not None and len(ids) > limit_per_key:
-                ids = sorted(ids, key=id_order_key)[:limit_per_key]
+            if limit_per_key is not None and len(block) > limit_per_key:
+                ids = tenant.block_head(key, limit_per_key)
+            else:
+                ids = list(block)
             found[key] = [tenant.entities[entity_id] for entity_id in ids]
         return found
 
