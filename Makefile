@@ -23,8 +23,22 @@ lint: venv
 unit: venv
 	$(BIN)/pytest -m "not neo4j"
 
-test: lint
-	$(BIN)/pytest
+# Start a throwaway Neo4j (unless NEO4J_URI points at one), run lint and the whole
+# suite against it, and stop it whatever the outcome.
+test: venv
+	@$(PYTHON) scripts/neo4j_server.py start
+	@set -a; . ./.cache/neo4j/env; set +a; \
+	  $(MAKE) --no-print-directory lint && $(BIN)/pytest; status=$$?; \
+	  $(PYTHON) scripts/neo4j_server.py stop; exit $$status
+
+neo4j-start:
+	$(PYTHON) scripts/neo4j_server.py start
+
+neo4j-stop:
+	$(PYTHON) scripts/neo4j_server.py stop
+
+serve: venv
+	$(BIN)/redstring serve --demo
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache
