@@ -1,0 +1,16 @@
+"""Neo4j adapters: `Neo4jGraphStore` and `Neo4jVectorStore` over the official async driver.
+
+The only package where Cypher lives (all of it in `cypher.py`).
+"""
+
+from redstring.adapters.neo4j.connection import Neo4jSettings, connect_driver
+from redstring.adapters.neo4j.graph_store import Neo4jGraphStore
+from redstring.adapters.neo4j.vector_store import Neo4jVectorStore, VectorSearchMode
+
+__all__ = [
+    "Neo4jGraphStore",
+    "Neo4jSettings",
+    "Neo4jVectorStore",
+    "VectorSearchMode",
+    "connect_driver",
+]

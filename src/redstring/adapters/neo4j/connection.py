@@ -1,0 +1,126 @@
+"""Driver construction with timeouts, sessions, and the translation of driver errors.
+
+A Neo4j that stops answering must fail fast with `StoreUnavailableError`
+rather than hang a request: connection, acquisition and retry times are
+bounded, and every transaction carries a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j import exceptions as neo4j_errors
+
+from redstring.domain.errors import StoreUnavailableError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Neo4jSettings:
+    """Timeouts (seconds) and batch size shared by both stores."""
+
+    connection_timeout: float = 5.0
+    acquisition_timeout: float = 10.0
+    max_retry_time: float = 10.0
+    transaction_timeout: float = 30.0
+    batch_size: int = 1000
+
+
+DEFAULT_SETTINGS = Neo4jSettings()
+
+
+def connect_driver(
+    uri: str, auth: tuple[str, str], settings: Neo4jSettings = DEFAULT_SETTINGS
+) -> neo4j.AsyncDriver:
+    """An async driver with bounded connection, acquisition and retry times. No I/O yet."""
+    return neo4j.AsyncGraphDatabase.driver(
+        uri,
+        auth=auth,
+        connection_timeout=settings.connection_timeout,
+        connection_acquisition_timeout=settings.acquisition_timeout,
+        max_transaction_retry_time=settings.max_retry_time,
+    )
+
+
+_UNAVAILABLE = (
+    neo4j_errors.ServiceUnavailable,
+    neo4j_errors.SessionExpired,
+    neo4j_errors.TransientError,
+    neo4j_errors.DriverError,
+    OSError,
+    asyncio.TimeoutError,
+)
+
+
+class Neo4jConnection:
+    """A driver (owned or injected) plus the database name and timeouts.
+
+    An injected driver is never closed here; one made by `connect` is closed
+    by `close()`.
+    """
+
+    def __init__(
+        self,
+        driver: neo4j.AsyncDriver,
+        *,
+        database: str | None,
+        settings: Neo4jSettings,
+        owned: bool,
+    ) -> None:
+        self.driver = driver
+        self.database = database
+        self.settings = settings
+        self._owned = owned
+
+    async def close(self) -> None:
+        if self._owned:
+            await self.driver.close()
+
+    @asynccontextmanager
+    async def _session(self) -> AsyncIterator[neo4j.AsyncSession]:
+        async with self.driver.session(database=self.database) as session:
+            yield session
+
+    async def read(self, work: Callable[[neo4j.AsyncManagedTransaction], Awaitable[T]]) -> T:
+        """Run `work` in a read transaction, with errors translated."""
+        return await self._run(work, write=False)
+
+    async def write(self, work: Callable[[neo4j.AsyncManagedTransaction], Awaitable[T]]) -> T:
+        """Run `work` in one write transaction (all or nothing), with errors translated."""
+        return await self._run(work, write=True)
+
+    async def _run(
+        self, work: Callable[[neo4j.AsyncManagedTransaction], Awaitable[T]], *, write: bool
+    ) -> T:
+        timed = neo4j.unit_of_work(timeout=self.settings.transaction_timeout)(work)
+        deadline = self.settings.transaction_timeout + self.settings.max_retry_time
+        try:
+            async with self._session() as session:
+                run = session.execute_write if write else session.execute_read
+                return await asyncio.wait_for(run(timed), timeout=deadline)
+        except neo4j_errors.ClientError as exc:
+            if _is_timeout(exc):
+                raise StoreUnavailableError(f"Neo4j timed out: {exc.message}") from exc
+            raise
+        except _UNAVAILABLE as exc:
+            raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
+
+    async def run_schema(self, statement: str, **parameters: Any) -> None:
+        """Run one schema statement in an auto-commit transaction."""
+        try:
+            async with self._session() as session:
+                result = await session.run(statement, parameters)
+                await result.consume()
+        except _UNAVAILABLE as exc:
+            raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
+
+
+def _is_timeout(exc: neo4j_errors.Neo4jError) -> bool:
+    code = exc.code or ""
+    return "TransactionTimedOut" in code or "Timeout" in code

@@ -1,0 +1,222 @@
+"""Every Cypher statement redstring runs, in one place.
+
+Model: `(:Entity {tenant_id, id, ...})`, `(:BlockingKey {tenant_id, key})
+-[:BLOCKS]->(:Entity)`, `(:Entity)-[:RELATES {tenant_id, id, relationship_type,
+...}]->(:Entity)`, and vectors on their own nodes `(:<label> {tenant_id,
+entity_id, entity_type, embedding})` so that the vector store stands apart
+from the graph store. Ids are stored as lower-case UUID strings, so
+`ORDER BY id` is the domain's tie-break order.
+"""
+
+from __future__ import annotations
+
+import re
+
+# --- graph store schema ------------------------------------------------------
+
+GRAPH_SCHEMA = (
+    "CREATE CONSTRAINT redstring_entity_identity IF NOT EXISTS "
+    "FOR (e:Entity) REQUIRE (e.tenant_id, e.id) IS UNIQUE",
+    "CREATE CONSTRAINT redstring_blocking_key_identity IF NOT EXISTS "
+    "FOR (b:BlockingKey) REQUIRE (b.tenant_id, b.key) IS UNIQUE",
+    "CREATE CONSTRAINT redstring_relationship_identity IF NOT EXISTS "
+    "FOR ()-[r:RELATES]-() REQUIRE (r.tenant_id, r.id) IS UNIQUE",
+)
+
+# --- graph store -------------------------------------------------------------
+
+UPSERT_ENTITIES = """
+UNWIND $rows AS row
+MERGE (e:Entity {tenant_id: row.tenant_id, id: row.id})
+WITH e, row, [k IN coalesce(e.blocking_keys, []) WHERE NOT k IN row.blocking_keys] AS stale_keys
+SET e.name = row.name,
+    e.entity_type = row.entity_type,
+    e.description = row.description,
+    e.normalized_name = row.normalized_name,
+    e.blocking_keys = row.blocking_keys,
+    e.properties = row.properties
+WITH e, row, stale_keys
+CALL (e, row, stale_keys) {
+    UNWIND stale_keys AS key
+    MATCH (old:BlockingKey {tenant_id: row.tenant_id, key: key})-[edge:BLOCKS]->(e)
+    DELETE edge
+    WITH old
+    WHERE NOT (old)-[:BLOCKS]->()
+    DELETE old
+}
+CALL (e, row) {
+    UNWIND row.blocking_keys AS key
+    MERGE (b:BlockingKey {tenant_id: row.tenant_id, key: key})
+    MERGE (b)-[:BLOCKS]->(e)
+}
+"""
+
+DELETE_EMPTY_BLOCKING_KEYS = """
+UNWIND $keys AS key
+MATCH (b:BlockingKey {tenant_id: $tenant_id, key: key})
+WHERE NOT (b)-[:BLOCKS]->()
+DELETE b
+"""
+
+GET_ENTITIES = """
+UNWIND $ids AS id
+MATCH (e:Entity {tenant_id: $tenant_id, id: id})
+RETURN e {.*} AS entity
+"""
+
+FIND_BY_BLOCKING_KEYS = """
+UNWIND $keys AS key
+MATCH (b:BlockingKey {tenant_id: $tenant_id, key: key})
+CALL (b) {
+    MATCH (b)-[:BLOCKS]->(e:Entity)
+    RETURN e ORDER BY e.id LIMIT $limit
+}
+RETURN key, collect(e {.*}) AS entities
+"""
+
+_RELATIONSHIPS_OF = """
+UNWIND $ids AS id
+MATCH (e:Entity {tenant_id: $tenant_id, id: id})
+CALL (e) {
+    MATCH (e)PATTERN(other:Entity)
+    WHERE $types IS NULL OR r.relationship_type IN $types
+    RETURN r, startNode(r).id AS source, endNode(r).id AS target
+    ORDER BY r.relationship_type, r.id
+    LIMIT $limit
+}
+RETURN id, collect(r {.*, source: source, target: target}) AS relationships
+"""
+RELATIONSHIPS_OF = {
+    "OUT": _RELATIONSHIPS_OF.replace("PATTERN", "-[r:RELATES]->"),
+    "IN": _RELATIONSHIPS_OF.replace("PATTERN", "<-[r:RELATES]-"),
+    "BOTH": _RELATIONSHIPS_OF.replace("PATTERN", "-[r:RELATES]-"),
+}
+
+MISSING_ENDPOINTS = """
+UNWIND $rows AS row
+UNWIND [row.source, row.target] AS end_id
+WITH DISTINCT row.tenant_id AS tenant_id, end_id
+OPTIONAL MATCH (e:Entity {tenant_id: tenant_id, id: end_id})
+WITH end_id, e
+WHERE e IS NULL
+RETURN end_id
+"""
+
+UPSERT_RELATIONSHIPS = """
+UNWIND $rows AS row
+CALL (row) {
+    MATCH ()-[old:RELATES {tenant_id: row.tenant_id, id: row.id}]->()
+    DELETE old
+}
+WITH row
+MATCH (s:Entity {tenant_id: row.tenant_id, id: row.source})
+MATCH (t:Entity {tenant_id: row.tenant_id, id: row.target})
+CREATE (s)-[r:RELATES {tenant_id: row.tenant_id, id: row.id}]->(t)
+SET r.relationship_type = row.relationship_type,
+    r.confidence = row.confidence,
+    r.properties = row.properties
+"""
+
+DELETE_ENTITIES = """
+UNWIND $ids AS id
+MATCH (e:Entity {tenant_id: $tenant_id, id: id})
+WITH e, e.blocking_keys AS keys
+DETACH DELETE e
+RETURN count(*) AS deleted, collect(keys) AS keys
+"""
+
+PING = "RETURN 1 AS ok"
+
+# --- vector store ------------------------------------------------------------
+
+_LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+
+
+def vector_label(label: str) -> str:
+    """`label` if it is a plain identifier, safe to splice into Cypher; else `ValueError`."""
+    if not _LABEL.match(label):
+        raise ValueError(f"vector label must be a plain identifier, got {label!r}")
+    return label
+
+
+def vector_index_name(label: str) -> str:
+    return f"redstring_{vector_label(label).lower()}_embedding"
+
+
+def vector_schema(label: str, dimension: int) -> tuple[str, ...]:
+    """Identity constraint, tenant index and the cosine vector index with filter properties."""
+    lab, index = vector_label(label), vector_index_name(label)
+    return (
+        f"CREATE CONSTRAINT redstring_{lab.lower()}_identity IF NOT EXISTS "
+        f"FOR (v:{lab}) REQUIRE (v.tenant_id, v.entity_id) IS UNIQUE",
+        f"CREATE INDEX redstring_{lab.lower()}_tenant IF NOT EXISTS FOR (v:{lab}) ON (v.tenant_id)",
+        f"CYPHER 25 CREATE VECTOR INDEX {index} IF NOT EXISTS FOR (v:{lab}) ON v.embedding "
+        f"WITH [v.tenant_id, v.entity_type] "
+        f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dimension)}, "
+        f"`vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}}}",
+    )
+
+
+VECTOR_INDEX_DIMENSION = """
+SHOW VECTOR INDEXES YIELD name, options
+WHERE name = $name
+RETURN options.indexConfig['vector.dimensions'] AS dimension
+"""
+
+AWAIT_INDEXES = "CALL db.awaitIndexes($seconds)"
+
+
+def upsert_vectors(label: str) -> str:
+    return f"""
+UNWIND $rows AS row
+MERGE (v:{vector_label(label)} {{tenant_id: row.tenant_id, entity_id: row.entity_id}})
+SET v.entity_type = row.entity_type
+WITH v, row
+CALL db.create.setNodeVectorProperty(v, 'embedding', row.vector)
+"""
+
+
+def delete_vectors(label: str) -> str:
+    return f"""
+UNWIND $ids AS id
+MATCH (v:{vector_label(label)} {{tenant_id: $tenant_id, entity_id: id}})
+DELETE v
+"""
+
+
+def search_vectors_in_index(label: str, typed: bool) -> str:
+    """Nearest `$k` inside the vector index, filtered by tenant (and type) during the search."""
+    type_filter = " AND v.entity_type IN $types" if typed else ""
+    return f"""
+CYPHER 25
+MATCH (v:{vector_label(label)})
+  SEARCH v IN (
+    VECTOR INDEX {vector_index_name(label)}
+    FOR $vector
+    WHERE v.tenant_id = $tenant_id{type_filter}
+    LIMIT $k
+  ) SCORE AS score
+RETURN v.entity_id AS entity_id, score
+"""
+
+
+def count_matching_vectors(label: str) -> str:
+    """How many records pass the filters, counted up to `$cap` (an index seek on tenant)."""
+    return f"""
+MATCH (v:{vector_label(label)} {{tenant_id: $tenant_id}})
+WHERE $types IS NULL OR v.entity_type IN $types
+WITH v LIMIT $cap
+RETURN count(v) AS matching
+"""
+
+
+def search_vectors_exact(label: str) -> str:
+    """Exact nearest `$k` by a tenant-scoped scan, the fallback without in-index filters."""
+    return f"""
+MATCH (v:{vector_label(label)} {{tenant_id: $tenant_id}})
+WHERE $types IS NULL OR v.entity_type IN $types
+WITH v, vector.similarity.cosine(v.embedding, $vector) AS score
+RETURN v.entity_id AS entity_id, score
+ORDER BY score DESC, entity_id ASC
+LIMIT $k
+"""

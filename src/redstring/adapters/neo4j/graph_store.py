@@ -1,0 +1,202 @@
+"""`Neo4jGraphStore`: the `GraphStore` port on Neo4j."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any, Self
+
+import neo4j
+
+from redstring.adapters.neo4j import cypher
+from redstring.adapters.neo4j.connection import (
+    DEFAULT_SETTINGS,
+    Neo4jConnection,
+    Neo4jSettings,
+    connect_driver,
+)
+from redstring.adapters.neo4j.records import (
+    entity_from,
+    entity_row,
+    relationship_from,
+    relationship_row,
+)
+from redstring.domain.entity import Entity
+from redstring.domain.errors import MissingEndpointError
+from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.relationship import Direction, Relationship
+
+# LIMIT takes no null: "no limit" is the largest value Cypher accepts.
+_NO_LIMIT = 2**63 - 1
+
+
+def _batches(rows: list[dict[str, Any]], size: int) -> list[list[dict[str, Any]]]:
+    return [rows[i : i + size] for i in range(0, len(rows), size)]
+
+
+class Neo4jGraphStore:
+    """Entities, blocking keys and relationships in Neo4j; identity is `(tenant_id, id)`.
+
+    Construct from an injected `neo4j.AsyncDriver` (neither owned nor closed)
+    or with `connect(uri, auth)` (owned, closed by `close()` or `async with`).
+    Construction does no I/O; call `ensure_schema()` once (idempotent).
+    Each upsert call is one transaction per `settings.batch_size` rows.
+    Errors of an unreachable or timed-out server raise `StoreUnavailableError`.
+    """
+
+    def __init__(
+        self,
+        driver: neo4j.AsyncDriver,
+        *,
+        database: str | None = None,
+        settings: Neo4jSettings = DEFAULT_SETTINGS,
+        _owned: bool = False,
+    ) -> None:
+        self._db = Neo4jConnection(driver, database=database, settings=settings, owned=_owned)
+
+    @classmethod
+    def connect(
+        cls,
+        uri: str,
+        auth: tuple[str, str],
+        database: str | None = None,
+        settings: Neo4jSettings = DEFAULT_SETTINGS,
+    ) -> Self:
+        return cls(
+            connect_driver(uri, auth, settings), database=database, settings=settings, _owned=True
+        )
+
+    async def close(self) -> None:
+        await self._db.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def ensure_schema(self) -> None:
+        """Create every constraint and index the queries rely on, if missing."""
+        for statement in cypher.GRAPH_SCHEMA:
+            await self._db.run_schema(statement)
+
+    async def ping(self) -> None:
+        """Raise `StoreUnavailableError` unless the server answers a query."""
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+            await (await tx.run(cypher.PING)).consume()
+
+        await self._db.read(work)
+
+    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        rows = [entity_row(e) for e in entities]
+        for batch in _batches(rows, self._db.settings.batch_size):
+
+            async def work(tx: neo4j.AsyncManagedTransaction, batch: Any = batch) -> None:
+                await (await tx.run(cypher.UPSERT_ENTITIES, rows=batch)).consume()
+
+            await self._db.write(work)
+
+    async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+        # One row per id, the last one winning, as sequential upserts would leave it.
+        rows = list({r.id: relationship_row(r) for r in relationships}.values())
+        for batch in _batches(rows, self._db.settings.batch_size):
+
+            async def work(tx: neo4j.AsyncManagedTransaction, batch: Any = batch) -> None:
+                missing = await (await tx.run(cypher.MISSING_ENDPOINTS, rows=batch)).value()
+                if missing:
+                    raise MissingEndpointError(missing)
+                await (await tx.run(cypher.UPSERT_RELATIONSHIPS, rows=batch)).consume()
+
+            await self._db.write(work)
+
+    async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
+        wanted = [str(i) for i in dict.fromkeys(ids)]
+        if not wanted:
+            return []
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> list[dict[str, Any]]:
+            result = await tx.run(cypher.GET_ENTITIES, ids=wanted, tenant_id=str(tenant_id))
+            return await result.value("entity")
+
+        found = {row["id"]: entity_from(row) for row in await self._db.read(work)}
+        return [found[i] for i in wanted if i in found]
+
+    async def find_by_blocking_keys(
+        self,
+        keys: Sequence[str],
+        tenant_id: TenantId,
+        *,
+        limit_per_key: int | None = None,
+    ) -> dict[str, list[Entity]]:
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return {}
+        limit = _NO_LIMIT if limit_per_key is None else limit_per_key
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> list[neo4j.Record]:
+            result = await tx.run(
+                cypher.FIND_BY_BLOCKING_KEYS, keys=wanted, tenant_id=str(tenant_id), limit=limit
+            )
+            return [record async for record in result]
+
+        return {
+            record["key"]: [entity_from(e) for e in record["entities"]]
+            for record in await self._db.read(work)
+            if record["entities"]
+        }
+
+    async def relationships_of(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+    ) -> dict[EntityId, list[Relationship]]:
+        wanted = list(dict.fromkeys(entity_ids))
+        result_map: dict[EntityId, list[Relationship]] = {i: [] for i in wanted}
+        if not wanted:
+            return result_map
+        statement = cypher.RELATIONSHIPS_OF[Direction(direction).value]
+        limit = _NO_LIMIT if limit_per_entity is None else limit_per_entity
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> list[neo4j.Record]:
+            result = await tx.run(
+                statement,
+                ids=[str(i) for i in wanted],
+                tenant_id=str(tenant_id),
+                types=None if types is None else list(types),
+                limit=limit,
+            )
+            return [record async for record in result]
+
+        by_text = {str(i): i for i in wanted}
+        for record in await self._db.read(work):
+            result_map[by_text[record["id"]]] = [
+                relationship_from(r) for r in record["relationships"]
+            ]
+        return result_map
+
+    async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
+        wanted = [str(i) for i in dict.fromkeys(ids)]
+        if not wanted:
+            return 0
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> int:
+            record = await (
+                await tx.run(cypher.DELETE_ENTITIES, ids=wanted, tenant_id=str(tenant_id))
+            ).single(strict=True)
+            keys = sorted({k for ks in record["keys"] for k in ks})
+            await (
+                await tx.run(cypher.DELETE_EMPTY_BLOCKING_KEYS, keys=keys, tenant_id=str(tenant_id))
+            ).consume()
+            return int(record["deleted"])
+
+        return await self._db.write(work)

@@ -1,0 +1,77 @@
+"""Conversion between domain objects and the property maps stored in Neo4j.
+
+Ids are stored as lower-case UUID strings and user properties as one JSON
+string, because Neo4j properties cannot hold nested maps and user keys
+must not collide with redstring's own.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from redstring.domain.entity import Entity
+from redstring.domain.ids import EntityId, RelationshipId, TenantId
+from redstring.domain.properties import PropertyValue, thaw_properties
+from redstring.domain.relationship import Relationship
+
+
+def properties_json(properties: Mapping[str, PropertyValue]) -> str:
+    return json.dumps(thaw_properties(properties), ensure_ascii=False, sort_keys=True)
+
+
+def _properties(stored: str | None) -> dict[str, PropertyValue]:
+    raw = json.loads(stored) if stored else {}
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+
+
+def entity_row(entity: Entity) -> dict[str, Any]:
+    return {
+        "tenant_id": str(entity.tenant_id),
+        "id": str(entity.id),
+        "name": entity.name,
+        "entity_type": entity.entity_type,
+        "description": entity.description,
+        "normalized_name": entity.normalized_name,
+        "blocking_keys": list(entity.blocking_keys),
+        "properties": properties_json(entity.properties),
+    }
+
+
+def entity_from(stored: Mapping[str, Any]) -> Entity:
+    return Entity(
+        id=EntityId(uuid.UUID(stored["id"])),
+        tenant_id=TenantId(uuid.UUID(stored["tenant_id"])),
+        name=stored["name"],
+        entity_type=stored["entity_type"],
+        description=stored.get("description"),
+        properties=_properties(stored.get("properties")),
+        normalized_name=stored["normalized_name"],
+        blocking_keys=tuple(stored["blocking_keys"]),
+    )
+
+
+def relationship_row(relationship: Relationship) -> dict[str, Any]:
+    return {
+        "tenant_id": str(relationship.tenant_id),
+        "id": str(relationship.id),
+        "source": str(relationship.source_entity_id),
+        "target": str(relationship.target_entity_id),
+        "relationship_type": relationship.relationship_type,
+        "confidence": relationship.confidence,
+        "properties": properties_json(relationship.properties),
+    }
+
+
+def relationship_from(stored: Mapping[str, Any]) -> Relationship:
+    return Relationship(
+        id=RelationshipId(uuid.UUID(stored["id"])),
+        tenant_id=TenantId(uuid.UUID(stored["tenant_id"])),
+        source_entity_id=EntityId(uuid.UUID(stored["source"])),
+        target_entity_id=EntityId(uuid.UUID(stored["target"])),
+        relationship_type=stored["relationship_type"],
+        confidence=stored["confidence"],
+        properties=_properties(stored.get("properties")),
+    )

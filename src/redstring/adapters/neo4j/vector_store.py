@@ -1,0 +1,237 @@
+"""`Neo4jVectorStore`: the `VectorStore` port on a Neo4j vector index."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from enum import StrEnum
+from types import TracebackType
+from typing import Any, Self
+
+import neo4j
+import numpy as np
+from neo4j import exceptions as neo4j_errors
+
+from redstring.adapters.neo4j import cypher
+from redstring.adapters.neo4j.connection import (
+    DEFAULT_SETTINGS,
+    Neo4jConnection,
+    Neo4jSettings,
+    connect_driver,
+)
+from redstring.domain.errors import DimensionMismatchError
+from redstring.domain.ids import EntityId, TenantId, id_order_key
+from redstring.domain.vectors import VectorMatch, VectorRecord
+
+
+class VectorSearchMode(StrEnum):
+    """How `search` applies its filters before `k`.
+
+    `INDEX`: inside the vector index (Cypher 25 `SEARCH ... WHERE`, tenant and
+    type declared as the index's filter properties), except that a filter
+    passing at most `exact_below` records is answered by an exact scan of
+    those records. `EXACT`: always a tenant-scoped scan with exact cosine,
+    for servers that cannot filter inside the index. Neither ever takes the
+    nearest `k` first and filters afterwards.
+    """
+
+    INDEX = "index"
+    EXACT = "exact"
+
+
+def _check_vector(vector: Sequence[float], dimension: int, what: str) -> list[float]:
+    array = np.asarray(vector, dtype=np.float64)
+    if array.ndim != 1 or array.shape[0] != dimension:
+        raise DimensionMismatchError(dimension, int(array.size), what)
+    if not np.isfinite(array).all():
+        raise ValueError(f"{what} contains a NaN or infinite component")
+    return array.tolist()  # type: ignore[no-any-return]
+
+
+_log = logging.getLogger(__name__)
+
+# Filters passing this few records are scanned exactly: cheaper than the index for
+# them, exact by construction, and clear of a Lucene fault seen in 2026.08 when an
+# in-index filter matches almost nothing (docs/neo4j.md).
+DEFAULT_EXACT_BELOW = 2000
+
+
+class Neo4jVectorStore:
+    """One `(:<label> {tenant_id, entity_id, entity_type, embedding})` node per record,
+    searched through a cosine vector index of the declared dimension.
+
+    Scores are the index's `(1 + cos) / 2`, the domain's scale; equal scores
+    are ordered by `id_order_key`, including at the cut: when the `k`-th
+    score is tied past what was fetched, the search asks for more.
+    Construction does no I/O; `ensure_schema()` creates the index (and
+    refuses an existing index of another dimension). `label` lets stores of
+    different dimensions share one database.
+    """
+
+    def __init__(
+        self,
+        driver: neo4j.AsyncDriver,
+        dimension: int,
+        *,
+        database: str | None = None,
+        label: str = "EntityVector",
+        search_mode: VectorSearchMode = VectorSearchMode.INDEX,
+        exact_below: int = DEFAULT_EXACT_BELOW,
+        settings: Neo4jSettings = DEFAULT_SETTINGS,
+        _owned: bool = False,
+    ) -> None:
+        if dimension <= 0:
+            raise ValueError("dimension must be positive")
+        self._exact_below = exact_below
+        self._dimension = dimension
+        self._label = cypher.vector_label(label)
+        self._mode = VectorSearchMode(search_mode)
+        self._db = Neo4jConnection(driver, database=database, settings=settings, owned=_owned)
+
+    @classmethod
+    def connect(
+        cls,
+        uri: str,
+        auth: tuple[str, str],
+        dimension: int,
+        database: str | None = None,
+        *,
+        label: str = "EntityVector",
+        search_mode: VectorSearchMode = VectorSearchMode.INDEX,
+        settings: Neo4jSettings = DEFAULT_SETTINGS,
+    ) -> Self:
+        return cls(
+            connect_driver(uri, auth, settings),
+            dimension,
+            database=database,
+            label=label,
+            search_mode=search_mode,
+            settings=settings,
+            _owned=True,
+        )
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    async def close(self) -> None:
+        await self._db.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def ensure_schema(self, *, wait_seconds: int = 300) -> None:
+        """Create the constraint and indexes if missing, and wait until they are online."""
+        for statement in cypher.vector_schema(self._label, self._dimension):
+            await self._db.run_schema(statement)
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> Any:
+            name = cypher.vector_index_name(self._label)
+            return await (await tx.run(cypher.VECTOR_INDEX_DIMENSION, name=name)).single()
+
+        record = await self._db.read(work)
+        existing = None if record is None else record["dimension"]
+        if existing is not None and int(existing) != self._dimension:
+            raise DimensionMismatchError(
+                int(existing), self._dimension, f"the vector store for label {self._label}"
+            )
+        await self._db.run_schema(cypher.AWAIT_INDEXES, seconds=wait_seconds)
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        latest = {(r.tenant_id, r.entity_id): r for r in records}.values()
+        rows = [
+            {
+                "tenant_id": str(r.tenant_id),
+                "entity_id": str(r.entity_id),
+                "entity_type": r.entity_type,
+                "vector": _check_vector(r.vector, self._dimension, "vector record"),
+            }
+            for r in latest
+        ]
+        size = self._db.settings.batch_size
+        statement = cypher.upsert_vectors(self._label)
+        for start in range(0, len(rows), size):
+            batch = rows[start : start + size]
+
+            async def work(tx: neo4j.AsyncManagedTransaction, batch: Any = batch) -> None:
+                await (await tx.run(statement, rows=batch)).consume()
+
+            await self._db.write(work)
+
+    async def search(
+        self,
+        vector: Sequence[float],
+        tenant_id: TenantId,
+        *,
+        k: int,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[VectorMatch]:
+        if k < 0:
+            raise ValueError("k must not be negative")
+        query = _check_vector(vector, self._dimension, "query vector")
+        if k == 0 or (entity_types is not None and len(entity_types) == 0):
+            return []
+        types = None if entity_types is None else sorted(set(entity_types))
+        fetch = k + 1
+        while True:
+            rows = await self._nearest(query, str(tenant_id), fetch, types)
+            ranked = sorted(rows, key=lambda row: (-row[1], id_order_key(row[0])))
+            # Done when nothing is left, or when the k-th score beats the last one fetched:
+            # then every record tied with the k-th is among those fetched.
+            if len(rows) < fetch or ranked[k - 1][1] > ranked[-1][1]:
+                break
+            fetch *= 2
+        return [VectorMatch(entity_id=entity_id, score=score) for entity_id, score in ranked[:k]]
+
+    async def _nearest(
+        self, query: list[float], tenant_id: str, k: int, types: list[str] | None
+    ) -> list[tuple[EntityId, float]]:
+        params = {"vector": query, "tenant_id": tenant_id, "k": k, "types": types}
+        exact = cypher.search_vectors_exact(self._label)
+        indexed = cypher.search_vectors_in_index(self._label, typed=types is not None)
+        count = cypher.count_matching_vectors(self._label)
+
+        async def rows(tx: neo4j.AsyncManagedTransaction, statement: str) -> list[Any]:
+            result = await tx.run(statement, params)
+            return [(r["entity_id"], r["score"]) async for r in result]
+
+        async def index_or_exact(tx: neo4j.AsyncManagedTransaction) -> list[Any]:
+            if self._mode is VectorSearchMode.INDEX:
+                cap = self._exact_below + 1
+                matching = await (await tx.run(count, params, cap=cap)).single(strict=True)
+                if matching["matching"] > self._exact_below:
+                    return await rows(tx, indexed)
+            return await rows(tx, exact)
+
+        async def exact_only(tx: neo4j.AsyncManagedTransaction) -> list[Any]:
+            return await rows(tx, exact)
+
+        try:
+            found = await self._db.read(index_or_exact)
+        except neo4j_errors.DatabaseError as exc:
+            _log.warning("vector index search failed (%s); answered by an exact scan", exc.code)
+            found = await self._db.read(exact_only)
+        return [
+            (EntityId(uuid.UUID(entity_id)), min(1.0, max(0.0, float(score))))
+            for entity_id, score in found
+        ]
+
+    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        ids = [str(i) for i in dict.fromkeys(entity_ids)]
+        if not ids:
+            return
+        statement = cypher.delete_vectors(self._label)
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+            await (await tx.run(statement, ids=ids, tenant_id=str(tenant_id))).consume()
+
+        await self._db.write(work)

@@ -1,0 +1,83 @@
+"""The schema step is what makes the adapters work: proven on an empty schema."""
+
+from __future__ import annotations
+
+import uuid
+
+import neo4j
+import pytest
+from neo4j.exceptions import ClientError
+
+from redstring import EntityId, VectorRecord
+from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore
+from redstring.domain.errors import DimensionMismatchError
+from redstring.testing import new_tenant
+
+from .conftest import COMPLIANCE_DIMENSION
+
+LABEL = "SchemaProbeVector"
+
+
+async def _drop_redstring_schema(driver: neo4j.AsyncDriver) -> None:
+    async with driver.session() as session:
+        constraints = await (await session.run("SHOW CONSTRAINTS YIELD name")).value("name")
+        for name in constraints:
+            if name.startswith("redstring_"):
+                await session.run(f"DROP CONSTRAINT {name}")
+        indexes = await (await session.run("SHOW INDEXES YIELD name")).value("name")
+        for name in indexes:
+            if name.startswith("redstring_schemaprobe"):
+                await session.run(f"DROP INDEX {name}")
+
+
+async def _plan_operators(driver: neo4j.AsyncDriver, query: str, **params: object) -> str:
+    async with driver.session() as session:
+        summary = await (await session.run("EXPLAIN " + query, params)).consume()
+    operators: list[str] = []
+
+    def walk(plan: object) -> None:
+        operators.append(plan["operatorType"])  # type: ignore[index]
+        for child in plan.get("children", []):  # type: ignore[attr-defined]
+            walk(child)
+
+    walk(summary.plan)
+    return " ".join(operators)
+
+
+async def test_empty_schema_fails_and_ensure_schema_fixes_it(driver: neo4j.AsyncDriver) -> None:
+    from redstring.adapters.neo4j import cypher
+
+    await _drop_redstring_schema(driver)
+    vectors = Neo4jVectorStore(driver, COMPLIANCE_DIMENSION, label=LABEL, exact_below=0)
+    tenant = new_tenant()
+    record = VectorRecord(
+        entity_id=EntityId(uuid.uuid4()),
+        tenant_id=tenant,
+        vector=(1.0,) * COMPLIANCE_DIMENSION,
+        entity_type="thing",
+    )
+    await vectors.upsert([record])
+    with pytest.raises(ClientError):
+        await vectors.search([1.0] * COMPLIANCE_DIMENSION, tenant, k=3)
+    lookup = await _plan_operators(
+        driver, cypher.FIND_BY_BLOCKING_KEYS, keys=["w:x"], tenant_id="t", limit=5
+    )
+    assert "NodeUniqueIndexSeek" not in lookup
+
+    await Neo4jGraphStore(driver).ensure_schema()
+    await vectors.ensure_schema()
+    await vectors.ensure_schema()  # idempotent
+    [match] = await vectors.search([1.0] * COMPLIANCE_DIMENSION, tenant, k=3)
+    assert match.entity_id == record.entity_id
+    lookup = await _plan_operators(
+        driver, cypher.FIND_BY_BLOCKING_KEYS, keys=["w:x"], tenant_id="t", limit=5
+    )
+    assert "NodeUniqueIndexSeek" in lookup
+    assert "LabelScan" not in lookup
+    assert "AllNodesScan" not in lookup
+
+
+async def test_index_of_another_dimension_is_refused(driver: neo4j.AsyncDriver) -> None:
+    await Neo4jVectorStore(driver, 8, label="DimensionProbe").ensure_schema()
+    with pytest.raises(DimensionMismatchError):
+        await Neo4jVectorStore(driver, 9, label="DimensionProbe").ensure_schema()
