@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import resource
 import statistics
@@ -26,6 +27,6 @@ async def median_ms(run: Callable[[], Awaitable[object]], repeats: int) -> float
 
 
 def machine() -> str:
-    import os
-
-    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    """Processor, core count and Python version, for the figures' heading."""
+    cpu = platform.processor() or platform.machine()
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"

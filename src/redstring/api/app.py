@@ -1,0 +1,81 @@
+"""`create_app`: the Starlette application serving `/graphql`, `/healthz` and `/readyz`."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+from redstring.api.demo import load_demo
+from redstring.api.endpoint import GraphQLEndpoint
+from redstring.api.health import healthz, readyz_endpoint
+from redstring.api.log_config import configure_logging
+from redstring.api.schema.build import build_schema
+from redstring.api.settings import Settings
+from redstring.api.startup import open_services
+from redstring.composition.services import Services
+
+logger = logging.getLogger("redstring.api")
+
+
+class _Holder:
+    """The services of a running app: set at creation when injected, else in the lifespan."""
+
+    def __init__(self, services: Services | None) -> None:
+        self.services = services
+
+    def __call__(self) -> Services:
+        if self.services is None:
+            raise RuntimeError("the app's services are not open (was its lifespan run?)")
+        return self.services
+
+
+def create_app(settings: Settings | None = None, *, services: Services | None = None) -> Starlette:
+    """The redstring ASGI app.
+
+    With `services`, the app uses them as given (and never closes them); that
+    is how tests and embedders inject stores. Without, the app opens the
+    services `settings` describe when it starts and closes them when it stops,
+    loading the demo dataset first when `settings.demo` is on.
+    """
+    settings = settings or Settings()
+    holder = _Holder(services)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if holder.services is not None:
+            yield
+            return
+        opened = await open_services(settings)
+        try:
+            if settings.demo:
+                count = await load_demo(opened)
+                logger.info("demo dataset loaded: %d entities", count)
+            holder.services = opened
+            yield
+        finally:
+            holder.services = None
+            await opened.aclose()
+
+    limits = settings.limits()
+    graphql = GraphQLEndpoint(
+        build_schema(limits), services=holder, limits=limits, graphiql=settings.graphiql
+    )
+    return Starlette(
+        routes=[
+            Route("/graphql", graphql, methods=["GET", "POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readyz_endpoint(holder, settings.readiness_timeout), methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )
+
+
+def app_from_environment() -> Starlette:
+    """An app configured by the environment alone: uvicorn's factory for several workers."""
+    settings = Settings()
+    configure_logging(settings.log_level)
+    return create_app(settings)

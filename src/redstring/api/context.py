@@ -1,0 +1,27 @@
+"""`RequestContext`: what every resolver of one GraphQL request can reach."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from redstring.api.authorization import Caller
+from redstring.api.limits import Limits
+from redstring.api.loaders import Loaders
+from redstring.composition.services import Services
+
+
+@dataclass
+class RequestContext:
+    """The services, the per-request loaders, the limits and the caller's identity.
+
+    Resolvers reach stores only through `services` (composition) and
+    `loaders`; `caller` is what `authorize_tenant` checks.
+    """
+
+    services: Services
+    limits: Limits = field(default_factory=Limits)
+    caller: Caller = field(default_factory=Caller.anonymous)
+    loaders: Loaders = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.loaders = Loaders(self.services.graph)

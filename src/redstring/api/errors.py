@@ -1,0 +1,153 @@
+"""What a client sees of an error: a code in `extensions.code` and a message safe to show.
+
+| code                        | when                                                        |
+|-----------------------------|-------------------------------------------------------------|
+| `GRAPHQL_PARSE_FAILED`      | the document is not GraphQL                                 |
+| `GRAPHQL_VALIDATION_FAILED` | the document does not fit the schema or a limit (depth)     |
+| `BAD_USER_INPUT`            | an argument or variable value is wrong (`InvalidInputError`,|
+|                             | a pydantic `ValidationError`, a variable of the wrong type) |
+| `FORBIDDEN`                 | the caller may not use the tenant                           |
+| `SERVICE_UNAVAILABLE`       | a store did not answer (`StoreUnavailableError`)            |
+| `INTERNAL_SERVER_ERROR`     | anything else: message masked, cause logged server-side     |
+
+Plain `ValueError`s are not trusted as bad input: only the error types above
+are, so a bug deep in a library never leaks its message to a client.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from enum import StrEnum
+
+from graphql import GraphQLError, GraphQLSyntaxError
+from pydantic import ValidationError
+from strawberry.extensions import SchemaExtension
+
+from redstring.api.authorization import TenantAccessDeniedError
+from redstring.domain.errors import InvalidInputError, StoreUnavailableError
+
+logger = logging.getLogger("redstring.api")
+
+INTERNAL_MESSAGE = "Internal server error"
+UNAVAILABLE_MESSAGE = "A backing store is unavailable; try again later"
+
+
+class ErrorCode(StrEnum):
+    """The values of `extensions.code`, as Apollo and most GraphQL clients name them."""
+
+    GRAPHQL_PARSE_FAILED = "GRAPHQL_PARSE_FAILED"
+    GRAPHQL_VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED"
+    BAD_USER_INPUT = "BAD_USER_INPUT"
+    FORBIDDEN = "FORBIDDEN"
+    SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
+    INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
+
+
+def describe_validation_error(
+    error: ValidationError, where: str = "", names: Mapping[str, str] | None = None
+) -> str:
+    """A pydantic error as `where.field: what is wrong` per problem, without pydantic's URLs.
+
+    `names` renames fields (domain spelling to schema spelling).
+    """
+    parts: list[str] = []
+    for problem in error.errors(include_url=False):
+        loc = [str((names or {}).get(str(p), p)) for p in problem["loc"]]
+        location = ".".join(p for p in (where, *loc) if p)
+        message = problem["msg"].removeprefix("Value error, ")
+        parts.append(f"{location}: {message}" if location else message)
+    return "; ".join(parts)
+
+
+def error_code(error: GraphQLError) -> ErrorCode:
+    """The code of `error`; see the module docstring for the rules."""
+    preset = (error.extensions or {}).get("code")
+    if isinstance(preset, str) and preset in ErrorCode.__members__:
+        return ErrorCode(preset)
+    original = error.original_error
+    if original is None or isinstance(original, GraphQLError):
+        # graphql-core's own error: about the request when no field was being
+        # resolved, else a value a resolver returned did not fit (a server bug).
+        if error.path is not None:
+            return ErrorCode.INTERNAL_SERVER_ERROR
+        if isinstance(error, GraphQLSyntaxError):
+            return ErrorCode.GRAPHQL_PARSE_FAILED
+        return ErrorCode.BAD_USER_INPUT
+    if isinstance(original, InvalidInputError | ValidationError):
+        return ErrorCode.BAD_USER_INPUT
+    if isinstance(original, TenantAccessDeniedError):
+        return ErrorCode.FORBIDDEN
+    if isinstance(original, StoreUnavailableError):
+        return ErrorCode.SERVICE_UNAVAILABLE
+    return ErrorCode.INTERNAL_SERVER_ERROR
+
+
+def _public_message(error: GraphQLError, code: ErrorCode) -> str:
+    if code is ErrorCode.INTERNAL_SERVER_ERROR:
+        return INTERNAL_MESSAGE
+    if code is ErrorCode.SERVICE_UNAVAILABLE:
+        return UNAVAILABLE_MESSAGE
+    if isinstance(error.original_error, ValidationError):
+        return describe_validation_error(error.original_error)
+    return error.message
+
+
+def public_error(error: GraphQLError) -> GraphQLError:
+    """`error` as the client may see it: a safe message, a code, no original exception."""
+    code = error_code(error)
+    extensions = {} if code is ErrorCode.INTERNAL_SERVER_ERROR else dict(error.extensions or {})
+    extensions["code"] = code.value
+    return GraphQLError(
+        _public_message(error, code),
+        nodes=error.nodes,
+        source=error.source,
+        positions=error.positions,
+        path=error.path,
+        original_error=None,
+        extensions=extensions,
+    )
+
+
+def log_errors(errors: Sequence[GraphQLError]) -> None:
+    """Log each error server-side at a level fitting its code; internal ones with traceback."""
+    for error in errors:
+        code = error_code(error)
+        original = error.original_error
+        if code is ErrorCode.INTERNAL_SERVER_ERROR:
+            logger.error(
+                "internal error at %s: %s",
+                _where(error),
+                error.message,
+                exc_info=(type(original), original, original.__traceback__) if original else None,
+            )
+        elif code is ErrorCode.SERVICE_UNAVAILABLE:
+            logger.warning("store unavailable at %s: %s", _where(error), original)
+        else:
+            logger.info("%s at %s: %s", code.value, _where(error), error.message)
+
+
+def _where(error: GraphQLError) -> str:
+    return ".".join(str(p) for p in error.path) if error.path else "request"
+
+
+class ErrorCodes(SchemaExtension):
+    """Replaces every error of a result by its `public_error`.
+
+    Validation errors are marked while the validation step runs, because
+    afterwards they look exactly like errors in variable values.
+    """
+
+    def on_validate(self) -> Iterator[None]:
+        yield
+        for error in self.execution_context.pre_execution_errors or ():
+            error.extensions = {
+                **(error.extensions or {}),
+                "code": ErrorCode.GRAPHQL_VALIDATION_FAILED.value,
+            }
+
+    def on_operation(self) -> Iterator[None]:
+        yield
+        result = self.execution_context.result
+        if result is not None and result.errors:
+            result.errors = [public_error(error) for error in result.errors]

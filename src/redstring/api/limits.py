@@ -1,0 +1,47 @@
+"""`Limits`: how much one request may ask for, so that no client can exhaust the server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from redstring.domain.errors import InvalidInputError
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Upper bounds on request arguments; a request over one is refused as bad input.
+
+    Lower bounds (a blank query, a negative `k`) are the domain's to check;
+    `first` has none in the domain, so a negative one is refused here.
+    """
+
+    max_k: int = 100
+    max_query_length: int = 1000
+    max_first: int = 200
+    max_depth: int = 10
+    max_aliases: int = 30
+    max_tokens: int = 20_000
+    max_batch: int = 1000
+
+    def check_retrieve(self, query: str, k: int) -> None:
+        """Raise `InvalidInputError` when `query` is too long or `k` too large."""
+        if len(query) > self.max_query_length:
+            raise InvalidInputError(
+                f"query is {len(query)} characters long; the limit is {self.max_query_length}"
+            )
+        if k > self.max_k:
+            raise InvalidInputError(f"k must be at most {self.max_k}, got {k}")
+
+    def check_first(self, first: int) -> None:
+        """Raise `InvalidInputError` unless `0 <= first <= max_first`."""
+        if first < 0:
+            raise InvalidInputError(f"first must not be negative, got {first}")
+        if first > self.max_first:
+            raise InvalidInputError(f"first must be at most {self.max_first}, got {first}")
+
+    def check_batch(self, size: int, what: str) -> None:
+        """Raise `InvalidInputError` when one mutation carries more than `max_batch` items."""
+        if size > self.max_batch:
+            raise InvalidInputError(
+                f"{what} holds {size} items; at most {self.max_batch} per request"
+            )

@@ -1,0 +1,90 @@
+"""Per-request DataLoaders: one store call per batch of equal-argument keys, never one per entity.
+
+GraphQL resolves the `relationships` of every entity at one depth in the same
+tick of the event loop; the loaders collect those keys and answer them with
+one `relationships_of` call per distinct `(tenant, direction, types, first)`,
+and every `source`/`target` with one `get_entities` call per tenant.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from strawberry.dataloader import DataLoader
+
+from redstring.domain.entity import Entity
+from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.relationship import Direction, Relationship
+from redstring.ports.graph_store import GraphReader
+
+
+@dataclass(frozen=True)
+class EntityKey:
+    """One entity to load."""
+
+    tenant_id: TenantId
+    entity_id: EntityId
+
+
+@dataclass(frozen=True)
+class RelationshipsKey:
+    """The relationships of one entity, as one `relationships` field asks for them."""
+
+    tenant_id: TenantId
+    entity_id: EntityId
+    direction: Direction
+    types: tuple[str, ...] | None
+    first: int
+
+    def arguments(self) -> tuple[TenantId, Direction, tuple[str, ...] | None, int]:
+        """What must be equal for two keys to share a store call."""
+        return (self.tenant_id, self.direction, self.types, self.first)
+
+
+class Loaders:
+    """The DataLoaders of one request, over the graph reader they batch calls to.
+
+    Built per request, so their caches never outlive it: a later request sees
+    later writes.
+    """
+
+    def __init__(self, graph: GraphReader) -> None:
+        self._graph = graph
+        self.entities: DataLoader[EntityKey, Entity | None] = DataLoader(self._load_entities)
+        self.relationships: DataLoader[RelationshipsKey, list[Relationship]] = DataLoader(
+            self._load_relationships
+        )
+
+    def prime_entities(self, entities: Sequence[Entity]) -> None:
+        """Remember entities this request already holds, so walking back to them is free."""
+        self.entities.prime_many({EntityKey(e.tenant_id, e.id): e for e in entities})
+
+    async def _load_entities(self, keys: list[EntityKey]) -> list[Entity | None]:
+        by_tenant: dict[TenantId, list[EntityId]] = defaultdict(list)
+        for key in keys:
+            by_tenant[key.tenant_id].append(key.entity_id)
+        found: dict[EntityKey, Entity] = {}
+        for tenant_id, ids in by_tenant.items():
+            for entity in await self._graph.get_entities(ids, tenant_id):
+                found[EntityKey(tenant_id, entity.id)] = entity
+        return [found.get(key) for key in keys]
+
+    async def _load_relationships(self, keys: list[RelationshipsKey]) -> list[list[Relationship]]:
+        groups: dict[tuple[TenantId, Direction, tuple[str, ...] | None, int], list[EntityId]]
+        groups = defaultdict(list)
+        for key in keys:
+            groups[key.arguments()].append(key.entity_id)
+        found: dict[RelationshipsKey, list[Relationship]] = {}
+        for (tenant_id, direction, types, first), ids in groups.items():
+            if first == 0:
+                answer: dict[EntityId, list[Relationship]] = {}
+            else:
+                answer = await self._graph.relationships_of(
+                    ids, tenant_id, direction=direction, types=types, limit_per_entity=first
+                )
+            for entity_id in ids:
+                key = RelationshipsKey(tenant_id, entity_id, direction, types, first)
+                found[key] = answer.get(entity_id, [])
+        return [found[key] for key in keys]

@@ -1,0 +1,1 @@
+"""Resolvers of the root fields: GraphQL arguments to composition calls, and results back."""

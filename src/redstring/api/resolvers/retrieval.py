@@ -1,0 +1,41 @@
+"""The `Query` resolvers: `retrieve` runs the `Retriever`, `entity` reads one entity."""
+
+from __future__ import annotations
+
+import strawberry
+
+from redstring.api.arguments import entity_id_arg, given, tenant_id_arg
+from redstring.api.authorization import authorize_tenant
+from redstring.api.context import RequestContext
+from redstring.api.loaders import EntityKey
+from redstring.api.schema.enums import RetrievalMode
+from redstring.api.schema.types import Entity, RetrievalResult
+
+
+async def retrieve(
+    info: strawberry.Info[RequestContext, None],
+    query: str,
+    tenant_id: strawberry.ID,
+    k: int = 10,
+    entity_types: list[str] | None = strawberry.UNSET,
+    mode: RetrievalMode = RetrievalMode.HYBRID,
+) -> RetrievalResult:
+    context = info.context
+    tenant = tenant_id_arg(tenant_id)
+    authorize_tenant(context, tenant)
+    context.limits.check_retrieve(query, k)
+    result = await context.services.retriever.retrieve(
+        query, tenant, k=k, entity_types=given(entity_types), mode=mode.to_domain()
+    )
+    context.loaders.prime_entities([m.entity for m in result.matches])
+    return RetrievalResult.from_domain(result)
+
+
+async def entity(
+    info: strawberry.Info[RequestContext, None], tenant_id: strawberry.ID, id: strawberry.ID
+) -> Entity | None:
+    context = info.context
+    tenant = tenant_id_arg(tenant_id)
+    authorize_tenant(context, tenant)
+    found = await context.loaders.entities.load(EntityKey(tenant, entity_id_arg(id)))
+    return None if found is None else Entity.from_domain(found)

@@ -1,0 +1,60 @@
+"""The `Mutation` resolvers: inputs to domain objects, written through composition."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from uuid import UUID
+
+import strawberry
+
+from redstring.api.arguments import entity_ids_arg, tenant_id_arg
+from redstring.api.authorization import authorize_tenant
+from redstring.api.context import RequestContext
+from redstring.api.schema.inputs import EntityInput, RelationshipInput
+from redstring.api.schema.results import DeleteResult, UpsertResult
+from redstring.composition import writes
+
+
+def _upserted(ids: Sequence[UUID]) -> UpsertResult:
+    return UpsertResult(count=len(set(ids)), ids=[strawberry.ID(str(i)) for i in ids])
+
+
+async def upsert_entities(
+    info: strawberry.Info[RequestContext, None],
+    tenant_id: strawberry.ID,
+    entities: list[EntityInput],
+) -> UpsertResult:
+    context = info.context
+    tenant = tenant_id_arg(tenant_id)
+    authorize_tenant(context, tenant)
+    context.limits.check_batch(len(entities), "entities")
+    domain = [e.to_domain(tenant, f"entities[{i}]") for i, e in enumerate(entities)]
+    await writes.upsert_entities(context.services, domain)
+    return _upserted([e.id for e in domain])
+
+
+async def upsert_relationships(
+    info: strawberry.Info[RequestContext, None],
+    tenant_id: strawberry.ID,
+    relationships: list[RelationshipInput],
+) -> UpsertResult:
+    context = info.context
+    tenant = tenant_id_arg(tenant_id)
+    authorize_tenant(context, tenant)
+    context.limits.check_batch(len(relationships), "relationships")
+    domain = [r.to_domain(tenant, f"relationships[{i}]") for i, r in enumerate(relationships)]
+    await writes.upsert_relationships(context.services, domain)
+    return _upserted([r.id for r in domain])
+
+
+async def delete_entities(
+    info: strawberry.Info[RequestContext, None],
+    tenant_id: strawberry.ID,
+    ids: list[strawberry.ID],
+) -> DeleteResult:
+    context = info.context
+    tenant = tenant_id_arg(tenant_id)
+    authorize_tenant(context, tenant)
+    context.limits.check_batch(len(ids), "ids")
+    count = await writes.delete_entities(context.services, entity_ids_arg(ids), tenant)
+    return DeleteResult(count=count)

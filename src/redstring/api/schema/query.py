@@ -1,0 +1,23 @@
+"""`Query`: the read entry points."""
+
+from __future__ import annotations
+
+import strawberry
+
+from redstring.api.resolvers import retrieval
+from redstring.api.schema.types import Entity, RetrievalResult
+
+
+@strawberry.type
+class Query:
+    retrieve: RetrievalResult = strawberry.field(
+        resolver=retrieval.retrieve,
+        description=(
+            "The `k` entities of the tenant that best match `query`, best first. "
+            "`entityTypes` keeps only those types (an empty list matches nothing)."
+        ),
+    )
+    entity: Entity | None = strawberry.field(
+        resolver=retrieval.entity,
+        description="The entity with this id in this tenant, or null.",
+    )

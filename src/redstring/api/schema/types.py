@@ -1,0 +1,155 @@
+"""The schema's output types: `Entity`, `Relationship`, `ScoredEntity`, `RetrievalResult`.
+
+Each wraps the frozen domain object it shows (a `Private` field) and is made
+by `from_domain`. Edges resolve through the request's DataLoaders, so a query
+walking the graph costs one store call per depth, not one per entity.
+"""
+
+from __future__ import annotations
+
+import strawberry
+from strawberry.scalars import JSON
+
+from redstring.api.arguments import given
+from redstring.api.context import RequestContext
+from redstring.api.loaders import EntityKey, RelationshipsKey
+from redstring.api.schema.enums import Direction
+from redstring.domain.entity import Entity as DomainEntity
+from redstring.domain.properties import thaw_properties
+from redstring.domain.relationship import Relationship as DomainRelationship
+from redstring.domain.retrieval import RetrievalResult as DomainRetrievalResult
+from redstring.domain.retrieval import ScoredEntity as DomainScoredEntity
+
+DEFAULT_FIRST = 50
+
+
+async def _relationships(
+    root: Entity,
+    info: strawberry.Info[RequestContext, None],
+    direction: Direction = Direction.BOTH,
+    types: list[str] | None = strawberry.UNSET,
+    first: int = DEFAULT_FIRST,
+) -> list[Relationship]:
+    context = info.context
+    context.limits.check_first(first)
+    wanted = given(types)
+    key = RelationshipsKey(
+        tenant_id=root.domain.tenant_id,
+        entity_id=root.domain.id,
+        direction=direction.to_domain(),
+        types=None if wanted is None else tuple(wanted),
+        first=first,
+    )
+    context.loaders.prime_entities([root.domain])
+    found = await context.loaders.relationships.load(key)
+    return [Relationship.from_domain(r) for r in found]
+
+
+async def _end(info: strawberry.Info[RequestContext, None], key: EntityKey) -> Entity:
+    entity = await info.context.loaders.entities.load(key)
+    if entity is None:
+        # Stores drop relationships with their entities, so this is a race with a
+        # concurrent delete or a store bug: either way not the caller's fault.
+        raise LookupError(f"a relationship points at missing entity {key.entity_id}")
+    return Entity.from_domain(entity)
+
+
+async def _source(root: Relationship, info: strawberry.Info[RequestContext, None]) -> Entity:
+    return await _end(info, EntityKey(root.domain.tenant_id, root.domain.source_entity_id))
+
+
+async def _target(root: Relationship, info: strawberry.Info[RequestContext, None]) -> Entity:
+    return await _end(info, EntityKey(root.domain.tenant_id, root.domain.target_entity_id))
+
+
+@strawberry.type(description="A named thing of one tenant's knowledge graph.")
+class Entity:
+    id: strawberry.ID
+    tenant_id: strawberry.ID
+    name: str
+    normalized_name: str
+    entity_type: str
+    description: str | None
+    properties: JSON
+    relationships: list[Relationship] = strawberry.field(
+        resolver=_relationships,
+        description=(
+            "This entity's relationships, ordered by type then id; "
+            "`first` caps how many, `types` keeps only those types."
+        ),
+    )
+    domain: strawberry.Private[DomainEntity]
+
+    @classmethod
+    def from_domain(cls, entity: DomainEntity) -> Entity:
+        return cls(
+            id=strawberry.ID(str(entity.id)),
+            tenant_id=strawberry.ID(str(entity.tenant_id)),
+            name=entity.name,
+            normalized_name=entity.normalized_name,
+            entity_type=entity.entity_type,
+            description=entity.description,
+            properties=JSON(thaw_properties(entity.properties)),
+            domain=entity,
+        )
+
+
+@strawberry.type(description="A directed, typed edge between two entities of one tenant.")
+class Relationship:
+    id: strawberry.ID
+    relationship_type: str
+    confidence: float
+    properties: JSON
+    source: Entity = strawberry.field(
+        resolver=_source, description="The entity this relationship starts at."
+    )
+    target: Entity = strawberry.field(
+        resolver=_target, description="The entity this relationship points at."
+    )
+    domain: strawberry.Private[DomainRelationship]
+
+    @classmethod
+    def from_domain(cls, relationship: DomainRelationship) -> Relationship:
+        return cls(
+            id=strawberry.ID(str(relationship.id)),
+            relationship_type=relationship.relationship_type,
+            confidence=relationship.confidence,
+            properties=JSON(thaw_properties(relationship.properties)),
+            domain=relationship,
+        )
+
+
+@strawberry.type(
+    description=(
+        "A match: `score` is the fused reciprocal-rank score (ordinal, unbounded); "
+        "`semantic` and `lexical` are the channel scores on 0..1, null when that "
+        "channel did not rank the entity."
+    )
+)
+class ScoredEntity:
+    entity: Entity
+    score: float
+    semantic: float | None
+    lexical: float | None
+
+    @classmethod
+    def from_domain(cls, scored: DomainScoredEntity) -> ScoredEntity:
+        return cls(
+            entity=Entity.from_domain(scored.entity),
+            score=scored.score,
+            semantic=scored.semantic,
+            lexical=scored.lexical,
+        )
+
+
+@strawberry.type(description="The matches for `query`, best first.")
+class RetrievalResult:
+    query: str
+    matches: list[ScoredEntity]
+
+    @classmethod
+    def from_domain(cls, result: DomainRetrievalResult) -> RetrievalResult:
+        return cls(
+            query=result.query,
+            matches=[ScoredEntity.from_domain(m) for m in result.matches],
+        )

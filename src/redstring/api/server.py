@@ -1,0 +1,47 @@
+"""`serve`: run the app under uvicorn with the given settings."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import uvicorn
+
+from redstring.api.app import create_app
+from redstring.api.log_config import configure_logging
+from redstring.api.settings import Backend, Settings
+
+logger = logging.getLogger("redstring.api")
+
+# uvicorn's factory for worker processes; they read their settings from the environment.
+APP_FACTORY = "redstring.api.app:app_from_environment"
+
+
+def serve(settings: Settings) -> None:
+    """Serve until interrupted. One worker runs the app in this process; several
+    run `APP_FACTORY` in child processes, which rebuild `Settings` from the
+    environment, so the one app-level option the command line sets (`demo`)
+    is exported to it first."""
+    configure_logging(settings.log_level)
+    if settings.workers == 1:
+        uvicorn.run(
+            create_app(settings),
+            host=settings.host,
+            port=settings.port,
+            log_level=settings.log_level,
+        )
+        return
+    if settings.backend is Backend.MEMORY:
+        logger.warning(
+            "%d workers on the memory backend: each worker has its own separate stores",
+            settings.workers,
+        )
+    os.environ["REDSTRING_DEMO"] = "true" if settings.demo else "false"
+    uvicorn.run(
+        APP_FACTORY,
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=settings.workers,
+        log_level=settings.log_level,
+    )

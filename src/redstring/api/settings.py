@@ -1,0 +1,78 @@
+"""`Settings`: everything a server or loader reads from the environment (`REDSTRING_*`)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from redstring.api.limits import Limits
+
+
+class Backend(StrEnum):
+    """Where entities, relationships and vectors are kept."""
+
+    MEMORY = "memory"
+    NEO4J = "neo4j"
+
+
+class EmbeddingsKind(StrEnum):
+    """Which embedding provider turns text into vectors."""
+
+    HASHING = "hashing"
+
+
+class Settings(BaseSettings):
+    """Server and loader settings; each field `x` is read from `REDSTRING_X`.
+
+    Values passed to the constructor win over the environment, which is how
+    command-line options override it.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="REDSTRING_", extra="ignore")
+
+    backend: Backend = Backend.MEMORY
+    neo4j_uri: str = "bolt://127.0.0.1:7687"
+    neo4j_user: str = "neo4j"
+    neo4j_password: SecretStr = SecretStr("")
+    neo4j_database: str | None = None
+
+    embeddings: EmbeddingsKind = EmbeddingsKind.HASHING
+    embedding_dimension: int = Field(default=384, ge=1, le=8192)
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    workers: int = Field(default=1, ge=1)
+    log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
+
+    demo: bool = False
+    graphiql: bool = True
+    readiness_timeout: float = Field(default=2.0, gt=0)
+
+    max_k: int = Field(default=100, ge=0)
+    max_query_length: int = Field(default=1000, ge=1)
+    max_first: int = Field(default=200, ge=0)
+    max_depth: int = Field(default=10, ge=1)
+    max_aliases: int = Field(default=30, ge=0)
+    max_tokens: int = Field(default=20_000, ge=1)
+    max_batch: int = Field(default=1000, ge=1)
+
+    @model_validator(mode="after")
+    def _neo4j_needs_password(self) -> Settings:
+        if self.backend is Backend.NEO4J and not self.neo4j_password.get_secret_value():
+            raise ValueError("REDSTRING_NEO4J_PASSWORD is required with the neo4j backend")
+        return self
+
+    def limits(self) -> Limits:
+        """The request limits these settings set."""
+        return Limits(
+            max_k=self.max_k,
+            max_query_length=self.max_query_length,
+            max_first=self.max_first,
+            max_depth=self.max_depth,
+            max_aliases=self.max_aliases,
+            max_tokens=self.max_tokens,
+            max_batch=self.max_batch,
+        )

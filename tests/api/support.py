@@ -1,0 +1,63 @@
+"""Helpers shared by the API tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from redstring import GraphStore, HashingEmbeddingProvider
+from redstring.api.demo import DEMO_TENANT_ID
+from redstring.composition.services import Services
+from redstring.composition.stores import open_memory_services
+
+DEMO = str(DEMO_TENANT_ID)
+DIMENSION = 64
+
+README_QUERY = """
+query ($tenant: ID!) {
+  retrieve(query: "ACME Corporation", tenantId: $tenant, k: 5) {
+    matches {
+      score semantic lexical
+      entity { name entityType relationships(first: 5) { relationshipType target { name } } }
+    }
+  }
+}
+"""
+
+
+def memory_services() -> Services:
+    """Empty in-memory services with a small hashing provider."""
+    return open_memory_services(HashingEmbeddingProvider(DIMENSION))
+
+
+def services_with_graph(base: Services, graph: GraphStore) -> Services:
+    """`base`'s provider and vectors with another graph store (a double)."""
+    return Services.over(embeddings=base.embeddings, vectors=base.vectors, graph=graph)
+
+
+class GraphQLClient:
+    """Posts operations to `/graphql` and hands back the decoded body."""
+
+    def __init__(self, http: httpx.AsyncClient) -> None:
+        self.http = http
+
+    async def execute(self, query: str, **variables: Any) -> dict[str, Any]:
+        response = await self.http.post("/graphql", json={"query": query, "variables": variables})
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+    async def data(self, query: str, **variables: Any) -> dict[str, Any]:
+        """The `data` of a response that must have no errors."""
+        body = await self.execute(query, **variables)
+        assert "errors" not in body, body["errors"]
+        data: dict[str, Any] = body["data"]
+        return data
+
+    async def error(self, query: str, **variables: Any) -> dict[str, Any]:
+        """The one error of a response that must fail."""
+        body = await self.execute(query, **variables)
+        assert len(body.get("errors") or []) == 1, body
+        error: dict[str, Any] = body["errors"][0]
+        return error

@@ -1,0 +1,178 @@
+"""Every failure reaches the client as a coded GraphQL error; internal ones are masked."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from redstring import StoreUnavailableError
+from redstring.api.settings import Settings
+from redstring.composition.services import Services
+from tests.api.conftest import MakeClient
+from tests.api.doubles import CountingGraphStore, FailingGraphStore
+from tests.api.support import DEMO, GraphQLClient, services_with_graph
+from tests.api.test_retrieve import ACME_ID
+
+RETRIEVE = """query ($q: String!, $t: ID!, $k: Int!) {
+  retrieve(query: $q, tenantId: $t, k: $k) { matches { entity { name } } }
+}"""
+
+
+@pytest.mark.parametrize(
+    ("variables", "message"),
+    [
+        ({"q": "   ", "t": DEMO, "k": 5}, "query must not be blank"),
+        ({"q": "Acme", "t": DEMO, "k": -1}, "k must not be negative, got -1"),
+        ({"q": "Acme", "t": "not-a-uuid", "k": 5}, "tenantId must be a UUID, got 'not-a-uuid'"),
+        ({"q": "Acme", "t": DEMO, "k": 101}, "k must be at most 100, got 101"),
+        ({"q": "x" * 1001, "t": DEMO, "k": 5}, "query is 1001 characters long; the limit is 1000"),
+    ],
+)
+async def test_bad_retrieve_arguments_are_bad_user_input(
+    client: GraphQLClient, variables: dict[str, object], message: str
+) -> None:
+    error = await client.error(RETRIEVE, **variables)
+    assert error["extensions"] == {"code": "BAD_USER_INPUT"}
+    assert error["message"] == message
+    assert error["path"] == ["retrieve"]
+
+
+@pytest.mark.parametrize(("first", "message"), [(-1, "not be negative"), (201, "at most 200")])
+async def test_bad_first_is_bad_user_input(client: GraphQLClient, first: int, message: str) -> None:
+    body = await client.execute(
+        """query ($t: ID!, $first: Int!) {
+             retrieve(query: "Acme", tenantId: $t, k: 1) {
+               matches { entity { relationships(first: $first) { id } } }
+             }
+           }""",
+        t=DEMO,
+        first=first,
+    )
+    [error] = body["errors"]
+    assert error["extensions"]["code"] == "BAD_USER_INPUT"
+    assert message in error["message"]
+
+
+async def test_malformed_entity_id_is_bad_user_input(client: GraphQLClient) -> None:
+    error = await client.error(
+        'query ($t: ID!) { entity(tenantId: $t, id: "42") { name } }', t=DEMO
+    )
+    assert error["extensions"]["code"] == "BAD_USER_INPUT"
+    assert error["message"] == "id must be a UUID, got '42'"
+
+
+async def test_document_errors_have_their_own_codes(client: GraphQLClient) -> None:
+    syntax = await client.error("{ retrieve(query: ")
+    assert syntax["extensions"]["code"] == "GRAPHQL_PARSE_FAILED"
+    unknown = await client.error("{ nothing }")
+    assert unknown["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    wrong_type = await client.error(RETRIEVE, q="Acme", t=DEMO, k="ten")
+    assert wrong_type["extensions"]["code"] == "BAD_USER_INPUT"
+    assert "$k" in wrong_type["message"]
+
+
+async def test_too_deep_a_query_is_refused(
+    make_client: MakeClient, demo_services: Services
+) -> None:
+    client = make_client(demo_services, Settings(max_depth=4))
+    error = await client.error(
+        """query ($t: ID!) { retrieve(query: "Acme", tenantId: $t) {
+             matches { entity { relationships { target { name } } } } } }""",
+        t=DEMO,
+    )
+    assert error["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    assert "exceeds maximum operation depth of 4" in error["message"]
+
+
+async def test_too_many_aliases_are_refused(
+    make_client: MakeClient, demo_services: Services
+) -> None:
+    client = make_client(demo_services, Settings(max_aliases=2))
+    aliased = " ".join(f'a{i}: retrieve(query: "Acme", tenantId: $t) {{ query }}' for i in range(3))
+    error = await client.error(f"query ($t: ID!) {{ {aliased} }}", t=DEMO)
+    assert error["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+
+
+async def test_store_down_is_service_unavailable(
+    make_client: MakeClient, demo_services: Services, caplog: pytest.LogCaptureFixture
+) -> None:
+    down = FailingGraphStore(lambda: StoreUnavailableError("bolt://10.1.2.3:7687 refused"))
+    client = make_client(services_with_graph(demo_services, down))
+    with caplog.at_level(logging.WARNING, logger="redstring.api"):
+        body = await client.execute(RETRIEVE, q="Acme", t=DEMO, k=5)
+    [error] = body["errors"]
+    assert error["extensions"] == {"code": "SERVICE_UNAVAILABLE"}
+    assert "10.1.2.3" not in str(body)
+    assert "10.1.2.3" in caplog.text  # the cause is logged server-side
+
+
+async def test_unexpected_failure_is_masked_and_logged(
+    make_client: MakeClient, demo_services: Services, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = FailingGraphStore(lambda: RuntimeError("secret-internal-detail in graph store"))
+    client = make_client(services_with_graph(demo_services, broken))
+    with caplog.at_level(logging.ERROR, logger="redstring.api"):
+        response = await client.http.post(
+            "/graphql",
+            json={"query": RETRIEVE, "variables": {"q": "Acme", "t": DEMO, "k": 5}},
+        )
+    assert response.status_code == 200
+    text = response.text
+    assert "secret-internal-detail" not in text
+    assert "Traceback" not in text
+    assert "RuntimeError" not in text
+    [error] = response.json()["errors"]
+    assert error["message"] == "Internal server error"
+    assert error["extensions"] == {"code": "INTERNAL_SERVER_ERROR"}
+    assert "secret-internal-detail" in caplog.text
+    assert "Traceback" in caplog.text  # logged with its stack, server-side only
+
+
+async def test_a_plain_value_error_is_not_trusted_as_bad_input(
+    make_client: MakeClient, demo_services: Services
+) -> None:
+    broken = FailingGraphStore(lambda: ValueError("driver said: row 7 of /var/lib/x"))
+    client = make_client(services_with_graph(demo_services, broken))
+    body = await client.execute(RETRIEVE, q="Acme", t=DEMO, k=5)
+    [error] = body["errors"]
+    assert error["extensions"]["code"] == "INTERNAL_SERVER_ERROR"
+    assert "/var/lib/x" not in str(body)
+
+
+async def test_failure_in_a_nested_field_keeps_the_rest_of_the_data(
+    make_client: MakeClient, demo_services: Services
+) -> None:
+    """A failing relationship walk nulls its nearest nullable parent; siblings keep their data."""
+
+    class RelationshipsBroken(CountingGraphStore):
+        async def relationships_of(self, *args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("hidden detail")
+
+    client = make_client(
+        services_with_graph(demo_services, RelationshipsBroken(demo_services.graph))
+    )
+    body = await client.execute(
+        """query ($t: ID!, $id: ID!) {
+             plain: entity(tenantId: $t, id: $id) { name }
+             walked: entity(tenantId: $t, id: $id) { name relationships { id } }
+           }""",
+        t=DEMO,
+        id=ACME_ID,
+    )
+    assert body["data"] == {"plain": {"name": "Acme Corp"}, "walked": None}
+    [error] = body["errors"]
+    assert error["path"] == ["walked", "relationships"]
+    assert error["extensions"] == {"code": "INTERNAL_SERVER_ERROR"}
+    assert "hidden detail" not in str(body)
+
+
+async def test_user_errors_are_not_logged_as_server_errors(
+    client: GraphQLClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO):
+        await client.error(RETRIEVE, q=" ", t=DEMO, k=5)
+        await client.error("{ nothing }")
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert "BAD_USER_INPUT" in caplog.text

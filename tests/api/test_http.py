@@ -1,0 +1,105 @@
+"""The HTTP surface: `/graphql` (POST, GraphiQL on GET), `/healthz`, `/readyz`, the lifespan."""
+
+from __future__ import annotations
+
+import httpx
+
+from redstring import StoreUnavailableError
+from redstring.api import create_app
+from redstring.api.settings import Settings
+from redstring.composition.services import Services
+from tests.api.doubles import FailingGraphStore
+from tests.api.support import DEMO, README_QUERY, services_with_graph
+
+
+def _http(services: Services, settings: Settings | None = None) -> httpx.AsyncClient:
+    app = create_app(settings or Settings(), services=services)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+
+
+async def test_graphql_is_exactly_slash_graphql(demo_services: Services) -> None:
+    async with _http(demo_services) as http:
+        response = await http.post(
+            "/graphql", json={"query": README_QUERY, "variables": {"tenant": DEMO}}
+        )
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("application/json")
+        assert response.json()["data"]["retrieve"]["matches"]
+        trailing = await http.post("/graphql/", json={"query": "{ __typename }"})
+        assert trailing.status_code in (307, 404)  # never served twice under two paths
+        put = await http.put("/graphql", json={"query": "{ __typename }"})
+        assert put.status_code == 405
+
+
+async def test_get_graphql_serves_graphiql(demo_services: Services) -> None:
+    async with _http(demo_services) as http:
+        response = await http.get("/graphql", headers={"accept": "text/html"})
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    assert "graphiql" in response.text.lower()
+
+
+async def test_graphiql_can_be_switched_off(demo_services: Services) -> None:
+    async with _http(demo_services, Settings(graphiql=False)) as http:
+        response = await http.get("/graphql", headers={"accept": "text/html"})
+    assert response.status_code == 404
+
+
+async def test_get_runs_queries_but_never_mutations(demo_services: Services) -> None:
+    async with _http(demo_services) as http:
+        query = await http.get("/graphql", params={"query": "{ __typename }"})
+        assert query.json() == {"data": {"__typename": "Query"}}
+        mutation = await http.get(
+            "/graphql",
+            params={
+                "query": f'mutation {{ deleteEntities(tenantId: "{DEMO}", ids: []) {{ count }} }}'
+            },
+        )
+        assert mutation.status_code == 400
+
+
+async def test_health_and_readiness(demo_services: Services) -> None:
+    async with _http(demo_services) as http:
+        assert (await http.get("/healthz")).json() == {"status": "ok"}
+        ready = await http.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json() == {"status": "ready"}
+
+
+async def test_readiness_fails_when_a_store_is_down(demo_services: Services) -> None:
+    down = FailingGraphStore(lambda: StoreUnavailableError("bolt://secret-host refused"))
+    async with _http(services_with_graph(demo_services, down)) as http:
+        health = await http.get("/healthz")
+        ready = await http.get("/readyz")
+    assert health.status_code == 200
+    assert ready.status_code == 503
+    assert ready.json() == {"status": "unavailable"}
+
+
+async def test_lifespan_opens_the_configured_services_with_the_demo() -> None:
+    app = create_app(Settings(demo=True, embedding_dimension=32))
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=transport, base_url="http://test") as http,
+    ):
+        assert (await http.get("/readyz")).status_code == 200
+        response = await http.post(
+            "/graphql", json={"query": README_QUERY, "variables": {"tenant": DEMO}}
+        )
+        assert response.json()["data"]["retrieve"]["matches"][0]["entity"]["name"] == "Acme Corp"
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        # after shutdown the services are closed and released: not ready, and no stale data
+        assert (await http.get("/readyz")).status_code == 503
+
+
+async def test_without_demo_the_stores_start_empty() -> None:
+    app = create_app(Settings(demo=False))
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http,
+    ):
+        response = await http.post(
+            "/graphql", json={"query": README_QUERY, "variables": {"tenant": DEMO}}
+        )
+    assert response.json()["data"]["retrieve"]["matches"] == []

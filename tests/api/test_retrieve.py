@@ -1,0 +1,169 @@
+"""`retrieve` and `entity` on the demo dataset, walking relationships in the same request."""
+
+from __future__ import annotations
+
+import uuid
+
+from redstring import entity_id_for
+from redstring.api.demo import DEMO_TENANT_ID
+from tests.api.support import DEMO, README_QUERY, GraphQLClient
+
+ACME_ID = str(entity_id_for(DEMO_TENANT_ID, "company", "Acme Corp"))
+
+
+async def test_readme_query_finds_acme_corp_first_with_its_relationships(
+    client: GraphQLClient,
+) -> None:
+    data = await client.data(README_QUERY, tenant=DEMO)
+    matches = data["retrieve"]["matches"]
+    assert len(matches) == 5
+    top = matches[0]
+    assert top["entity"]["name"] == "Acme Corp"
+    assert top["entity"]["entityType"] == "company"
+    assert top["lexical"] > 0.9
+    assert top["semantic"] is not None
+    assert [m["score"] for m in matches] == sorted((m["score"] for m in matches), reverse=True)
+    relationships = top["entity"]["relationships"]
+    assert len(relationships) == 5
+    types = [r["relationshipType"] for r in relationships]
+    assert types == sorted(types)
+    assert {"relationshipType": "HEADQUARTERED_IN", "target": {"name": "Port Aldmere"}} in (
+        relationships
+    )
+
+
+async def test_entity_fields_and_properties_are_json(client: GraphQLClient) -> None:
+    data = await client.data(
+        """query ($tenant: ID!, $id: ID!) {
+             entity(tenantId: $tenant, id: $id) {
+               id tenantId name normalizedName entityType description properties
+             }
+           }""",
+        tenant=DEMO,
+        id=ACME_ID,
+    )
+    entity = data["entity"]
+    assert entity["id"] == ACME_ID
+    assert entity["tenantId"] == DEMO
+    assert entity["normalizedName"] == "acme corp"
+    assert entity["properties"] == {"founded": 1948, "aliases": ["ACME", "Acme Co"]}
+    assert "Port Aldmere" in entity["description"]
+
+
+async def test_walks_two_hops_with_direction_and_types(client: GraphQLClient) -> None:
+    data = await client.data(
+        """query ($tenant: ID!, $id: ID!) {
+             entity(tenantId: $tenant, id: $id) {
+               relationships(direction: OUT, types: ["HEADQUARTERED_IN"]) {
+                 source { name }
+                 target {
+                   name
+                   relationships(direction: OUT, types: ["LOCATED_IN"]) {
+                     target { name entityType }
+                   }
+                 }
+               }
+             }
+           }""",
+        tenant=DEMO,
+        id=ACME_ID,
+    )
+    [hq] = data["entity"]["relationships"]
+    assert hq["source"] == {"name": "Acme Corp"}
+    assert hq["target"]["name"] == "Port Aldmere"
+    assert hq["target"]["relationships"] == [
+        {"target": {"name": "Valdoria", "entityType": "country"}}
+    ]
+
+
+async def test_incoming_relationships_name_acme_as_target(client: GraphQLClient) -> None:
+    data = await client.data(
+        """query ($tenant: ID!, $id: ID!) {
+             entity(tenantId: $tenant, id: $id) {
+               relationships(direction: IN, types: ["FOUNDED"]) {
+                 relationshipType properties source { entityType } target { name }
+               }
+             }
+           }""",
+        tenant=DEMO,
+        id=ACME_ID,
+    )
+    [founded] = data["entity"]["relationships"]
+    assert founded["target"] == {"name": "Acme Corp"}
+    assert founded["source"] == {"entityType": "person"}
+    assert founded["properties"] == {"year": 1948}
+
+
+async def test_first_caps_relationships_and_zero_gives_none(client: GraphQLClient) -> None:
+    data = await client.data(
+        """query ($tenant: ID!, $id: ID!) {
+             entity(tenantId: $tenant, id: $id) {
+               two: relationships(first: 2) { id }
+               none: relationships(first: 0) { id }
+               all: relationships { id }
+             }
+           }""",
+        tenant=DEMO,
+        id=ACME_ID,
+    )
+    entity = data["entity"]
+    assert len(entity["two"]) == 2
+    assert entity["none"] == []
+    assert len(entity["all"]) > 2
+    assert entity["two"] == entity["all"][:2]
+
+
+async def test_k_zero_and_empty_entity_types_give_no_matches(client: GraphQLClient) -> None:
+    data = await client.data(
+        """query ($tenant: ID!) {
+             zero: retrieve(query: "Acme", tenantId: $tenant, k: 0) { query matches { score } }
+             none: retrieve(query: "Acme", tenantId: $tenant, entityTypes: []) { matches { score } }
+           }""",
+        tenant=DEMO,
+    )
+    assert data["zero"] == {"query": "Acme", "matches": []}
+    assert data["none"] == {"matches": []}
+
+
+async def test_entity_types_filter_and_modes(client: GraphQLClient) -> None:
+    data = await client.data(
+        """query ($tenant: ID!) {
+             products: retrieve(query: "Acme", tenantId: $tenant, k: 5, entityTypes: ["product"]) {
+               matches { entity { entityType } }
+             }
+             lexical: retrieve(query: "Acme Corp", tenantId: $tenant, k: 3, mode: LEXICAL) {
+               matches { semantic lexical entity { name } }
+             }
+             semantic: retrieve(query: "Acme Corp", tenantId: $tenant, k: 3, mode: SEMANTIC) {
+               matches { semantic lexical }
+             }
+           }""",
+        tenant=DEMO,
+    )
+    assert {m["entity"]["entityType"] for m in data["products"]["matches"]} == {"product"}
+    assert data["lexical"]["matches"][0]["entity"]["name"] == "Acme Corp"
+    assert all(m["semantic"] is None for m in data["lexical"]["matches"])
+    assert all(m["lexical"] is None for m in data["semantic"]["matches"])
+    assert len(data["semantic"]["matches"]) == 3
+
+
+async def test_unknown_entity_is_null(client: GraphQLClient) -> None:
+    data = await client.data(
+        "query ($t: ID!, $id: ID!) { entity(tenantId: $t, id: $id) { name } }",
+        t=DEMO,
+        id=str(uuid.uuid4()),
+    )
+    assert data == {"entity": None}
+
+
+async def test_another_tenant_sees_nothing_of_the_demo(client: GraphQLClient) -> None:
+    other = str(uuid.uuid4())
+    data = await client.data(
+        """query ($t: ID!, $id: ID!) {
+             entity(tenantId: $t, id: $id) { name }
+             retrieve(query: "Acme Corp", tenantId: $t) { matches { score } }
+           }""",
+        t=other,
+        id=ACME_ID,
+    )
+    assert data == {"entity": None, "retrieve": {"matches": []}}

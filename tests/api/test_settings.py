@@ -1,0 +1,52 @@
+"""Settings come from `REDSTRING_*` variables; constructor values win."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from redstring.api.cli import main
+from redstring.api.settings import Backend, Settings
+
+
+def test_defaults_serve_memory_on_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("BACKEND", "HOST", "PORT", "DEMO"):
+        monkeypatch.delenv(f"REDSTRING_{name}", raising=False)
+    settings = Settings()
+    assert (settings.backend, settings.host, settings.port) == (Backend.MEMORY, "127.0.0.1", 8000)
+    assert settings.demo is False
+
+
+def test_environment_sets_limits_and_arguments_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REDSTRING_MAX_K", "7")
+    monkeypatch.setenv("REDSTRING_PORT", "9001")
+    monkeypatch.setenv("REDSTRING_DEMO", "true")
+    settings = Settings(port=9002)
+    assert settings.limits().max_k == 7
+    assert settings.port == 9002
+    assert settings.demo is True
+
+
+def test_neo4j_needs_a_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REDSTRING_BACKEND", "neo4j")
+    monkeypatch.delenv("REDSTRING_NEO4J_PASSWORD", raising=False)
+    with pytest.raises(ValidationError, match="REDSTRING_NEO4J_PASSWORD"):
+        Settings()
+
+
+def test_bad_settings_are_reported_by_the_cli(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("REDSTRING_BACKEND", "cassandra")
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert "backend" in err
+    assert "errors.pydantic.dev" not in err
+
+
+def test_every_setting_is_documented() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
+    for name in Settings.model_fields:
+        assert f"`REDSTRING_{name.upper()}`" in docs, name
