@@ -35,3 +35,19 @@ class MissingEndpointError(InvalidInputError):
 
 class StoreUnavailableError(RedstringError):
     """A backing store did not answer (down, unreachable or timed out)."""
+
+
+class EmbeddingUnavailableError(StoreUnavailableError):
+    """The embedding provider gave no usable answer: down, timed out, refused, or malformed.
+
+    Raised once retrying cannot help any more: after the last attempt for a
+    transient failure (429, 5xx, timeout, connection error), at once for a
+    refusal (401, 400, ...) or a reply that is not the embeddings API.
+    `status_code` is the last HTTP status seen (None when no response came);
+    `attempts` is how many requests were made for the failing batch.
+    """
+
+    def __init__(self, message: str, *, attempts: int, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.status_code = status_code

@@ -1,5 +1,16 @@
-"""Embedding providers."""
+"""Embedding providers.
+
+`SentenceTransformerEmbeddings` imports sentence-transformers (and torch)
+only when constructed, so importing this package stays light.
+"""
 
 from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
+from redstring.adapters.embeddings.openai_compatible import OpenAICompatibleEmbeddings, RetryPolicy
+from redstring.adapters.embeddings.sentence_transformers import SentenceTransformerEmbeddings
 
-__all__ = ["HashingEmbeddingProvider"]
+__all__ = [
+    "HashingEmbeddingProvider",
+    "OpenAICompatibleEmbeddings",
+    "RetryPolicy",
+    "SentenceTransformerEmbeddings",
+]

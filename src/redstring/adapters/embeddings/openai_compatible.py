@@ -1,0 +1,276 @@
+"""`OpenAICompatibleEmbeddings`: any server that speaks `POST {base_url}/embeddings`."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Self
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from redstring.domain.errors import (
+    DimensionMismatchError,
+    EmbeddingUnavailableError,
+    InvalidInputError,
+)
+
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_BATCH_SIZE = 128
+DEFAULT_MAX_CONCURRENCY = 4
+DEFAULT_TIMEOUT = 30.0
+
+_RETRYABLE_STATUS = frozenset({408, 429})
+_BODY_EXCERPT = 300
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to wait before asking again.
+
+    `max_attempts` counts every request for a batch, the first included.
+    The wait before attempt n+1 is drawn uniformly from
+    `[0, min(max_delay, base_delay * 2**n)]` ("full jitter": clients that
+    failed together do not retry together), unless the server sent
+    `Retry-After` in seconds, which is honoured up to `max_retry_after`.
+    """
+
+    max_attempts: int = 5
+    base_delay: float = 0.5
+    max_delay: float = 20.0
+    max_retry_after: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise InvalidInputError("max_attempts must be at least 1")
+        if min(self.base_delay, self.max_delay, self.max_retry_after) < 0:
+            raise InvalidInputError("retry delays must not be negative")
+
+    def delay(self, failed_attempts: int, retry_after: float | None) -> float:
+        """Seconds to wait after `failed_attempts` (>= 1) failures."""
+        if retry_after is not None:
+            return min(retry_after, self.max_retry_after)
+        ceiling = min(self.max_delay, self.base_delay * 2 ** (failed_attempts - 1))
+        return random.uniform(0.0, ceiling)
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """The delay of a `Retry-After` header given in seconds; None if absent or not a number.
+
+    The HTTP-date form is not read: servers of this API send seconds, and
+    an unreadable value falls back to the jittered backoff.
+    """
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+class _Embedding(BaseModel):
+    embedding: list[float]
+    index: int | None = None
+
+
+class _EmbeddingsResponse(BaseModel):
+    data: list[_Embedding]
+
+
+class _RetryableError(Exception):
+    """One failed attempt that another attempt may fix."""
+
+    def __init__(self, reason: str, status_code: int | None, retry_after: float | None) -> None:
+        super().__init__(reason)
+        self.status_code = status_code
+        self.retry_after = retry_after
+
+
+class OpenAICompatibleEmbeddings:
+    """Embeddings from an OpenAI-style HTTP API (OpenAI, Azure-style gateways, Ollama,
+    vLLM, LM Studio, text-embeddings-inference).
+
+    Texts are sent as `{"model": model, "input": [...]}` in batches of at
+    most `batch_size`, at most `max_concurrency` requests at a time; the
+    vectors come back in input order whatever order `data` lists them in
+    (it is sorted by `index`). Every vector is checked against the declared
+    `dimension`, and a mismatch raises `DimensionMismatchError`, so a wrong
+    model never reaches the vector store.
+
+    429, 408, 5xx, timeouts and connection errors are retried per
+    `RetryPolicy`; a batch keeps its concurrency slot while it waits, so a
+    rate-limited server sees fewer requests, not more. Anything else, or the
+    last failed attempt, raises `EmbeddingUnavailableError`; the other
+    batches of the call are then cancelled.
+
+    The API key is read once, at construction, from the environment
+    variable `api_key_env` and sent as `Authorization: Bearer`; when the
+    variable is unset or empty no header is sent (local servers need none).
+    Pass `client` to share an `httpx.AsyncClient` (it is not closed here);
+    otherwise one is created and `aclose()` (or `async with`) closes it.
+    `timeout` applies to each request either way.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        dimension: int,
+        api_key_env: str | None = DEFAULT_API_KEY_ENV,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        timeout: float = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        client: httpx.AsyncClient | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        if not base_url.strip():
+            raise InvalidInputError("base_url must not be blank")
+        if not model.strip():
+            raise InvalidInputError("model must not be blank")
+        if dimension <= 0:
+            raise InvalidInputError("dimension must be positive")
+        if batch_size < 1:
+            raise InvalidInputError("batch_size must be at least 1")
+        if max_concurrency < 1:
+            raise InvalidInputError("max_concurrency must be at least 1")
+        if not timeout > 0:
+            raise InvalidInputError("timeout must be positive")
+        self._url = base_url.rstrip("/") + "/embeddings"
+        self._model = model
+        self._dimension = dimension
+        self._batch_size = batch_size
+        self._timeout = httpx.Timeout(timeout)
+        self._retry = retry or RetryPolicy()
+        self._sleep = sleep
+        self._slots = asyncio.Semaphore(max_concurrency)
+        api_key = os.environ.get(api_key_env, "") if api_key_env else ""
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._owns_client = client is None
+        self._client = client or httpx.AsyncClient(
+            limits=httpx.Limits(
+                max_connections=max_concurrency, max_keepalive_connections=max_concurrency
+            )
+        )
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._embed(texts)
+
+    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._embed(texts)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this provider created it."""
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def _embed(self, texts: Sequence[str]) -> list[list[float]]:
+        batches = [
+            list(texts[start : start + self._batch_size])
+            for start in range(0, len(texts), self._batch_size)
+        ]
+        if len(batches) <= 1:
+            return await self._embed_batch(batches[0]) if batches else []
+        tasks = [asyncio.ensure_future(self._embed_batch(batch)) for batch in batches]
+        try:
+            results = await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        return [vector for result in results for vector in result]
+
+    async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
+        attempt = 1
+        async with self._slots:
+            while True:
+                try:
+                    return await self._request(batch, attempt)
+                except _RetryableError as failure:
+                    if attempt >= self._retry.max_attempts:
+                        raise EmbeddingUnavailableError(
+                            f"embedding request to {self._url} failed after {attempt} "
+                            f"attempt(s): {failure}",
+                            attempts=attempt,
+                            status_code=failure.status_code,
+                        ) from failure
+                    await self._sleep(self._retry.delay(attempt, failure.retry_after))
+                    attempt += 1
+
+    async def _request(self, batch: list[str], attempt: int) -> list[list[float]]:
+        try:
+            response = await self._client.post(
+                self._url,
+                json={"model": self._model, "input": batch},
+                headers=self._headers,
+                timeout=self._timeout,
+            )
+        except httpx.TransportError as exc:
+            raise _RetryableError(f"{type(exc).__name__}: {exc}", None, None) from exc
+        status = response.status_code
+        if status in _RETRYABLE_STATUS or status >= 500:
+            raise _RetryableError(
+                f"HTTP {status}: {response.text[:_BODY_EXCERPT]}",
+                status,
+                retry_after_seconds(response.headers.get("Retry-After")),
+            )
+        if status != 200:
+            raise EmbeddingUnavailableError(
+                f"embedding request to {self._url} was refused with HTTP {status}: "
+                f"{response.text[:_BODY_EXCERPT]}",
+                attempts=attempt,
+                status_code=status,
+            )
+        return self._vectors(response, len(batch), attempt)
+
+    def _vectors(self, response: httpx.Response, expected: int, attempt: int) -> list[list[float]]:
+        try:
+            data = _EmbeddingsResponse.model_validate_json(response.content).data
+        except ValidationError as exc:
+            raise self._malformed(f"not an embeddings response ({exc})", attempt) from exc
+        order = [item.index if item.index is not None else i for i, item in enumerate(data)]
+        if sorted(order) != list(range(expected)):
+            raise self._malformed(
+                f"{len(data)} embeddings with indexes {sorted(order)[:10]} for {expected} inputs",
+                attempt,
+            )
+        vectors: list[list[float]] = [[] for _ in range(expected)]
+        for position, item in zip(order, data, strict=True):
+            if len(item.embedding) != self._dimension:
+                raise DimensionMismatchError(
+                    self._dimension,
+                    len(item.embedding),
+                    f"the embedding of model {self._model!r} from {self._url}",
+                )
+            vectors[position] = item.embedding
+        return vectors
+
+    def _malformed(self, reason: str, attempt: int) -> EmbeddingUnavailableError:
+        return EmbeddingUnavailableError(
+            f"embedding response from {self._url} is unusable: {reason}",
+            attempts=attempt,
+            status_code=200,
+        )

@@ -1,0 +1,74 @@
+"""`make_embedding_provider`: the embedding provider that settings name."""
+
+from __future__ import annotations
+
+from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
+from redstring.adapters.embeddings.openai_compatible import OpenAICompatibleEmbeddings
+from redstring.adapters.embeddings.sentence_transformers import SentenceTransformerEmbeddings
+from redstring.domain.errors import DimensionMismatchError, InvalidInputError
+from redstring.ports.embedding_provider import EmbeddingProvider
+
+EMBEDDING_KINDS = ("hashing", "openai", "sentence-transformers")
+
+
+def make_embedding_provider(
+    kind: str,
+    *,
+    dimension: int,
+    model: str | None,
+    base_url: str | None,
+    api_key_env: str,
+    batch_size: int,
+    max_concurrency: int,
+    timeout: float,
+    query_prompt: str | None,
+    document_prompt: str | None,
+) -> EmbeddingProvider:
+    """Build the provider of `kind` (one of `EMBEDDING_KINDS`; case and `_`/`-` ignored).
+
+    `hashing` uses `dimension` only. `openai` needs `model` and `base_url`
+    (no default host: texts go only where settings say) and reads its key
+    from the variable `api_key_env`. `sentence-transformers` needs `model`
+    (a name or a local path) and loads it now; its dimension must equal
+    `dimension`, else `DimensionMismatchError`. Prompts change what the
+    vectors mean, so they are refused (`InvalidInputError`) by kinds that
+    cannot apply them; the transport options are ignored by kinds without
+    transport. An unknown kind or a missing option raises `InvalidInputError`.
+    The `openai` provider owns an HTTP client: `await provider.aclose()` at
+    shutdown.
+    """
+    chosen = kind.strip().lower().replace("_", "-")
+    if chosen not in EMBEDDING_KINDS:
+        raise InvalidInputError(
+            f"unknown embedding provider {kind!r}; choose one of {', '.join(EMBEDDING_KINDS)}"
+        )
+    if chosen != "sentence-transformers" and (query_prompt or document_prompt):
+        raise InvalidInputError(
+            f"query_prompt and document_prompt are applied by sentence-transformers only, "
+            f"not by {chosen!r}"
+        )
+    if chosen == "hashing":
+        return HashingEmbeddingProvider(dimension)
+    if not model:
+        raise InvalidInputError(f"the {chosen!r} embedding provider needs a model")
+    if chosen == "openai":
+        if not base_url:
+            raise InvalidInputError("the 'openai' embedding provider needs a base_url")
+        return OpenAICompatibleEmbeddings(
+            base_url=base_url,
+            model=model,
+            dimension=dimension,
+            api_key_env=api_key_env,
+            batch_size=batch_size,
+            max_concurrency=max_concurrency,
+            timeout=timeout,
+        )
+    local = SentenceTransformerEmbeddings(
+        model,
+        query_prompt=query_prompt,
+        document_prompt=document_prompt,
+        batch_size=batch_size,
+    )
+    if local.dimension != dimension:
+        raise DimensionMismatchError(dimension, local.dimension, f"the model {model!r}")
+    return local

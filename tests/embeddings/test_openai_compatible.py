@@ -1,0 +1,268 @@
+"""`OpenAICompatibleEmbeddings` against a real HTTP server on a loopback port."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from redstring import DimensionMismatchError, EmbeddingProvider
+from redstring.adapters.embeddings import OpenAICompatibleEmbeddings, RetryPolicy
+from redstring.domain.errors import EmbeddingUnavailableError, StoreUnavailableError
+
+from .fake_server import EmbeddingAPI, Failure, vector_for
+
+FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, max_retry_after=0.05)
+TEXTS = [f"entity number {i}" for i in range(10)]
+
+
+class SleepRecorder:
+    """Stands in for `asyncio.sleep`: records each wait and returns at once."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+@pytest.fixture
+async def make(base_url: str) -> AsyncIterator[Callable[..., OpenAICompatibleEmbeddings]]:
+    made: list[OpenAICompatibleEmbeddings] = []
+
+    def factory(**options: Any) -> OpenAICompatibleEmbeddings:
+        settings: dict[str, Any] = {
+            "base_url": base_url,
+            "model": "test-model",
+            "dimension": 8,
+            "api_key_env": None,
+            "retry": FAST,
+            "timeout": 5.0,
+        }
+        settings.update(options)
+        provider = OpenAICompatibleEmbeddings(**settings)
+        made.append(provider)
+        return provider
+
+    yield factory
+    for provider in made:
+        await provider.aclose()
+
+
+async def test_batches_keep_input_order_even_when_data_comes_back_reversed(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    api.reverse_data = True
+    provider = make(batch_size=3)
+    assert isinstance(provider, EmbeddingProvider)
+
+    vectors = await provider.embed_documents(TEXTS)
+
+    assert vectors == [vector_for(t, 8) for t in TEXTS]
+    assert api.requests == 4
+    assert sorted(len(b["input"]) for b in api.bodies) == [1, 3, 3, 3]
+    assert sorted(t for b in api.bodies for t in b["input"]) == sorted(TEXTS)
+    assert {b["model"] for b in api.bodies} == {"test-model"}
+
+
+async def test_query_and_documents_use_the_same_api(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    provider = make()
+    assert await provider.embed_query(["acme"]) == [vector_for("acme", 8)]
+    assert await provider.embed_documents(["acme"]) == [vector_for("acme", 8)]
+    assert api.requests == 2
+
+
+async def test_no_texts_no_request(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    assert await make().embed_documents([]) == []
+    assert api.requests == 0
+
+
+async def test_429_then_success_waits_the_retry_after_seconds(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    api.failures.append(Failure(429, {"Retry-After": "2"}))
+    sleep = SleepRecorder()
+    provider = make(sleep=sleep, retry=RetryPolicy(base_delay=0.001, max_delay=0.01))
+
+    assert await provider.embed_query(["acme"]) == [vector_for("acme", 8)]
+    assert api.requests == 2
+    assert sleep.delays == [2.0]
+
+
+async def test_retry_after_is_capped(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    api.failures.append(Failure(503, {"Retry-After": "3600"}))
+    sleep = SleepRecorder()
+    provider = make(sleep=sleep, retry=RetryPolicy(max_retry_after=1.5))
+
+    await provider.embed_query(["acme"])
+    assert sleep.delays == [1.5]
+
+
+async def test_without_retry_after_the_wait_is_jittered_exponential_backoff(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    api.failures.extend([Failure(500), Failure(502), Failure(504)])
+    sleep = SleepRecorder()
+    provider = make(sleep=sleep, retry=RetryPolicy(max_attempts=4, base_delay=1.0, max_delay=3.0))
+
+    await provider.embed_query(["acme"])
+    assert api.requests == 4
+    assert len(sleep.delays) == 3
+    for delay, ceiling in zip(sleep.delays, [1.0, 2.0, 3.0], strict=True):
+        assert 0.0 <= delay <= ceiling
+
+
+async def test_a_500_storm_ends_in_a_clear_error_after_max_attempts(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    api.failures.extend(Failure(500) for _ in range(10))
+    provider = make()
+
+    with pytest.raises(EmbeddingUnavailableError, match=r"after 3 attempt\(s\).*HTTP 500") as info:
+        await provider.embed_documents(["acme"])
+    assert isinstance(info.value, StoreUnavailableError)
+    assert info.value.attempts == 3
+    assert info.value.status_code == 500
+    assert api.requests == 3
+
+
+async def test_a_timeout_ends_in_a_clear_error(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    api.failures.extend(Failure(200, stall=10.0) for _ in range(2))
+    provider = make(timeout=0.2, retry=RetryPolicy(max_attempts=2, base_delay=0.001))
+
+    started = time.perf_counter()
+    with pytest.raises(EmbeddingUnavailableError, match="Timeout") as info:
+        await provider.embed_query(["acme"])
+    assert time.perf_counter() - started < 3.0
+    assert info.value.attempts == 2
+    assert info.value.status_code is None
+    assert api.requests == 2
+
+
+async def test_a_refusal_is_not_retried(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    api.failures.append(Failure(401, body={"error": {"message": "bad key"}}))
+    provider = make()
+
+    with pytest.raises(EmbeddingUnavailableError, match=r"HTTP 401.*bad key") as info:
+        await provider.embed_query(["acme"])
+    assert info.value.attempts == 1
+    assert info.value.status_code == 401
+    assert api.requests == 1
+
+
+async def test_the_wrong_dimension_is_a_clear_error(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    provider = make(dimension=16)
+
+    with pytest.raises(DimensionMismatchError, match="dimension 8, expected 16") as info:
+        await provider.embed_documents(TEXTS)
+    assert (info.value.expected, info.value.actual) == (16, 8)
+
+
+async def test_an_answer_with_missing_embeddings_is_a_clear_error(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    one = {"object": "embedding", "index": 0, "embedding": vector_for("a", 8)}
+    api.failures.append(Failure(200, body={"object": "list", "data": [one]}))
+
+    with pytest.raises(EmbeddingUnavailableError, match=r"1 embeddings .* for 2 inputs"):
+        await make().embed_documents(["a", "b"])
+    assert api.requests == 1
+
+
+async def test_an_answer_that_is_not_the_embeddings_api_is_a_clear_error(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    api.failures.append(Failure(200, body={"unexpected": True}))
+
+    with pytest.raises(EmbeddingUnavailableError, match="not an embeddings response"):
+        await make().embed_documents(["a"])
+
+
+async def test_the_api_key_is_read_from_the_named_variable(
+    api: EmbeddingAPI,
+    make: Callable[..., OpenAICompatibleEmbeddings],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("REDSTRING_TEST_EMBEDDING_KEY", "sk-test-123")
+    await make(api_key_env="REDSTRING_TEST_EMBEDDING_KEY").embed_query(["acme"])
+    monkeypatch.delenv("REDSTRING_TEST_EMBEDDING_KEY")
+    await make(api_key_env="REDSTRING_TEST_EMBEDDING_KEY").embed_query(["acme"])
+
+    assert api.authorizations == ["Bearer sk-test-123", None]
+
+
+async def test_concurrency_is_bounded(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    api.latency = 0.05
+    # A shared client with room for many connections: the bound must come from the provider.
+    async with httpx.AsyncClient() as client:
+        provider = make(batch_size=1, max_concurrency=3, client=client)
+        vectors = await provider.embed_documents(TEXTS)
+        await provider.aclose()
+        assert not client.is_closed  # an injected client belongs to the caller
+
+    assert vectors == [vector_for(t, 8) for t in TEXTS]
+    assert api.requests == len(TEXTS)
+    assert api.max_in_flight == 3
+
+
+async def test_an_owned_client_is_closed_on_exit(base_url: str) -> None:
+    async with OpenAICompatibleEmbeddings(
+        base_url=base_url, model="m", dimension=8, api_key_env=None
+    ) as provider:
+        await provider.embed_query(["acme"])
+    with pytest.raises(RuntimeError):
+        await provider.embed_query(["acme"])
+
+
+async def test_an_unreachable_server_is_retried_then_a_clear_error() -> None:
+    with socket.socket() as probe:  # a port that nothing listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    sleep = SleepRecorder()
+    async with OpenAICompatibleEmbeddings(
+        base_url=f"http://127.0.0.1:{port}/v1",
+        model="m",
+        dimension=8,
+        api_key_env=None,
+        retry=RetryPolicy(max_attempts=3),
+        sleep=sleep,
+    ) as provider:
+        with pytest.raises(EmbeddingUnavailableError, match="ConnectError") as info:
+            await provider.embed_query(["acme"])
+    assert info.value.attempts == 3
+    assert len(sleep.delays) == 2
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"dimension": 0},
+        {"batch_size": 0},
+        {"max_concurrency": 0},
+        {"timeout": 0.0},
+        {"model": " "},
+        {"base_url": ""},
+    ],
+)
+def test_nonsense_options_are_refused(options: dict[str, Any]) -> None:
+    settings: dict[str, Any] = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "dimension": 8}
+    with pytest.raises(ValueError):  # noqa: PT011 (InvalidInputError is a ValueError)
+        OpenAICompatibleEmbeddings(**(settings | options))

@@ -1,0 +1,138 @@
+"""`CachedQueryEmbeddings`: an LRU of query vectors that is invisible except in speed."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from redstring import EmbeddingProvider, HashingEmbeddingProvider
+from redstring.composition.query_cache import CachedQueryEmbeddings
+
+from .doubles import GatedEmbeddings
+
+
+async def test_a_repeated_query_is_embedded_once() -> None:
+    inner = GatedEmbeddings()
+    cache = CachedQueryEmbeddings(inner)
+    assert isinstance(cache, EmbeddingProvider)
+    assert cache.dimension == 2
+    assert cache.hit_rate == 0.0
+
+    first = await cache.embed_query(["acme"])
+    second = await cache.embed_query(["acme"])
+    third = await cache.embed_query(["acme"])
+
+    assert first == second == third == [[4.0, 1.0]]
+    assert inner.query_calls == [["acme"]]
+    assert (cache.hits, cache.misses) == (2, 1)
+    assert cache.hit_rate == pytest.approx(2 / 3)
+
+
+async def test_cached_vectors_equal_the_providers_and_cannot_be_corrupted() -> None:
+    provider = HashingEmbeddingProvider(64)
+    cache = CachedQueryEmbeddings(provider)
+    expected = await provider.embed_query(["Globex Corporation"])
+
+    handed_out = await cache.embed_query(["Globex Corporation"])
+    assert handed_out == expected
+    handed_out[0][0] = 42.0  # a caller scribbles on its result
+    assert await cache.embed_query(["Globex Corporation"]) == expected
+
+
+async def test_the_least_recently_used_text_is_evicted() -> None:
+    inner = GatedEmbeddings()
+    cache = CachedQueryEmbeddings(inner, max_size=2)
+    for text in ("a", "b", "a", "c"):  # "a" was used after "b", so "b" goes, not "a"
+        await cache.embed_query([text])
+    assert len(cache) == 2
+    assert inner.query_calls == [["a"], ["b"], ["c"]]
+
+    await cache.embed_query(["a"])
+    assert inner.query_calls[-1] == ["c"]  # still cached
+    await cache.embed_query(["b"])
+    assert inner.query_calls[-1] == ["b"]  # evicted, asked again
+
+
+async def test_a_batch_asks_only_for_what_is_missing_and_keeps_order() -> None:
+    inner = GatedEmbeddings()
+    cache = CachedQueryEmbeddings(inner)
+    await cache.embed_query(["ab"])
+
+    vectors = await cache.embed_query(["abc", "ab", "abc", "a"])
+
+    assert inner.query_calls == [["ab"], ["abc", "a"]]
+    assert vectors == [[3.0, 2.0], [2.0, 1.0], [3.0, 2.0], [1.0, 2.0]]
+    assert (cache.hits, cache.misses) == (2, 3)
+
+
+async def test_concurrent_misses_of_one_text_make_one_request() -> None:
+    inner = GatedEmbeddings()
+    inner.gate.clear()
+    cache = CachedQueryEmbeddings(inner)
+
+    calls = [asyncio.create_task(cache.embed_query(["acme"])) for _ in range(3)]
+    await asyncio.sleep(0)
+    inner.gate.set()
+    results = await asyncio.gather(*calls)
+
+    assert results == [[[4.0, 1.0]]] * 3
+    assert inner.query_calls == [["acme"]]
+    assert (cache.hits, cache.misses) == (2, 1)
+
+
+async def test_a_cancelled_caller_does_not_cancel_the_request_others_await() -> None:
+    inner = GatedEmbeddings()
+    inner.gate.clear()
+    cache = CachedQueryEmbeddings(inner)
+    impatient = asyncio.create_task(cache.embed_query(["acme"]))
+    patient = asyncio.create_task(cache.embed_query(["acme"]))
+    await asyncio.sleep(0)
+
+    impatient.cancel()
+    inner.gate.set()
+
+    assert await patient == [[4.0, 1.0]]
+    assert impatient.cancelled()
+    assert len(cache) == 1
+
+
+async def test_a_failure_reaches_every_waiter_and_is_not_cached() -> None:
+    inner = GatedEmbeddings()
+    inner.gate.clear()
+    inner.fail = RuntimeError("model down")
+    cache = CachedQueryEmbeddings(inner)
+
+    calls = [asyncio.create_task(cache.embed_query(["acme"])) for _ in range(2)]
+    await asyncio.sleep(0)
+    inner.gate.set()
+    outcomes = await asyncio.gather(*calls, return_exceptions=True)
+
+    assert [str(o) for o in outcomes] == ["model down", "model down"]
+    assert len(cache) == 0
+    assert await cache.embed_query(["acme"]) == [[4.0, 2.0]]  # asked again, now answered
+    assert len(inner.query_calls) == 2
+
+
+async def test_documents_pass_through_uncached() -> None:
+    inner = GatedEmbeddings()
+    cache = CachedQueryEmbeddings(inner)
+    await cache.embed_documents(["acme"])
+    await cache.embed_documents(["acme"])
+
+    assert inner.document_calls == [["acme"], ["acme"]]
+    assert inner.query_calls == []
+    assert len(cache) == 0
+    assert (cache.hits, cache.misses) == (0, 0)
+
+
+async def test_no_texts_no_request() -> None:
+    inner = GatedEmbeddings()
+    cache = CachedQueryEmbeddings(inner)
+    assert await cache.embed_query([]) == []
+    assert inner.query_calls == []
+
+
+def test_a_cache_of_nothing_is_refused() -> None:
+    with pytest.raises(ValueError):  # noqa: PT011 (InvalidInputError is a ValueError)
+        CachedQueryEmbeddings(HashingEmbeddingProvider(8), max_size=0)
