@@ -11,7 +11,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,neo4j]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,neo4j-rust]'
 	touch $(STAMP)
 
 lint: venv

@@ -39,11 +39,12 @@ async def test_store_calls_are_constant_in_k(
 ) -> None:
     small = await _calls_for(2, demo_services, make_client)
     large = await _calls_for(10, demo_services, make_client)
-    assert small == large
-    # One relationships_of per depth; get_entities once for the matches, once per depth.
-    assert large["relationships_of"] == 2
-    assert large["get_entities"] <= 3
-    assert large["find_by_blocking_keys"] == 1
+    for calls in (small, large):
+        # One relationships_of per depth; get_entities at most once for the matches
+        # (lexical candidates are reused) and once per depth.
+        assert calls["relationships_of"] == 2
+        assert calls["get_entities"] <= 3
+        assert calls["find_by_blocking_keys"] == 1
 
 
 async def test_equal_arguments_share_a_call_and_different_ones_do_not(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys
@@ -17,6 +18,14 @@ from redstring.ports.graph_store import GraphReader
 from redstring.ports.vector_store import VectorStore
 
 DEFAULT_OVERFETCH = 3
+
+
+async def _no_ranking() -> list[tuple[EntityId, float]]:
+    return []
+
+
+async def _no_candidates() -> tuple[list[tuple[EntityId, float]], dict[EntityId, Entity]]:
+    return [], {}
 
 
 class Retriever:
@@ -77,16 +86,22 @@ class Retriever:
         if k == 0 or (entity_types is not None and len(entity_types) == 0):
             return RetrievalResult(query=query, matches=())
         fetch = k * self._overfetch
-        semantic: list[tuple[EntityId, float]] = []
-        lexical: list[tuple[EntityId, float]] = []
-        if mode is not RetrievalMode.LEXICAL:
-            semantic = await self._semantic(query, tenant_id, fetch, entity_types)
-        if mode is not RetrievalMode.SEMANTIC:
-            lexical = await self._lexical(query, tenant_id, fetch, entity_types)
+        # The channels are independent: run them concurrently, so a remote store's
+        # round trips overlap and a hybrid retrieve costs the slower channel, not both.
+        semantic, (lexical, candidates) = await asyncio.gather(
+            self._semantic(query, tenant_id, fetch, entity_types)
+            if mode is not RetrievalMode.LEXICAL
+            else _no_ranking(),
+            self._lexical(query, tenant_id, fetch, entity_types)
+            if mode is not RetrievalMode.SEMANTIC
+            else _no_candidates(),
+        )
         fused = reciprocal_rank_fusion([[e for e, _ in semantic], [e for e, _ in lexical]])[:k]
-        entities = {
-            e.id: e for e in await self._graph.get_entities([e for e, _ in fused], tenant_id)
-        }
+        # Lexical candidates were read from the graph store in this call: fetch only the rest.
+        entities = {e: candidates[e] for e, _ in fused if e in candidates}
+        missing = [e for e, _ in fused if e not in entities]
+        if missing:
+            entities.update((e.id, e) for e in await self._graph.get_entities(missing, tenant_id))
         semantic_of, lexical_of = dict(semantic), dict(lexical)
         matches = tuple(
             ScoredEntity(
@@ -109,7 +124,7 @@ class Retriever:
 
     async def _lexical(
         self, query: str, tenant_id: TenantId, fetch: int, entity_types: Sequence[str] | None
-    ) -> list[tuple[EntityId, float]]:
+    ) -> tuple[list[tuple[EntityId, float]], dict[EntityId, Entity]]:
         blocks = await self._graph.find_by_blocking_keys(
             query_blocking_keys(query), tenant_id, limit_per_key=self._max_block_size
         )
@@ -123,4 +138,5 @@ class Retriever:
                     candidates.setdefault(entity.id, entity)
         pool = list(candidates.values())
         scores = lexical_scores(query, pool)
-        return rank_by_score((e.id, s) for e, s in zip(pool, scores, strict=True))[:fetch]
+        ranking = rank_by_score((e.id, s) for e, s in zip(pool, scores, strict=True))[:fetch]
+        return ranking, candidates

@@ -87,23 +87,29 @@ class Neo4jConnection:
         async with self.driver.session(database=self.database) as session:
             yield session
 
-    async def read(self, work: Callable[[neo4j.AsyncManagedTransaction], Awaitable[T]]) -> T:
-        """Run `work` in a read transaction, with errors translated."""
-        return await self._run(work, write=False)
-
     async def write(self, work: Callable[[neo4j.AsyncManagedTransaction], Awaitable[T]]) -> T:
-        """Run `work` in one write transaction (all or nothing), with errors translated."""
-        return await self._run(work, write=True)
-
-    async def _run(
-        self, work: Callable[[neo4j.AsyncManagedTransaction], Awaitable[T]], *, write: bool
-    ) -> T:
+        """Run `work` in one write transaction (all or nothing, retried on transient
+        errors by the driver), with errors translated."""
         timed = neo4j.unit_of_work(timeout=self.settings.transaction_timeout)(work)
         deadline = self.settings.transaction_timeout + self.settings.max_retry_time
         try:
             async with self._session() as session:
-                run = session.execute_write if write else session.execute_read
-                return await asyncio.wait_for(run(timed), timeout=deadline)
+                return await asyncio.wait_for(session.execute_write(timed), timeout=deadline)
+        except neo4j_errors.ClientError as exc:
+            if _is_timeout(exc):
+                raise StoreUnavailableError(f"Neo4j timed out: {exc.message}") from exc
+            raise
+        except _UNAVAILABLE as exc:
+            raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
+
+    async def query(self, statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]:
+        """Run one read statement in an auto-commit transaction: a single round trip
+        (RUN and PULL pipelined), where a managed transaction adds BEGIN and COMMIT."""
+        timed = neo4j.Query(statement, timeout=self.settings.transaction_timeout)
+        try:
+            async with self._session() as session:
+                result = await session.run(timed, parameters)
+                return [record async for record in result]
         except neo4j_errors.ClientError as exc:
             if _is_timeout(exc):
                 raise StoreUnavailableError(f"Neo4j timed out: {exc.message}") from exc

@@ -184,39 +184,49 @@ DELETE v
 """
 
 
-def search_vectors_in_index(label: str, typed: bool) -> str:
-    """Nearest `$k` inside the vector index, filtered by tenant (and type) during the search."""
+def search_vectors(label: str, typed: bool) -> str:
+    """Nearest `$k` under the filters, in one statement.
+
+    When more than `$exact_below` records pass the filters, the vector index
+    answers with the filters applied inside it (Cypher 25 `SEARCH ... WHERE`);
+    otherwise those few records are scanned exactly.
+    """
+    lab, index = vector_label(label), vector_index_name(label)
     type_filter = " AND v.entity_type IN $types" if typed else ""
     return f"""
 CYPHER 25
-MATCH (v:{vector_label(label)})
-  SEARCH v IN (
-    VECTOR INDEX {vector_index_name(label)}
-    FOR $vector
-    WHERE v.tenant_id = $tenant_id{type_filter}
+CALL () {{
+    MATCH (v:{lab} {{tenant_id: $tenant_id}})
+    WHERE $types IS NULL OR v.entity_type IN $types
+    WITH v LIMIT $exact_below + 1
+    RETURN count(v) AS matching
+}}
+CALL (matching) {{
+    FILTER matching > $exact_below
+    MATCH (v:{lab})
+      SEARCH v IN (
+        VECTOR INDEX {index}
+        FOR $vector
+        WHERE v.tenant_id = $tenant_id{type_filter}
+        LIMIT $k
+      ) SCORE AS score
+    RETURN v.entity_id AS entity_id, score
+  UNION
+    FILTER matching <= $exact_below
+    {_EXACT_BODY.format(lab=lab)}
+}}
+RETURN entity_id, score
+"""
+
+
+_EXACT_BODY = """MATCH (v:{lab} {{tenant_id: $tenant_id}})
+    WHERE $types IS NULL OR v.entity_type IN $types
+    WITH v, vector.similarity.cosine(v.embedding, $vector) AS score
+    ORDER BY score DESC, v.entity_id ASC
     LIMIT $k
-  ) SCORE AS score
-RETURN v.entity_id AS entity_id, score
-"""
-
-
-def count_matching_vectors(label: str) -> str:
-    """How many records pass the filters, counted up to `$cap` (an index seek on tenant)."""
-    return f"""
-MATCH (v:{vector_label(label)} {{tenant_id: $tenant_id}})
-WHERE $types IS NULL OR v.entity_type IN $types
-WITH v LIMIT $cap
-RETURN count(v) AS matching
-"""
+    RETURN v.entity_id AS entity_id, score"""
 
 
 def search_vectors_exact(label: str) -> str:
     """Exact nearest `$k` by a tenant-scoped scan, the fallback without in-index filters."""
-    return f"""
-MATCH (v:{vector_label(label)} {{tenant_id: $tenant_id}})
-WHERE $types IS NULL OR v.entity_type IN $types
-WITH v, vector.similarity.cosine(v.embedding, $vector) AS score
-RETURN v.entity_id AS entity_id, score
-ORDER BY score DESC, entity_id ASC
-LIMIT $k
-"""
+    return _EXACT_BODY.format(lab=vector_label(label))

@@ -88,10 +88,7 @@ class Neo4jGraphStore:
     async def ping(self) -> None:
         """Raise `StoreUnavailableError` unless the server answers a query."""
 
-        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
-            await (await tx.run(cypher.PING)).consume()
-
-        await self._db.read(work)
+        await self._db.query(cypher.PING, {})
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         rows = [entity_row(e) for e in entities]
@@ -120,11 +117,10 @@ class Neo4jGraphStore:
         if not wanted:
             return []
 
-        async def work(tx: neo4j.AsyncManagedTransaction) -> list[dict[str, Any]]:
-            result = await tx.run(cypher.GET_ENTITIES, ids=wanted, tenant_id=str(tenant_id))
-            return await result.value("entity")
-
-        found = {row["id"]: entity_from(row) for row in await self._db.read(work)}
+        records = await self._db.query(
+            cypher.GET_ENTITIES, {"ids": wanted, "tenant_id": str(tenant_id)}
+        )
+        found = {r["entity"]["id"]: entity_from(r["entity"]) for r in records}
         return [found[i] for i in wanted if i in found]
 
     async def find_by_blocking_keys(
@@ -139,15 +135,13 @@ class Neo4jGraphStore:
             return {}
         limit = _NO_LIMIT if limit_per_key is None else limit_per_key
 
-        async def work(tx: neo4j.AsyncManagedTransaction) -> list[neo4j.Record]:
-            result = await tx.run(
-                cypher.FIND_BY_BLOCKING_KEYS, keys=wanted, tenant_id=str(tenant_id), limit=limit
-            )
-            return [record async for record in result]
-
+        records = await self._db.query(
+            cypher.FIND_BY_BLOCKING_KEYS,
+            {"keys": wanted, "tenant_id": str(tenant_id), "limit": limit},
+        )
         return {
             record["key"]: [entity_from(e) for e in record["entities"]]
-            for record in await self._db.read(work)
+            for record in records
             if record["entities"]
         }
 
@@ -167,18 +161,17 @@ class Neo4jGraphStore:
         statement = cypher.RELATIONSHIPS_OF[Direction(direction).value]
         limit = _NO_LIMIT if limit_per_entity is None else limit_per_entity
 
-        async def work(tx: neo4j.AsyncManagedTransaction) -> list[neo4j.Record]:
-            result = await tx.run(
-                statement,
-                ids=[str(i) for i in wanted],
-                tenant_id=str(tenant_id),
-                types=None if types is None else list(types),
-                limit=limit,
-            )
-            return [record async for record in result]
-
+        records = await self._db.query(
+            statement,
+            {
+                "ids": [str(i) for i in wanted],
+                "tenant_id": str(tenant_id),
+                "types": None if types is None else list(types),
+                "limit": limit,
+            },
+        )
         by_text = {str(i): i for i in wanted}
-        for record in await self._db.read(work):
+        for record in records:
             result_map[by_text[record["id"]]] = [
                 relationship_from(r) for r in record["relationships"]
             ]

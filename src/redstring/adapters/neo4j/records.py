@@ -14,7 +14,7 @@ from typing import Any
 
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, RelationshipId, TenantId
-from redstring.domain.properties import PropertyValue, thaw_properties
+from redstring.domain.properties import PropertyValue, freeze_properties, thaw_properties
 from redstring.domain.relationship import Relationship
 
 
@@ -41,13 +41,18 @@ def entity_row(entity: Entity) -> dict[str, Any]:
 
 
 def entity_from(stored: Mapping[str, Any]) -> Entity:
-    return Entity(
+    """The entity as written by `entity_row`.
+
+    Built without re-validation (`model_construct`): every stored entity was
+    validated on its way in, and the lexical channel reads hundreds per query.
+    """
+    return Entity.model_construct(
         id=EntityId(uuid.UUID(stored["id"])),
         tenant_id=TenantId(uuid.UUID(stored["tenant_id"])),
         name=stored["name"],
         entity_type=stored["entity_type"],
         description=stored.get("description"),
-        properties=_properties(stored.get("properties")),
+        properties=freeze_properties(_properties(stored.get("properties"))),
         normalized_name=stored["normalized_name"],
         blocking_keys=tuple(stored["blocking_keys"]),
     )

@@ -134,12 +134,9 @@ class Neo4jVectorStore:
         for statement in cypher.vector_schema(self._label, self._dimension):
             await self._db.run_schema(statement)
 
-        async def work(tx: neo4j.AsyncManagedTransaction) -> Any:
-            name = cypher.vector_index_name(self._label)
-            return await (await tx.run(cypher.VECTOR_INDEX_DIMENSION, name=name)).single()
-
-        record = await self._db.read(work)
-        existing = None if record is None else record["dimension"]
+        name = cypher.vector_index_name(self._label)
+        found = await self._db.query(cypher.VECTOR_INDEX_DIMENSION, {"name": name})
+        existing = found[0]["dimension"] if found else None
         if existing is not None and int(existing) != self._dimension:
             raise DimensionMismatchError(
                 int(existing), self._dimension, f"the vector store for label {self._label}"
@@ -197,32 +194,20 @@ class Neo4jVectorStore:
     ) -> list[tuple[EntityId, float]]:
         params = {"vector": query, "tenant_id": tenant_id, "k": k, "types": types}
         exact = cypher.search_vectors_exact(self._label)
-        indexed = cypher.search_vectors_in_index(self._label, typed=types is not None)
-        count = cypher.count_matching_vectors(self._label)
-
-        async def rows(tx: neo4j.AsyncManagedTransaction, statement: str) -> list[Any]:
-            result = await tx.run(statement, params)
-            return [(r["entity_id"], r["score"]) async for r in result]
-
-        async def index_or_exact(tx: neo4j.AsyncManagedTransaction) -> list[Any]:
-            if self._mode is VectorSearchMode.INDEX:
-                cap = self._exact_below + 1
-                matching = await (await tx.run(count, params, cap=cap)).single(strict=True)
-                if matching["matching"] > self._exact_below:
-                    return await rows(tx, indexed)
-            return await rows(tx, exact)
-
-        async def exact_only(tx: neo4j.AsyncManagedTransaction) -> list[Any]:
-            return await rows(tx, exact)
-
-        try:
-            found = await self._db.read(index_or_exact)
-        except neo4j_errors.DatabaseError as exc:
-            _log.warning("vector index search failed (%s); answered by an exact scan", exc.code)
-            found = await self._db.read(exact_only)
+        if self._mode is VectorSearchMode.EXACT:
+            records = await self._db.query(exact, params)
+        else:
+            statement = cypher.search_vectors(self._label, typed=types is not None)
+            try:
+                records = await self._db.query(
+                    statement, {**params, "exact_below": self._exact_below}
+                )
+            except neo4j_errors.DatabaseError as exc:
+                _log.warning("vector index search failed (%s); answered by an exact scan", exc.code)
+                records = await self._db.query(exact, params)
         return [
-            (EntityId(uuid.UUID(entity_id)), min(1.0, max(0.0, float(score))))
-            for entity_id, score in found
+            (EntityId(uuid.UUID(r["entity_id"])), min(1.0, max(0.0, float(r["score"]))))
+            for r in records
         ]
 
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
