@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
 from redstring import (
-    Direction,
     Entity,
     EntityId,
     HashingEmbeddingProvider,
     InMemoryGraphStore,
-    Relationship,
     TenantId,
 )
 
@@ -27,42 +24,6 @@ class RebuildingGraphStore(InMemoryGraphStore):
     ) -> dict[str, list[Entity]]:
         found = await super().find_by_blocking_keys(keys, tenant_id, limit_per_key=limit_per_key)
         return {k: [Entity(**e.model_dump()) for e in reversed(v)] for k, v in found.items()}
-
-
-class CountingGraphStore(InMemoryGraphStore):
-    """Counts calls per method."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: Counter[str] = Counter()
-
-    async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
-        self.calls["get_entities"] += 1
-        return await super().get_entities(ids, tenant_id)
-
-    async def find_by_blocking_keys(
-        self, keys: Sequence[str], tenant_id: TenantId, *, limit_per_key: int | None = None
-    ) -> dict[str, list[Entity]]:
-        self.calls["find_by_blocking_keys"] += 1
-        return await super().find_by_blocking_keys(keys, tenant_id, limit_per_key=limit_per_key)
-
-    async def relationships_of(
-        self,
-        entity_ids: Sequence[EntityId],
-        tenant_id: TenantId,
-        *,
-        direction: Direction = Direction.BOTH,
-        types: Sequence[str] | None = None,
-        limit_per_entity: int | None = None,
-    ) -> dict[EntityId, list[Relationship]]:
-        self.calls["relationships_of"] += 1
-        return await super().relationships_of(
-            entity_ids,
-            tenant_id,
-            direction=direction,
-            types=types,
-            limit_per_entity=limit_per_entity,
-        )
 
 
 class CountingEmbeddings(HashingEmbeddingProvider):

@@ -26,9 +26,9 @@ from redstring import (
     build_graph,
     id_order_key,
 )
-from redstring.testing import make_entity, new_tenant
+from redstring.testing import CountingGraphStore, make_entity, new_tenant
 
-from .doubles import CountingEmbeddings, CountingGraphStore, RebuildingGraphStore
+from .doubles import CountingEmbeddings, RebuildingGraphStore
 
 DIM = 64
 
@@ -263,7 +263,7 @@ async def test_dangling_match_is_skipped_without_backfill() -> None:
 
 async def test_store_calls_are_batched() -> None:
     tenant = new_tenant()
-    graph = CountingGraphStore()
+    graph = CountingGraphStore(InMemoryGraphStore())
     entities = [make_entity(tenant, f"Acme {i}") for i in range(30)]
     retriever, embeddings = await _retriever(entities, graph)
     graph.calls.clear()

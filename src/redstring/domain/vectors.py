@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from redstring.domain.errors import DimensionMismatchError
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.text import check_nonblank
 
@@ -14,6 +16,16 @@ from redstring.domain.text import check_nonblank
 def cosine_to_unit(cosine: float) -> float:
     """Cosine in -1..1 mapped onto 0..1 as `(1 + cos) / 2`, the scale Neo4j's index uses."""
     return min(1.0, max(0.0, (1.0 + cosine) / 2.0))
+
+
+def checked_vector(vector: Sequence[float], dimension: int, what: str) -> NDArray[np.float64]:
+    """`vector` as a float64 array, or `DimensionMismatchError` / `ValueError` (NaN, inf)."""
+    array = np.asarray(vector, dtype=np.float64)
+    if array.ndim != 1 or array.shape[0] != dimension:
+        raise DimensionMismatchError(dimension, int(array.size), what)
+    if not np.isfinite(array).all():
+        raise ValueError(f"{what} contains a NaN or infinite component")
+    return array
 
 
 def check_finite(vector: Sequence[float], what: str) -> None:

@@ -7,9 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from redstring.domain.errors import DimensionMismatchError
 from redstring.domain.ids import EntityId, TenantId, id_order_key
-from redstring.domain.vectors import VectorMatch, VectorRecord, cosine_to_unit
+from redstring.domain.vectors import VectorMatch, VectorRecord, checked_vector, cosine_to_unit
 
 
 class _TenantMatrix:
@@ -55,11 +54,7 @@ class _TenantMatrix:
 
 
 def _unit(vector: Sequence[float], dimension: int, what: str) -> NDArray[np.float32]:
-    array = np.asarray(vector, dtype=np.float64)
-    if array.ndim != 1 or array.shape[0] != dimension:
-        raise DimensionMismatchError(dimension, int(array.size), what)
-    if not np.isfinite(array).all():
-        raise ValueError(f"{what} contains a NaN or infinite component")
+    array = checked_vector(vector, dimension, what)
     norm = float(np.linalg.norm(array))
     return (array / norm if norm > 0 else array).astype(np.float32)
 

@@ -11,7 +11,8 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from types import TracebackType
+from typing import Any, Self, TypeVar
 
 import neo4j
 from neo4j import exceptions as neo4j_errors
@@ -130,3 +131,24 @@ class Neo4jConnection:
 def _is_timeout(exc: neo4j_errors.Neo4jError) -> bool:
     code = exc.code or ""
     return "TransactionTimedOut" in code or "Timeout" in code
+
+
+class OwnedConnection:
+    """What both stores share: a `Neo4jConnection`, closed by `close()` or `async with`
+    (which closes the driver only when the store made it)."""
+
+    _db: Neo4jConnection
+
+    async def close(self) -> None:
+        await self._db.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()

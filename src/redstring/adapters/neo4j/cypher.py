@@ -184,6 +184,23 @@ DELETE v
 """
 
 
+def _index_body(label: str, typed: bool) -> str:
+    type_filter = " AND v.entity_type IN $types" if typed else ""
+    return f"""MATCH (v:{vector_label(label)})
+      SEARCH v IN (
+        VECTOR INDEX {vector_index_name(label)}
+        FOR $vector
+        WHERE v.tenant_id = $tenant_id{type_filter}
+        LIMIT $k
+      ) SCORE AS score
+    RETURN v.entity_id AS entity_id, score"""
+
+
+def search_vectors_in_index(label: str, typed: bool) -> str:
+    """The vector index alone, filters inside it: the bare query benchmarks compare with."""
+    return "CYPHER 25\n" + _index_body(label, typed)
+
+
 def search_vectors(label: str, typed: bool) -> str:
     """Nearest `$k` under the filters, in one statement.
 
@@ -191,8 +208,7 @@ def search_vectors(label: str, typed: bool) -> str:
     answers with the filters applied inside it (Cypher 25 `SEARCH ... WHERE`);
     otherwise those few records are scanned exactly.
     """
-    lab, index = vector_label(label), vector_index_name(label)
-    type_filter = " AND v.entity_type IN $types" if typed else ""
+    lab = vector_label(label)
     return f"""
 CYPHER 25
 CALL () {{
@@ -203,14 +219,7 @@ CALL () {{
 }}
 CALL (matching) {{
     FILTER matching > $exact_below
-    MATCH (v:{lab})
-      SEARCH v IN (
-        VECTOR INDEX {index}
-        FOR $vector
-        WHERE v.tenant_id = $tenant_id{type_filter}
-        LIMIT $k
-      ) SCORE AS score
-    RETURN v.entity_id AS entity_id, score
+    {_index_body(label, typed)}
   UNION
     FILTER matching <= $exact_below
     {_EXACT_BODY.format(lab=lab)}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Any, Self
 
 import neo4j
@@ -13,6 +12,7 @@ from redstring.adapters.neo4j.connection import (
     DEFAULT_SETTINGS,
     Neo4jConnection,
     Neo4jSettings,
+    OwnedConnection,
     connect_driver,
 )
 from redstring.adapters.neo4j.records import (
@@ -34,7 +34,7 @@ def _batches(rows: list[dict[str, Any]], size: int) -> list[list[dict[str, Any]]
     return [rows[i : i + size] for i in range(0, len(rows), size)]
 
 
-class Neo4jGraphStore:
+class Neo4jGraphStore(OwnedConnection):
     """Entities, blocking keys and relationships in Neo4j; identity is `(tenant_id, id)`.
 
     Construct from an injected `neo4j.AsyncDriver` (neither owned nor closed)
@@ -65,20 +65,6 @@ class Neo4jGraphStore:
         return cls(
             connect_driver(uri, auth, settings), database=database, settings=settings, _owned=True
         )
-
-    async def close(self) -> None:
-        await self._db.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def ensure_schema(self) -> None:
         """Create every constraint and index the queries rely on, if missing."""

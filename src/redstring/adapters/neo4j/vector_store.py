@@ -6,11 +6,9 @@ import logging
 import uuid
 from collections.abc import Sequence
 from enum import StrEnum
-from types import TracebackType
 from typing import Any, Self
 
 import neo4j
-import numpy as np
 from neo4j import exceptions as neo4j_errors
 
 from redstring.adapters.neo4j import cypher
@@ -18,11 +16,12 @@ from redstring.adapters.neo4j.connection import (
     DEFAULT_SETTINGS,
     Neo4jConnection,
     Neo4jSettings,
+    OwnedConnection,
     connect_driver,
 )
 from redstring.domain.errors import DimensionMismatchError
 from redstring.domain.ids import EntityId, TenantId, id_order_key
-from redstring.domain.vectors import VectorMatch, VectorRecord
+from redstring.domain.vectors import VectorMatch, VectorRecord, checked_vector
 
 
 class VectorSearchMode(StrEnum):
@@ -40,15 +39,6 @@ class VectorSearchMode(StrEnum):
     EXACT = "exact"
 
 
-def _check_vector(vector: Sequence[float], dimension: int, what: str) -> list[float]:
-    array = np.asarray(vector, dtype=np.float64)
-    if array.ndim != 1 or array.shape[0] != dimension:
-        raise DimensionMismatchError(dimension, int(array.size), what)
-    if not np.isfinite(array).all():
-        raise ValueError(f"{what} contains a NaN or infinite component")
-    return array.tolist()  # type: ignore[no-any-return]
-
-
 _log = logging.getLogger(__name__)
 
 # Filters passing this few records are scanned exactly: cheaper than the index for
@@ -57,7 +47,7 @@ _log = logging.getLogger(__name__)
 DEFAULT_EXACT_BELOW = 2000
 
 
-class Neo4jVectorStore:
+class Neo4jVectorStore(OwnedConnection):
     """One `(:<label> {tenant_id, entity_id, entity_type, embedding})` node per record,
     searched through a cosine vector index of the declared dimension.
 
@@ -115,20 +105,6 @@ class Neo4jVectorStore:
     def dimension(self) -> int:
         return self._dimension
 
-    async def close(self) -> None:
-        await self._db.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close()
-
     async def ensure_schema(self, *, wait_seconds: int = 300) -> None:
         """Create the constraint and indexes if missing, and wait until they are online."""
         for statement in cypher.vector_schema(self._label, self._dimension):
@@ -150,7 +126,7 @@ class Neo4jVectorStore:
                 "tenant_id": str(r.tenant_id),
                 "entity_id": str(r.entity_id),
                 "entity_type": r.entity_type,
-                "vector": _check_vector(r.vector, self._dimension, "vector record"),
+                "vector": checked_vector(r.vector, self._dimension, "vector record").tolist(),
             }
             for r in latest
         ]
@@ -174,7 +150,7 @@ class Neo4jVectorStore:
     ) -> list[VectorMatch]:
         if k < 0:
             raise ValueError("k must not be negative")
-        query = _check_vector(vector, self._dimension, "query vector")
+        query = checked_vector(vector, self._dimension, "query vector").tolist()
         if k == 0 or (entity_types is not None and len(entity_types) == 0):
             return []
         types = None if entity_types is None else sorted(set(entity_types))

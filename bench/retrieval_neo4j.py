@@ -1,0 +1,126 @@
+"""Benchmark: retrieval and ingestion over the Neo4j adapters (run by hand, not a test).
+
+    make neo4j-start && set -a && . .cache/neo4j/env && set +a
+    .venv/bin/python -m bench.retrieval_neo4j [--size 100000] [--repeats 50]
+
+One fresh tenant of `--size` synthetic entities, dimension 384, hashing
+provider. Vectors are computed first, so ingestion is timed on the stores
+alone. Then, in the same run: the bare vector-index query for a vector
+(one Cypher SEARCH round trip), hybrid `retrieve` k=10 for the same query,
+and `relationships_of` for 10 entities (one round trip). Targets (issue 3):
+hybrid median <= 1.5x the bare index query; ingestion >= 5,000 entities/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import time
+import uuid
+
+from bench.corpus import make_corpus
+from bench.measure import machine, median_ms, peak_rss_mib
+from redstring import (
+    HashingEmbeddingProvider,
+    Relationship,
+    RelationshipId,
+    Retriever,
+    TenantId,
+    VectorRecord,
+)
+from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_driver, cypher
+
+DIMENSION = 384
+LABEL = "BenchVector384"
+
+
+async def main(size: int, repeats: int) -> None:
+    driver = connect_driver(
+        os.environ["NEO4J_URI"], (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
+    )
+    graph = Neo4jGraphStore(driver)
+    vectors = Neo4jVectorStore(driver, DIMENSION, label=LABEL)
+    await graph.ensure_schema()
+    await vectors.ensure_schema()
+    tenant = TenantId(uuid.uuid4())
+    embeddings = HashingEmbeddingProvider(DIMENSION)
+    corpus = make_corpus(tenant, size, seed=3)
+    embedded = await embeddings.embed_documents([e.embedding_text() for e in corpus])
+    records = [
+        VectorRecord(entity_id=e.id, tenant_id=tenant, vector=tuple(v), entity_type=e.entity_type)
+        for e, v in zip(corpus, embedded, strict=True)
+    ]
+    rng = random.Random(4)
+    relationships = [
+        Relationship(
+            id=RelationshipId(uuid.uuid4()),
+            tenant_id=tenant,
+            source_entity_id=a.id,
+            target_entity_id=b.id,
+            relationship_type=rng.choice(["PARTNER_OF", "SUPPLIES", "LOCATED_IN"]),
+        )
+        for a, b in (rng.sample(corpus, 2) for _ in range(size // 5))
+    ]
+
+    start = time.perf_counter()
+    await graph.upsert_entities(corpus)
+    graph_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    await vectors.upsert(records)
+    vector_seconds = time.perf_counter() - start
+    both = graph_seconds + vector_seconds
+    print(f"machine: {machine()}; Neo4j at {os.environ['NEO4J_URI']}")
+    print(f"corpus: {size:,} entities, {len(relationships):,} relationships, dimension {DIMENSION}")
+    print(f"graph upsert: {size / graph_seconds:,.0f} entities/s ({graph_seconds:.1f} s)")
+    print(f"vector upsert: {size / vector_seconds:,.0f} records/s ({vector_seconds:.1f} s)")
+    print(f"ingestion with precomputed vectors: {size / both:,.0f} entities/s ({both:.1f} s)")
+    await graph.upsert_relationships(relationships)
+    async with driver.session() as session:
+        await (await session.run("CALL db.awaitIndexes(600)")).consume()
+
+    retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+    queries = [e.name for e in rng.sample(corpus, 20)]
+    query_vectors = await embeddings.embed_query(queries)
+    bare_statement = cypher.search_vectors_in_index(LABEL, typed=False)
+    cursor = iter(range(10**9))
+
+    async def bare() -> object:
+        i = next(cursor) % len(queries)
+        async with driver.session() as session:
+            result = await session.run(
+                bare_statement,
+                vector=query_vectors[i],
+                tenant_id=str(tenant),
+                k=10,
+                types=None,
+            )
+            return [record async for record in result]
+
+    async def hybrid() -> object:
+        return await retriever.retrieve(queries[next(cursor) % len(queries)], tenant, k=10)
+
+    hubs = [r.source_entity_id for r in relationships[:10]]
+
+    async def edges() -> object:
+        return await graph.relationships_of(hubs, tenant)
+
+    bare_ms = await median_ms(bare, repeats)
+    hybrid_ms = await median_ms(hybrid, repeats)
+    edges_ms = await median_ms(edges, repeats)
+
+    print(f"bare vector-index query k=10 median: {bare_ms:.2f} ms")
+    print(f"hybrid retrieve k=10 median: {hybrid_ms:.2f} ms")
+    print(f"hybrid / bare index query: {hybrid_ms / bare_ms:.2f}x")
+    print(f"relationships_of 10 entities (one round trip) median: {edges_ms:.2f} ms")
+    print(f"client peak RSS: {peak_rss_mib():.0f} MiB")
+    await driver.close()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--repeats", type=int, default=50)
+    args = parser.parse_args()
+    asyncio.run(main(args.size, args.repeats))

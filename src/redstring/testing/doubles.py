@@ -1,0 +1,59 @@
+"""Store doubles for tests of code that uses the ports."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from redstring.domain.entity import Entity
+from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.relationship import Direction, Relationship
+from redstring.ports.graph_store import GraphStore
+
+
+class CountingGraphStore:
+    """Forwards to `inner` and counts calls per method name."""
+
+    def __init__(self, inner: GraphStore) -> None:
+        self.inner = inner
+        self.calls: Counter[str] = Counter()
+
+    async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
+        self.calls["get_entities"] += 1
+        return await self.inner.get_entities(ids, tenant_id)
+
+    async def find_by_blocking_keys(
+        self, keys: Sequence[str], tenant_id: TenantId, *, limit_per_key: int | None = None
+    ) -> dict[str, list[Entity]]:
+        self.calls["find_by_blocking_keys"] += 1
+        return await self.inner.find_by_blocking_keys(keys, tenant_id, limit_per_key=limit_per_key)
+
+    async def relationships_of(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+    ) -> dict[EntityId, list[Relationship]]:
+        self.calls["relationships_of"] += 1
+        return await self.inner.relationships_of(
+            entity_ids,
+            tenant_id,
+            direction=direction,
+            types=types,
+            limit_per_entity=limit_per_entity,
+        )
+
+    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        self.calls["upsert_entities"] += 1
+        await self.inner.upsert_entities(entities)
+
+    async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+        self.calls["upsert_relationships"] += 1
+        await self.inner.upsert_relationships(relationships)
+
+    async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
+        self.calls["delete_entities"] += 1
+        return await self.inner.delete_entities(ids, tenant_id)
