@@ -14,8 +14,12 @@ class InvalidInputError(RedstringError, ValueError):
     """The caller asked for something that cannot be done (blank query, negative k, ...)."""
 
 
-class DimensionMismatchError(InvalidInputError):
-    """Two vector dimensions that must agree do not."""
+class DimensionMismatchError(RedstringError, ValueError):
+    """Two vector dimensions that must agree do not.
+
+    A configuration fault (provider, store and index disagree), not bad input
+    from a caller: the API reports it as an internal error.
+    """
 
     def __init__(self, expected: int, actual: int, what: str) -> None:
         super().__init__(f"{what} has dimension {actual}, expected {expected}")

@@ -1,0 +1,175 @@
+"""Benchmark: the GraphQL API over HTTP against in-process retrieval (run by hand).
+
+    .venv/bin/python -m bench.graphql [--size 10000] [--seconds 30] [--clients 16]
+
+A server process (uvicorn, one worker, 127.0.0.1, free port) holds `--size`
+in-memory entities with relationships; this process builds the same corpus
+for the in-process baseline. Measured in one run: the HTTP median of
+`retrieve(k: 10)` with `relationships(first: 10) { target { name } }`, the
+median of `Retriever.retrieve` in process, then `--clients` concurrent
+clients for `--seconds`. Targets (issue 4): HTTP median <= in-process median
++ 10 ms; >= 150 requests/s with zero errors; p99 reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+
+import httpx
+import uvicorn
+
+from bench.corpus import make_corpus
+from bench.measure import machine, median_ms
+from redstring import (
+    HashingEmbeddingProvider,
+    InMemoryGraphStore,
+    InMemoryVectorStore,
+    Relationship,
+    RelationshipId,
+    TenantId,
+    build_graph,
+)
+from redstring.api.app import create_app
+from redstring.composition.services import Services
+
+TENANT = TenantId(uuid.UUID(int=7))
+QUERY = """
+query ($q: String!, $tenant: ID!) {
+  retrieve(query: $q, tenantId: $tenant, k: 10) {
+    matches { score entity { name relationships(first: 10) { target { name } } } }
+  }
+}
+"""
+
+
+async def build_services(size: int) -> tuple[Services, list[str]]:
+    corpus = make_corpus(TENANT, size, seed=11)
+    rng = random.Random(12)
+    relationships = [
+        Relationship(
+            id=RelationshipId(uuid.UUID(int=rng.getrandbits(128))),
+            tenant_id=TENANT,
+            source_entity_id=a.id,
+            target_entity_id=b.id,
+            relationship_type=rng.choice(["PARTNER_OF", "SUPPLIES", "LOCATED_IN"]),
+        )
+        for a, b in (rng.sample(corpus, 2) for _ in range(2 * size))
+    ]
+    embeddings = HashingEmbeddingProvider(384)
+    vectors, graph = InMemoryVectorStore(384), InMemoryGraphStore()
+    await build_graph(corpus, relationships, embeddings=embeddings, vectors=vectors, graph=graph)
+    services = Services.over(embeddings=embeddings, vectors=vectors, graph=graph)
+    queries = [e.name for e in rng.sample(corpus, 50)]
+    return services, queries
+
+
+def serve(size: int, port: int) -> None:
+    services, _ = asyncio.run(build_services(size))
+    config = uvicorn.Config(
+        create_app(services=services), host="127.0.0.1", port=port, log_level="warning"
+    )
+    uvicorn.Server(config).run()
+
+
+def main(size: int, seconds: float, clients: int) -> None:
+    port = free_port()
+    command = [sys.executable, "-m", "bench.graphql", "--serve", str(port), "--size", str(size)]
+    server = subprocess.Popen(command)
+    try:
+        asyncio.run(measure(port, size, seconds, clients))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def wait_ready(client: httpx.AsyncClient, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        try:
+            if (await client.get("/readyz")).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        await asyncio.sleep(0.2)
+    raise SystemExit("the server did not become ready in time")
+
+
+async def measure(port: int, size: int, seconds: float, clients: int) -> None:
+    services, queries = await build_services(size)
+    base = f"http://127.0.0.1:{port}"
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as client:
+        await wait_ready(client, time.monotonic() + 300)
+        cursor = iter(range(10**9))
+
+        def next_query() -> str:
+            return queries[next(cursor) % len(queries)]
+
+        async def over_http() -> None:
+            payload = {"query": QUERY, "variables": {"q": next_query(), "tenant": str(TENANT)}}
+            response = await client.post("/graphql", json=payload)
+            response.raise_for_status()
+            if "errors" in response.json():
+                raise RuntimeError(response.text)
+
+        async def in_process() -> object:
+            return await services.retriever.retrieve(next_query(), TENANT, k=10)
+
+        http_ms = await median_ms(over_http, 100)
+        local_ms = await median_ms(in_process, 100)
+
+        latencies: list[float] = []
+        errors = 0
+        stop_at = time.monotonic() + seconds
+
+        async def worker() -> None:
+            nonlocal errors
+            while time.monotonic() < stop_at:
+                started = time.perf_counter()
+                try:
+                    await over_http()
+                except (httpx.HTTPError, RuntimeError):
+                    errors += 1
+                latencies.append((time.perf_counter() - started) * 1000)
+
+        load_started = time.monotonic()
+        await asyncio.gather(*(worker() for _ in range(clients)))
+        elapsed = time.monotonic() - load_started
+
+    latencies.sort()
+    p99 = latencies[int(0.99 * (len(latencies) - 1))]
+    print(f"machine: {machine()}; server: one uvicorn worker on 127.0.0.1")
+    print(f"corpus: {size:,} entities, {2 * size:,} relationships, in memory")
+    print(f"HTTP retrieve k=10 + relationships(first: 10) median: {http_ms:.2f} ms")
+    print(f"in-process Retriever.retrieve k=10 median: {local_ms:.2f} ms")
+    print(f"HTTP - in-process: {http_ms - local_ms:+.2f} ms")
+    print(
+        f"load: {clients} clients for {elapsed:.0f} s: {len(latencies) / elapsed:.0f} requests/s, "
+        f"{errors} errors, median {statistics.median(latencies):.1f} ms, p99 {p99:.1f} ms"
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=10_000)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.size, args.serve)
+    else:
+        main(args.size, args.seconds, args.clients)
