@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv lint test unit serve neo4j-start neo4j-stop bench clean
+.PHONY: venv lint test unit serve neo4j-start neo4j-stop bench clean graphiql e2e e2e-setup
 
 venv: $(STAMP)
 
@@ -25,11 +25,36 @@ unit: venv
 
 # Start a throwaway Neo4j (unless NEO4J_URI points at one), run lint and the whole
 # suite against it, and stop it whatever the outcome.
+# The end-to-end tests (tests/e2e) run in the same pytest, their set-up first;
+# E2E_REQUIRED=1 turns a missing set-up into a failure instead of a skip.
 test: venv
 	@$(PYTHON) scripts/neo4j_server.py start
 	@set -a; . ./.cache/neo4j/env; set +a; \
-	  $(MAKE) --no-print-directory lint && $(BIN)/pytest; status=$$?; \
+	  $(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory e2e-setup && \
+	  E2E_REQUIRED=1 $(BIN)/pytest; status=$$?; \
 	  $(PYTHON) scripts/neo4j_server.py stop; exit $$status
+
+# GraphiQL's browser files (pinned npm packages) for `serve`, installed once per lock
+# change; without npm, GraphiQL's page says how to get them (or use the CDN setting).
+GRAPHIQL := src/redstring/api/graphiql
+GRAPHIQL_STAMP := $(GRAPHIQL)/node_modules/.installed
+
+graphiql: $(GRAPHIQL_STAMP)
+
+$(GRAPHIQL_STAMP): $(GRAPHIQL)/package-lock.json
+	@if command -v npm >/dev/null; then \
+	  (cd $(GRAPHIQL) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) && touch $@; \
+	else \
+	  echo "npm not found: GraphiQL's files are not installed (or set REDSTRING_GRAPHIQL_ASSETS=cdn)"; \
+	fi
+
+# A real Apollo gateway over redstring and a second subgraph, and GraphiQL in
+# Debian's headless Chromium; scripts/e2e_setup.sh installs Chromium and e2e/'s packages.
+e2e-setup: venv graphiql
+	@bash scripts/e2e_setup.sh
+
+e2e: e2e-setup
+	E2E_REQUIRED=1 $(BIN)/pytest tests/e2e
 
 neo4j-start:
 	$(PYTHON) scripts/neo4j_server.py start
@@ -37,7 +62,7 @@ neo4j-start:
 neo4j-stop:
 	$(PYTHON) scripts/neo4j_server.py stop
 
-serve: venv
+serve: venv graphiql
 	$(BIN)/redstring serve --demo
 
 clean:

@@ -11,6 +11,7 @@ from starlette.routing import Route
 
 from redstring.api.demo import load_demo
 from redstring.api.endpoint import GraphQLEndpoint
+from redstring.api.graphiql import AssetSource, asset_route, graphiql_page
 from redstring.api.health import healthz, readyz_endpoint
 from redstring.api.log_config import configure_logging
 from redstring.api.schema.build import build_schema
@@ -40,6 +41,10 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     is how tests and embedders inject stores. Without, the app opens the
     services `settings` describe when it starts and closes them when it stops,
     loading the demo dataset first when `settings.demo` is on.
+
+    `settings.federation` serves the Federation 2 subgraph schema on `/graphql`
+    instead of the plain one; `settings.graphiql_assets` says where GraphiQL's
+    files come from (`local` adds the `/graphiql/...` route that serves them).
     """
     settings = settings or Settings()
     holder = _Holder(services)
@@ -62,16 +67,19 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
 
     limits = settings.limits()
     graphql = GraphQLEndpoint(
-        build_schema(limits), services=holder, limits=limits, graphiql=settings.graphiql
+        build_schema(limits, federation=settings.federation),
+        services=holder,
+        limits=limits,
+        graphiql=graphiql_page(settings.graphiql_assets) if settings.graphiql else None,
     )
-    return Starlette(
-        routes=[
-            Route("/graphql", graphql, methods=["GET", "POST"]),
-            Route("/healthz", healthz, methods=["GET"]),
-            Route("/readyz", readyz_endpoint(holder, settings.readiness_timeout), methods=["GET"]),
-        ],
-        lifespan=lifespan,
-    )
+    routes = [
+        Route("/graphql", graphql, methods=["GET", "POST"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz_endpoint(holder, settings.readiness_timeout), methods=["GET"]),
+    ]
+    if settings.graphiql and settings.graphiql_assets is AssetSource.LOCAL:
+        routes.append(asset_route())
+    return Starlette(routes=routes, lifespan=lifespan)
 
 
 def app_from_environment() -> Starlette:

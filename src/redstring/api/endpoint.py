@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import strawberry
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 
@@ -20,7 +20,8 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
     """Serves `POST /graphql` (operations) and `GET /graphql` (GraphiQL).
 
     `services` is a callable because the app opens its services in its
-    lifespan, after this endpoint exists.
+    lifespan, after this endpoint exists. `graphiql` is the page a browser
+    gets (see `redstring.api.graphiql`), or `None` for no GraphiQL.
     """
 
     def __init__(
@@ -29,11 +30,15 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         *,
         services: Callable[[], Services],
         limits: Limits,
-        graphiql: bool = True,
+        graphiql: str | None = None,
     ) -> None:
-        super().__init__(schema, graphql_ide="graphiql" if graphiql else None)
+        super().__init__(schema, graphql_ide="graphiql" if graphiql is not None else None)
         self._services = services
         self._limits = limits
+        self._graphiql = graphiql or ""
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        return HTMLResponse(self._graphiql)
 
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket

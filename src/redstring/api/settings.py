@@ -5,9 +5,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from redstring.api.graphiql import AssetSource
 from redstring.api.limits import Limits
 
 
@@ -22,6 +23,8 @@ class EmbeddingsKind(StrEnum):
     """Which embedding provider turns text into vectors."""
 
     HASHING = "hashing"
+    OPENAI = "openai"
+    SENTENCE_TRANSFORMERS = "sentence-transformers"
 
 
 class Settings(BaseSettings):
@@ -41,6 +44,15 @@ class Settings(BaseSettings):
 
     embeddings: EmbeddingsKind = EmbeddingsKind.HASHING
     embedding_dimension: int = Field(default=384, ge=1, le=8192)
+    embedding_model: str | None = None
+    embedding_base_url: str | None = None
+    embedding_api_key_env: str = "OPENAI_API_KEY"
+    embedding_batch_size: int = Field(default=64, ge=1)
+    embedding_concurrency: int = Field(default=4, ge=1)
+    embedding_timeout: float = Field(default=30.0, gt=0)
+    embedding_query_prompt: str | None = None
+    embedding_document_prompt: str | None = None
+    query_cache_size: int = Field(default=2048, ge=0)
 
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
@@ -49,6 +61,8 @@ class Settings(BaseSettings):
 
     demo: bool = False
     graphiql: bool = True
+    graphiql_assets: AssetSource = AssetSource.LOCAL
+    federation: bool = False
     readiness_timeout: float = Field(default=2.0, gt=0)
 
     max_k: int = Field(default=100, ge=0)
@@ -58,6 +72,12 @@ class Settings(BaseSettings):
     max_aliases: int = Field(default=30, ge=0)
     max_tokens: int = Field(default=20_000, ge=1)
     max_batch: int = Field(default=1000, ge=1)
+
+    @field_validator("embeddings", mode="before")
+    @classmethod
+    def _embeddings_spelling(cls, value: object) -> object:
+        """`OpenAI` and `sentence_transformers` name the same kinds as the canonical spelling."""
+        return value.strip().lower().replace("_", "-") if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _neo4j_needs_password(self) -> Settings:

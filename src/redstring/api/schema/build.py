@@ -1,8 +1,8 @@
-"""`build_schema`: the one place the schema is assembled, and its SDL.
+"""`build_schema`: the one place the schema is assembled, plain or federated, and its SDL.
 
-A federated variant (the federation issue) is built the same way from the
-same roots, types and `schema_extensions`, with `strawberry.federation.Schema`
-in place of `strawberry.Schema` and the same `process_errors`.
+Both variants are built from the same roots, types and `schema_extensions`
+and log errors alike; the federated one (`federation.py`) adds only the
+`tenantId id` key on `Entity`, `_entities` and `_service`.
 """
 
 from __future__ import annotations
@@ -16,19 +16,27 @@ from strawberry.extensions import (
     MaxTokensLimiter,
     QueryDepthLimiter,
     SchemaExtension,
+    ValidationCache,
 )
 from strawberry.types import ExecutionContext
 
 from redstring.api.errors import ErrorCodes, log_errors
 from redstring.api.limits import Limits
+from redstring.api.schema.federation import (
+    FEDERATION_VERSION,
+    FederatedEntity,
+    FederatedSchema,
+)
 from redstring.api.schema.mutation import Mutation
 from redstring.api.schema.query import Query
+
+VALIDATED_DOCUMENTS = 256
 
 ExtensionFactory = type[SchemaExtension] | Callable[[], SchemaExtension]
 
 
-class RedstringSchema(strawberry.Schema):
-    """A Strawberry schema that logs each error at the level its code deserves.
+class ErrorLogging:
+    """Logs each error at the level its code deserves (mixed into both schema classes).
 
     Strawberry's default logs every error, a typo in a query included, at
     ERROR with a traceback; here only internal errors are.
@@ -40,9 +48,20 @@ class RedstringSchema(strawberry.Schema):
         log_errors(errors)
 
 
+class RedstringSchema(ErrorLogging, strawberry.Schema):
+    """The plain schema, for direct clients."""
+
+
+class RedstringSubgraphSchema(ErrorLogging, FederatedSchema):
+    """The Federation 2 subgraph schema, for a gateway."""
+
+
 def schema_extensions(limits: Limits) -> Sequence[ExtensionFactory]:
-    """The extensions every variant of the schema runs: document limits and error codes."""
+    """The extensions every variant of the schema runs: document limits, error codes, and a
+    cache of validated documents (clients repeat a few operations, and validating one
+    costs about as much as resolving a small `retrieve`)."""
     return (
+        lambda: ValidationCache(maxsize=VALIDATED_DOCUMENTS),
         lambda: MaxTokensLimiter(max_token_count=limits.max_tokens),
         lambda: QueryDepthLimiter(max_depth=limits.max_depth),
         lambda: MaxAliasesLimiter(max_alias_count=limits.max_aliases),
@@ -50,15 +69,24 @@ def schema_extensions(limits: Limits) -> Sequence[ExtensionFactory]:
     )
 
 
-def build_schema(limits: Limits | None = None) -> strawberry.Schema:
-    """The redstring schema, with the document limits of `limits` (depth, aliases, tokens)."""
-    return RedstringSchema(
-        query=Query,
-        mutation=Mutation,
-        extensions=schema_extensions(limits or Limits()),
-    )
+def build_schema(limits: Limits | None = None, *, federation: bool = False) -> strawberry.Schema:
+    """The redstring schema, with the document limits of `limits` (depth, aliases, tokens);
+    with `federation`, the Federation 2 subgraph variant of the same schema."""
+    extensions = schema_extensions(limits or Limits())
+    if federation:
+        # `types`: Strawberry finds entity types by walking definitions, and the
+        # definitions name the plain `Entity`; `get_fields` swaps it per field.
+        return RedstringSubgraphSchema(
+            query=Query,
+            mutation=Mutation,
+            types=[FederatedEntity],
+            extensions=extensions,
+            federation_version=FEDERATION_VERSION,
+        )
+    return RedstringSchema(query=Query, mutation=Mutation, extensions=extensions)
 
 
-def schema_sdl() -> str:
-    """The schema in SDL, as committed in `schema.graphql` (with a final newline)."""
-    return build_schema().as_str() + "\n"
+def schema_sdl(*, federation: bool = False) -> str:
+    """The schema in SDL, as committed in `schema.graphql` (with a final newline); with
+    `federation`, the subgraph SDL of `_service { sdl }`, as in `schema.federation.graphql`."""
+    return build_schema(federation=federation).as_str() + "\n"

@@ -7,6 +7,8 @@ walking the graph costs one store call per depth, not one per entity.
 
 from __future__ import annotations
 
+from typing import Self
+
 import strawberry
 from strawberry.scalars import JSON
 
@@ -81,7 +83,7 @@ class Entity:
     domain: strawberry.Private[DomainEntity]
 
     @classmethod
-    def from_domain(cls, entity: DomainEntity) -> Entity:
+    def from_domain(cls, entity: DomainEntity) -> Self:
         return cls(
             id=strawberry.ID(str(entity.id)),
             tenant_id=strawberry.ID(str(entity.tenant_id)),
