@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv lint test unit serve neo4j-start neo4j-stop bench clean graphiql e2e e2e-setup
+.PHONY: venv lint test unit serve neo4j-start neo4j-stop clean graphiql e2e e2e-setup
 
 venv: $(STAMP)
 
@@ -66,4 +66,4 @@ serve: venv graphiql
 	$(BIN)/redstring serve --demo
 
 clean:
-	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache e2e/node_modules $(GRAPHIQL)/node_modules
