@@ -10,25 +10,28 @@ Each end of a relationship is named either by id (`source_id`, `target_id`)
 or by name and type (`source`, `target`), resolved through the same
 deterministic id an `EntityInput` without id gets. Absent ids are derived the
 same way, so loading a file twice writes nothing new. Blank lines are skipped.
-The tenant comes from the command line, never from a line.
+The tenant comes from the command line, never from a line. `numbered_records`
+reads a file's lines lazily, turning each bad line into an `InvalidLine`
+instead of stopping, so the loader decides what a bad line does.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, Literal, Self
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from redstring.api.arguments import json_properties
 from redstring.api.errors import describe_validation_error
+from redstring.composition.ingest import InvalidLine, NumberedRecord, Record
 from redstring.domain.entity import Entity
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import EntityId, TenantId, entity_id_for, relationship_id_for
 from redstring.domain.relationship import Relationship
-
-Record = Entity | Relationship
 
 # Domain field names as the file spells them, for error messages.
 _FILE_NAMES = {"source_entity_id": "source_id", "target_entity_id": "target_id"}
@@ -43,6 +46,17 @@ class LineError(InvalidInputError):
         self.reason = reason
 
 
+# Names a file is likely to use again soon (entities just loaded, hubs): about 4 MB at most.
+ENTITY_ID_CACHE_SIZE = 16_384
+
+
+@lru_cache(maxsize=ENTITY_ID_CACHE_SIZE)
+def _entity_id(tenant_id: TenantId, entity_type: str, name: str) -> EntityId:
+    """`entity_id_for`, remembered for recent names: a file names the same entities again
+    and again, and deriving a UUID v5 costs more than the rest of a relationship line."""
+    return entity_id_for(tenant_id, entity_type, name)
+
+
 class EndpointName(BaseModel):
     """A relationship end named by the entity's name and type."""
 
@@ -52,7 +66,7 @@ class EndpointName(BaseModel):
     type: str
 
     def entity_id(self, tenant_id: TenantId) -> EntityId:
-        return entity_id_for(tenant_id, self.type, self.name)
+        return _entity_id(tenant_id, self.type, self.name)
 
 
 def _end_id(by_id: uuid.UUID | None, by_name: EndpointName | None, tenant_id: TenantId) -> EntityId:
@@ -76,7 +90,7 @@ class EntityLine(BaseModel):
     def to_domain(self, tenant_id: TenantId) -> Entity:
         return Entity.model_validate(
             {
-                "id": self.id or entity_id_for(tenant_id, self.entity_type, self.name),
+                "id": self.id or _entity_id(tenant_id, self.entity_type, self.name),
                 "tenant_id": tenant_id,
                 "name": self.name,
                 "entity_type": self.entity_type,
@@ -128,13 +142,36 @@ _LINE_MODELS: dict[str, type[EntityLine] | type[RelationshipLine]] = {
     "entity": EntityLine,
     "relationship": RelationshipLine,
 }
+# Parses and validates a well-formed line in one call, without a dict in between.
+_ANY_LINE: TypeAdapter[EntityLine | RelationshipLine] = TypeAdapter(
+    Annotated[EntityLine | RelationshipLine, Field(discriminator="kind")]
+)
 
 
-def parse_line(text: str, line_number: int, tenant_id: TenantId) -> Record | None:
-    """The record on one line of the file, `None` for a blank line.
+def _to_domain(
+    line: EntityLine | RelationshipLine, line_number: int, tenant_id: TenantId
+) -> Record:
+    try:
+        return line.to_domain(tenant_id)
+    except ValidationError as exc:
+        raise LineError(line_number, describe_validation_error(exc, "", _FILE_NAMES)) from None
+    except InvalidInputError as exc:
+        raise LineError(line_number, str(exc)) from None
+
+
+def parse_line(text: str | bytes, line_number: int, tenant_id: TenantId) -> Record | None:
+    """The record on one line of the file (text, or UTF-8 bytes), `None` for a blank line.
 
     Raises `LineError` saying what is wrong, prefixed with `line_number`.
     """
+    try:
+        line = _ANY_LINE.validate_json(text)
+    except ValidationError:
+        pass  # blank, or not a good line: the checks below say which, in the file's terms
+    else:
+        return _to_domain(line, line_number, tenant_id)
+    if isinstance(text, bytes):
+        text = _decoded(text, line_number)
     if not text.strip():
         return None
     try:
@@ -148,8 +185,33 @@ def parse_line(text: str, line_number: int, tenant_id: TenantId) -> Record | Non
     if model is None:
         raise LineError(line_number, f"kind must be 'entity' or 'relationship', got {kind!r}")
     try:
-        return model.model_validate(data).to_domain(tenant_id)
+        checked = model.model_validate(data)
     except ValidationError as exc:
         raise LineError(line_number, describe_validation_error(exc, "", _FILE_NAMES)) from None
-    except InvalidInputError as exc:
-        raise LineError(line_number, str(exc)) from None
+    return _to_domain(checked, line_number, tenant_id)
+
+
+def _decoded(raw: bytes, line_number: int) -> str:
+    try:
+        # A byte-order mark may start the file; it is not part of the first record.
+        return raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise LineError(
+            line_number, f"not valid UTF-8 (byte {exc.start + 1} of the line)"
+        ) from None
+
+
+def numbered_records(lines: Iterable[bytes], tenant_id: TenantId) -> Iterator[NumberedRecord]:
+    """Each non-blank line's record, or an `InvalidLine` saying why it is none, numbered from 1.
+
+    Lazy: one line is read per record asked for, so a file of any size is
+    read in constant memory.
+    """
+    for number, raw in enumerate(lines, start=1):
+        try:
+            record = parse_line(raw, number, tenant_id)
+        except LineError as exc:
+            yield number, InvalidLine(exc.line_number, exc.reason)
+            continue
+        if record is not None:
+            yield number, record

@@ -1,114 +1,59 @@
-"""`load_file`: a JSONL file (see `redstring.api.jsonl`) into the configured stores.
+"""`load_jsonl`: the lines of a JSONL file (see `redstring.api.jsonl`) streamed into the stores.
 
-The whole file is checked before anything is written, so a malformed line
-writes nothing and every bad line is reported at once. Entities are written
-before relationships, so a relationship may name an entity from a later line.
+The batching, the all-or-nothing check of each batch, the deferral of
+relationships and the write order are `redstring.composition.ingest`'s;
+this module only turns bytes into numbered records and counts the bytes
+read, so a progress bar can be sized by the file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Iterable, Iterator
 
-from redstring.api.jsonl import LineError, Record, parse_line
-from redstring.composition import writes
-from redstring.composition.build_graph import DEFAULT_BATCH_SIZE
+from redstring.api.jsonl import numbered_records
+from redstring.composition.ingest import (
+    DEFAULT_INGEST_BATCH_SIZE,
+    IngestReport,
+    InvalidLine,
+    ingest,
+)
 from redstring.composition.services import Services
-from redstring.domain.entity import Entity
-from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import TenantId
-from redstring.domain.relationship import Relationship
-
-Advance = Callable[[int], None]
 
 
-@dataclass
-class LoadReport:
-    """What a load did: records written, or the lines that stopped it."""
+class CountedLines:
+    """The lines of a binary file, counting the bytes handed out so far."""
 
-    entities: int = 0
-    relationships: int = 0
-    errors: list[LineError] = field(default_factory=list)
+    def __init__(self, lines: Iterable[bytes]) -> None:
+        self._lines = lines
+        self.bytes_read = 0
 
-
-@dataclass
-class ParsedFile:
-    """Every record of a file with the line it came from, and every bad line."""
-
-    entities: list[tuple[int, Entity]] = field(default_factory=list)
-    relationships: list[tuple[int, Relationship]] = field(default_factory=list)
-    errors: list[LineError] = field(default_factory=list)
-
-    @property
-    def records(self) -> int:
-        return len(self.entities) + len(self.relationships)
+    def __iter__(self) -> Iterator[bytes]:
+        for line in self._lines:
+            self.bytes_read += len(line)
+            yield line
 
 
-def parse_lines(lines: Iterable[str], tenant_id: TenantId) -> ParsedFile:
-    """Parse numbered lines (from 1), collecting bad lines instead of stopping at the first."""
-    parsed = ParsedFile()
-    for number, text in enumerate(lines, start=1):
-        try:
-            record: Record | None = parse_line(text, number, tenant_id)
-        except LineError as exc:
-            parsed.errors.append(exc)
-            continue
-        if isinstance(record, Entity):
-            parsed.entities.append((number, record))
-        elif isinstance(record, Relationship):
-            parsed.relationships.append((number, record))
-    return parsed
-
-
-def _missing_endpoint_errors(
-    error: MissingEndpointError, batch: list[tuple[int, Relationship]]
-) -> list[LineError]:
-    missing = set(error.missing)
-    return [
-        LineError(number, f"relationship endpoint not found in this tenant: {end}")
-        for number, rel in batch
-        for end in (str(rel.source_entity_id), str(rel.target_entity_id))
-        if end in missing
-    ]
-
-
-async def load_parsed(
-    parsed: ParsedFile,
+async def load_jsonl(
+    lines: Iterable[bytes],
+    tenant_id: TenantId,
     services: Services,
     *,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    advance: Advance = lambda n: None,
-) -> LoadReport:
-    """Write a parsed file in batches, calling `advance(n)` after each batch of `n` records.
+    batch_size: int = DEFAULT_INGEST_BATCH_SIZE,
+    skip_invalid: bool = False,
+    on_invalid: Callable[[InvalidLine], None] = lambda line: None,
+    on_batch: Callable[[IngestReport], None] = lambda report: None,
+) -> IngestReport:
+    """Load JSONL `lines` (bytes, as a file opened `rb` yields them) into `tenant_id`.
 
-    A relationship batch naming a missing entity is not written and its lines
-    are reported; the batches before it stay written (running the load again
-    after fixing the file finishes it, since every write is idempotent).
+    See `redstring.composition.ingest.ingest` for what is written when, and
+    what the callbacks hear.
     """
-    if parsed.errors:
-        return LoadReport(errors=list(parsed.errors))
-    if batch_size < 1:
-        raise ValueError("batch_size must be at least 1")
-    report = LoadReport()
-    for start in range(0, len(parsed.entities), batch_size):
-        entity_batch = [e for _, e in parsed.entities[start : start + batch_size]]
-        await writes.upsert_entities(services, entity_batch, batch_size=batch_size)
-        report.entities += len(entity_batch)
-        advance(len(entity_batch))
-    for start in range(0, len(parsed.relationships), batch_size):
-        batch = parsed.relationships[start : start + batch_size]
-        try:
-            await writes.upsert_relationships(services, [r for _, r in batch])
-        except MissingEndpointError as exc:
-            report.errors.extend(_missing_endpoint_errors(exc, batch))
-            return report
-        report.relationships += len(batch)
-        advance(len(batch))
-    return report
-
-
-def read_file(path: Path, tenant_id: TenantId) -> ParsedFile:
-    """Parse the JSONL file at `path` (UTF-8)."""
-    with path.open(encoding="utf-8") as lines:
-        return parse_lines(lines, tenant_id)
+    return await ingest(
+        numbered_records(lines, tenant_id),
+        services,
+        batch_size=batch_size,
+        skip_invalid=skip_invalid,
+        on_invalid=on_invalid,
+        on_batch=on_batch,
+    )

@@ -1,23 +1,41 @@
-"""Opening the services the settings ask for, as a server or loader starts."""
+"""Opening the services the settings ask for: the one path `serve` and `load` both take."""
 
 from __future__ import annotations
 
-from redstring.adapters.embeddings import HashingEmbeddingProvider
-from redstring.api.settings import Backend, EmbeddingsKind, Settings
+from redstring.api.settings import Backend, Settings
+from redstring.composition.embedding_choice import make_embedding_provider
 from redstring.composition.services import Services
 from redstring.composition.stores import open_memory_services, open_neo4j_services
 from redstring.ports.embedding_provider import EmbeddingProvider
 
 
 def open_embeddings(settings: Settings) -> EmbeddingProvider:
-    """The embedding provider `settings.embeddings` names."""
-    if settings.embeddings is EmbeddingsKind.HASHING:
-        return HashingEmbeddingProvider(settings.embedding_dimension)
-    raise ValueError(f"unknown embedding provider {settings.embeddings!r}")
+    """The embedding provider `settings.embeddings` names, built from the `embedding_*` settings.
+
+    Raises `InvalidInputError` for an incomplete choice (`openai` without a
+    model or base URL, a prompt for a kind that cannot apply it, ...).
+    """
+    return make_embedding_provider(
+        settings.embeddings.value,
+        dimension=settings.embedding_dimension,
+        model=settings.embedding_model,
+        base_url=settings.embedding_base_url,
+        api_key_env=settings.embedding_api_key_env,
+        batch_size=settings.embedding_batch_size,
+        max_concurrency=settings.embedding_concurrency,
+        timeout=settings.embedding_timeout,
+        query_prompt=settings.embedding_query_prompt,
+        document_prompt=settings.embedding_document_prompt,
+    )
 
 
 async def open_services(settings: Settings) -> Services:
-    """Services on the configured backend; the caller closes them with `aclose()`."""
+    """Services on the configured backend; the caller closes them with `aclose()`.
+
+    The services own the provider (an `openai` provider's HTTP client is
+    closed by `aclose()`), and the retriever embeds queries through a cache
+    of `settings.query_cache_size` queries (none when 0).
+    """
     embeddings = open_embeddings(settings)
     if settings.backend is Backend.NEO4J:
         return await open_neo4j_services(
@@ -26,5 +44,9 @@ async def open_services(settings: Settings) -> Services:
             user=settings.neo4j_user,
             password=settings.neo4j_password.get_secret_value(),
             database=settings.neo4j_database,
+            query_cache_size=settings.query_cache_size,
+            owns_embeddings=True,
         )
-    return open_memory_services(embeddings)
+    return open_memory_services(
+        embeddings, query_cache_size=settings.query_cache_size, owns_embeddings=True
+    )

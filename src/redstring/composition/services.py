@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from redstring.composition.query_cache import CachedQueryEmbeddings
 from redstring.composition.retrieval import Retriever
 from redstring.domain.ids import EntityId, TenantId
 from redstring.ports.embedding_provider import EmbeddingProvider
@@ -19,8 +20,12 @@ Closer = Callable[[], Awaitable[None]]
 class Services:
     """What a server or a loader works with; built once, shared by every request.
 
-    `closers` release what the services own (drivers, pools), in order, when
-    `aclose` is called; services built over injected stores own nothing.
+    `embeddings` is the provider itself: ingestion calls its
+    `embed_documents`. The retriever embeds queries through `query_cache`
+    when there is one (so its hit rate can be read), else through the same
+    provider. `closers` release what the services own (drivers, pools, HTTP
+    clients), in order, when `aclose` is called; services built over
+    injected stores own nothing.
     """
 
     embeddings: EmbeddingProvider
@@ -28,6 +33,7 @@ class Services:
     graph: GraphStore
     retriever: Retriever
     closers: tuple[Closer, ...] = field(default=())
+    query_cache: CachedQueryEmbeddings | None = None
 
     @classmethod
     def over(
@@ -37,18 +43,31 @@ class Services:
         vectors: VectorStore,
         graph: GraphStore,
         closers: Sequence[Closer] = (),
+        query_cache_size: int = 0,
     ) -> Services:
         """Services over these stores, with a `Retriever` built from them.
 
+        `query_cache_size > 0` puts a `CachedQueryEmbeddings` of that many
+        queries between the retriever and the provider; 0 leaves it out.
         Raises `DimensionMismatchError` when the provider and the vector store disagree.
         """
-        retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+        if query_cache_size < 0:
+            raise ValueError("query_cache_size must not be negative")
+        cache = (
+            CachedQueryEmbeddings(embeddings, max_size=query_cache_size)
+            if query_cache_size
+            else None
+        )
+        # Not `cache or embeddings`: an empty cache has len 0, so it is falsy.
+        query_embeddings = embeddings if cache is None else cache
+        retriever = Retriever(embeddings=query_embeddings, vectors=vectors, graph=graph)
         return cls(
             embeddings=embeddings,
             vectors=vectors,
             graph=graph,
             retriever=retriever,
             closers=tuple(closers),
+            query_cache=cache,
         )
 
     async def check_ready(self) -> None:

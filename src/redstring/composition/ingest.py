@@ -1,0 +1,248 @@
+"""`ingest`: a stream of numbered records into the stores, batch by batch, never half a batch.
+
+The input is consumed lazily, one batch at a time. Each batch is checked
+whole before anything of it is written: an invalid line stops the load
+before its batch (earlier batches stay written), or, with `skip_invalid`,
+is reported and passed over. A batch's entities are embedded first
+(`embed_documents`, so a provider failure writes nothing of the batch),
+then written to the graph store with the batch's relationships, and only
+then their vectors: a failure between the two stores leaves entities
+without vectors (found lexically, repaired by running again), never a
+vector without its entity, the order `build_graph` keeps too.
+
+A relationship whose end is not in the graph store yet (an entity of a
+later batch, or none) waits for the end of the input and is then written
+or reported. Memory is one batch plus those waiting relationships, which
+are the only records kept past their batch: a file whose relationships
+follow their entities loads in constant memory whatever its length.
+
+Every write is an idempotent upsert by id, so running the same input again
+finishes an interrupted load and otherwise changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import islice
+
+import numpy as np
+
+from redstring.composition.services import Services
+from redstring.domain.entity import Entity
+from redstring.domain.errors import DimensionMismatchError, MissingEndpointError
+from redstring.domain.ids import RelationshipId
+from redstring.domain.relationship import Relationship
+from redstring.domain.vectors import VectorRecord
+from redstring.ports.embedding_provider import EmbeddingProvider
+
+DEFAULT_INGEST_BATCH_SIZE = 1000
+
+
+@dataclass(frozen=True)
+class InvalidLine:
+    """A line that cannot be loaded: its number (from 1) and what is wrong with it."""
+
+    line_number: int
+    reason: str
+
+
+Record = Entity | Relationship
+NumberedRecord = tuple[int, Record | InvalidLine]
+Numbered = tuple[int, Relationship]
+
+
+@dataclass
+class IngestReport:
+    """What a load did.
+
+    `entities` and `relationships` count the records written (a record given
+    twice counts twice). `skipped` counts invalid lines passed over with
+    `skip_invalid`; `invalid` those that were not, so a load with
+    `invalid > 0` is incomplete. `deferred` counts relationships that had to
+    wait for the end of the input. `stopped_at_line` is the first line of
+    the batch that an invalid line kept from being written (None when the
+    load reached the end); `deferred_dropped` counts the deferred
+    relationships that stop left unwritten.
+    """
+
+    entities: int = 0
+    relationships: int = 0
+    skipped: int = 0
+    invalid: int = 0
+    deferred: int = 0
+    stopped_at_line: int | None = None
+    deferred_dropped: int = 0
+
+    @property
+    def records(self) -> int:
+        return self.entities + self.relationships
+
+
+def _missing_ends(relationship: Relationship, missing: set[str]) -> list[str]:
+    """`source <id>` and/or `target <id>`, for the ends of `relationship` that are `missing`."""
+    ends = {
+        "source": str(relationship.source_entity_id),
+        "target": str(relationship.target_entity_id),
+    }
+    return [f"{end} {entity_id}" for end, entity_id in ends.items() if entity_id in missing]
+
+
+async def _write_relationships(
+    services: Services, relationships: Sequence[Numbered]
+) -> tuple[list[Numbered], list[tuple[Numbered, list[str]]]]:
+    """Write those relationships whose ends exist; return them, and the others with their
+    missing ends. A store call is all or nothing, so a call that names a missing end is
+    repeated without the relationships that need it."""
+    pending = list(relationships)
+    unresolved: list[tuple[Numbered, list[str]]] = []
+    while pending:
+        try:
+            await services.graph.upsert_relationships([r for _, r in pending])
+        except MissingEndpointError as exc:
+            missing = set(exc.missing)
+            resolvable = []
+            for numbered in pending:
+                ends = _missing_ends(numbered[1], missing)
+                if ends:
+                    unresolved.append((numbered, ends))
+                else:
+                    resolvable.append(numbered)
+            if len(resolvable) == len(pending):
+                raise  # the store names ids that none of these relationships needs
+            pending = resolvable
+        else:
+            break
+    return pending, unresolved
+
+
+def _batches(records: Iterable[NumberedRecord], size: int) -> Iterator[list[NumberedRecord]]:
+    stream = iter(records)
+    while batch := list(islice(stream, size)):
+        yield batch
+
+
+class _Load:
+    """One run of `ingest`: its options, its report so far, and the deferred relationships."""
+
+    def __init__(
+        self,
+        services: Services,
+        *,
+        skip_invalid: bool,
+        on_invalid: Callable[[InvalidLine], None],
+        on_batch: Callable[[IngestReport], None],
+    ) -> None:
+        self.services = services
+        self.skip_invalid = skip_invalid
+        self.on_invalid = on_invalid
+        self.on_batch = on_batch
+        self.report = IngestReport()
+        # Keyed by id: a later line for the same relationship replaces the deferred one,
+        # and one written in the meantime removes it, so the last line still wins.
+        self.deferred: dict[RelationshipId, Numbered] = {}
+
+    async def batch(self, batch: list[NumberedRecord]) -> bool:
+        """Write one batch; False when an invalid line stops the load (nothing written)."""
+        bad = [record for _, record in batch if isinstance(record, InvalidLine)]
+        for line in bad:
+            self.on_invalid(line)
+        if bad and not self.skip_invalid:
+            self.report.invalid += len(bad)
+            self.report.stopped_at_line = batch[0][0]
+            self.report.deferred_dropped = len(self.deferred)
+            return False
+        entities = [record for _, record in batch if isinstance(record, Entity)]
+        vectors = await _embedded(entities, self.services.embeddings)  # before any write
+        if entities:
+            await self.services.graph.upsert_entities(entities)
+        await self._relationships([(n, r) for n, r in batch if isinstance(r, Relationship)])
+        if vectors:
+            await self.services.vectors.upsert(vectors)  # after the graph, never before
+        self.report.entities += len(entities)
+        self.report.skipped += len(bad)
+        self.on_batch(self.report)
+        return True
+
+    async def _relationships(self, relationships: list[Numbered]) -> None:
+        written, waiting = await _write_relationships(self.services, relationships)
+        for _, relationship in written:
+            self.deferred.pop(relationship.id, None)
+        for (number, relationship), _ in waiting:
+            self.deferred.pop(relationship.id, None)  # re-inserted last: line order is kept
+            self.deferred[relationship.id] = (number, relationship)
+        self.report.relationships += len(written)
+        self.report.deferred += len(waiting)
+
+    async def deferred_relationships(self, batch_size: int) -> None:
+        """Write the relationships that waited for the end; report those whose ends never came."""
+        waiting = list(self.deferred.values())
+        self.deferred.clear()
+        for start in range(0, len(waiting), batch_size):
+            written, unresolved = await _write_relationships(
+                self.services, waiting[start : start + batch_size]
+            )
+            self.report.relationships += len(written)
+            for (number, _), ends in unresolved:
+                reason = "relationship end not found in this tenant: " + ", ".join(ends)
+                self.on_invalid(InvalidLine(number, reason))
+            if self.skip_invalid:
+                self.report.skipped += len(unresolved)
+            else:
+                self.report.invalid += len(unresolved)
+            self.on_batch(self.report)
+
+
+async def _embedded(entities: list[Entity], embeddings: EmbeddingProvider) -> list[VectorRecord]:
+    """The vector records of `entities` (`embed_documents`), checked as one array: one
+    finite vector of the provider's dimension per entity."""
+    if not entities:
+        return []
+    vectors = await embeddings.embed_documents([e.embedding_text() for e in entities])
+    if len(vectors) != len(entities):
+        raise ValueError(
+            f"the embedding provider returned {len(vectors)} vectors for {len(entities)} texts"
+        )
+    for vector in vectors:
+        if len(vector) != embeddings.dimension:
+            raise DimensionMismatchError(embeddings.dimension, len(vector), "an embedding")
+    if not np.isfinite(np.asarray(vectors, dtype=np.float64)).all():
+        raise ValueError("the embedding provider returned a NaN or infinite component")
+    # Checked above for the whole batch, so not validated again record by record.
+    return [
+        VectorRecord.model_construct(
+            entity_id=e.id, tenant_id=e.tenant_id, vector=tuple(v), entity_type=e.entity_type
+        )
+        for e, v in zip(entities, vectors, strict=True)
+    ]
+
+
+async def ingest(
+    records: Iterable[NumberedRecord],
+    services: Services,
+    *,
+    batch_size: int = DEFAULT_INGEST_BATCH_SIZE,
+    skip_invalid: bool = False,
+    on_invalid: Callable[[InvalidLine], None] = lambda line: None,
+    on_batch: Callable[[IngestReport], None] = lambda report: None,
+) -> IngestReport:
+    """Write `records` in batches of `batch_size` lines; see the module docstring.
+
+    `on_invalid` hears of every invalid line as it is found, skipped or not,
+    including (at the end) each relationship whose end never appeared;
+    `on_batch` gets the report so far after each batch is written. Store and
+    provider errors propagate: the batches before the failing one are
+    written, and running the same records again finishes the load.
+    """
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    if services.embeddings.dimension != services.vectors.dimension:
+        raise DimensionMismatchError(
+            services.vectors.dimension, services.embeddings.dimension, "the embedding provider"
+        )
+    load = _Load(services, skip_invalid=skip_invalid, on_invalid=on_invalid, on_batch=on_batch)
+    for batch in _batches(records, batch_size):
+        if not await load.batch(batch):
+            return load.report
+    await load.deferred_relationships(batch_size)
+    return load.report

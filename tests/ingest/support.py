@@ -1,0 +1,138 @@
+"""Records, store doubles and store snapshots shared by the ingestion tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from redstring import (
+    Entity,
+    EntityId,
+    HashingEmbeddingProvider,
+    InMemoryGraphStore,
+    InMemoryVectorStore,
+    Relationship,
+    StoreUnavailableError,
+    TenantId,
+    VectorRecord,
+    entity_id_for,
+)
+from redstring.composition.ingest import InvalidLine, NumberedRecord
+from redstring.composition.services import Services
+
+DIMENSION = 32
+
+
+def entity_line(name: str, entity_type: str = "company", **more: object) -> str:
+    return json.dumps({"kind": "entity", "name": name, "entity_type": entity_type, **more})
+
+
+def relationship_line(
+    source: tuple[str, str], target: tuple[str, str], relationship_type: str = "RELATED_TO",
+    **more: object,
+) -> str:  # fmt: skip
+    """A relationship line naming both ends by `(name, type)`."""
+    return json.dumps(
+        {
+            "kind": "relationship",
+            "relationship_type": relationship_type,
+            "source": {"name": source[0], "type": source[1]},
+            "target": {"name": target[0], "type": target[1]},
+            **more,
+        }
+    )
+
+
+def numbered(*records: Entity | Relationship | str) -> list[NumberedRecord]:
+    """Records numbered from 1 in order; a string stands for a bad line with that reason."""
+    return [
+        (number, InvalidLine(number, record) if isinstance(record, str) else record)
+        for number, record in enumerate(records, start=1)
+    ]
+
+
+class GraphStoreFailingAt(InMemoryGraphStore):
+    """An in-memory graph store whose `fail_at`-th `upsert_entities` call raises before
+    writing, as a server that goes down mid-load would; `fail_at = None` heals it."""
+
+    def __init__(self, fail_at: int | None) -> None:
+        super().__init__()
+        self.fail_at = fail_at
+        self.entity_calls = 0
+        self.failure: type[BaseException] = StoreUnavailableError
+
+    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        self.entity_calls += 1
+        if self.entity_calls == self.fail_at:
+            raise self.failure("the graph store went away")
+        await super().upsert_entities(entities)
+
+
+class VectorStoreFailingAt(InMemoryVectorStore):
+    """An in-memory vector store whose `fail_at`-th `upsert` call raises before writing."""
+
+    def __init__(self, dimension: int, fail_at: int | None) -> None:
+        super().__init__(dimension)
+        self.fail_at = fail_at
+        self.calls = 0
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise StoreUnavailableError("the vector store went away")
+        await super().upsert(records)
+
+
+def services_over(
+    graph: InMemoryGraphStore | None = None, vectors: InMemoryVectorStore | None = None
+) -> Services:
+    """Services with the hashing provider over these in-memory stores (fresh ones by default)."""
+    return Services.over(
+        embeddings=HashingEmbeddingProvider(DIMENSION),
+        vectors=vectors or InMemoryVectorStore(DIMENSION),
+        graph=graph or InMemoryGraphStore(),
+    )
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything a tenant holds about the given entity ids, comparable with `==`."""
+
+    entities: tuple[Entity, ...]
+    relationships: tuple[Relationship, ...]
+    vector_ids: frozenset[EntityId]
+    vector_scores: tuple[tuple[EntityId, float], ...]
+
+
+async def snapshot(services: Services, tenant: TenantId, ids: Sequence[EntityId]) -> Snapshot:
+    entities = await services.graph.get_entities(ids, tenant)
+    outgoing = await services.graph.relationships_of(ids, tenant)
+    relationships = {r.id: r for rels in outgoing.values() for r in rels}
+    probe = [1.0] + [0.0] * (services.vectors.dimension - 1)
+    matches = await services.vectors.search(probe, tenant, k=1_000_000)
+    return Snapshot(
+        entities=tuple(sorted(entities, key=lambda e: str(e.id))),
+        relationships=tuple(sorted(relationships.values(), key=lambda r: str(r.id))),
+        vector_ids=frozenset(m.entity_id for m in matches),
+        vector_scores=tuple(sorted((m.entity_id, m.score) for m in matches)),
+    )
+
+
+def ids_of(tenant: TenantId, names: Sequence[tuple[str, str]]) -> list[EntityId]:
+    return [entity_id_for(tenant, entity_type, name) for name, entity_type in names]
+
+
+def company_names(count: int) -> list[tuple[str, str]]:
+    """`(name, type)` of `count` distinct companies."""
+    return [(f"Company {i:04d} Holdings", "company") for i in range(count)]
+
+
+def chain_lines(count: int) -> Iterator[str]:
+    """`count` companies, each line after the first followed by a relationship to the
+    previous company: a file whose relationships never wait for a later batch."""
+    names = company_names(count)
+    for i, (name, entity_type) in enumerate(names):
+        yield entity_line(name, entity_type, description=f"number {i}")
+        if i:
+            yield relationship_line(names[i - 1], names[i], "SUPPLIES", confidence=0.5)

@@ -1,0 +1,232 @@
+"""`redstring load`: line numbers in the output, batches never half-written, re-runs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from redstring import TenantId, entity_id_for
+from redstring.api.cli import main
+from redstring.api.load import load_jsonl
+from redstring.api.settings import Settings
+from redstring.composition.services import Services
+from tests.ingest.support import (
+    GraphStoreFailingAt,
+    Snapshot,
+    chain_lines,
+    company_names,
+    entity_line,
+    ids_of,
+    relationship_line,
+    services_over,
+    snapshot,
+)
+
+TENANT = TenantId(uuid.UUID("6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"))
+
+
+@pytest.fixture
+def shared(monkeypatch: pytest.MonkeyPatch) -> Services:
+    """In-memory services that every `redstring load` of the test writes into."""
+    services = services_over(graph=GraphStoreFailingAt(fail_at=None))
+
+    async def opened(settings: Settings) -> Services:
+        return services
+
+    monkeypatch.setattr("redstring.api.cli.open_services", opened)
+    return services
+
+
+def write(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "data.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def load(path: Path, *options: str) -> int:
+    return main(["load", str(path), "--tenant", str(TENANT), *options])
+
+
+def state(services: Services, names: list[tuple[str, str]]) -> Snapshot:
+    return asyncio.run(snapshot(services, TENANT, ids_of(TENANT, names)))
+
+
+def test_a_good_file_is_loaded_with_a_summary(
+    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, list(chain_lines(30)))
+    assert load(path, "--batch-size", "7") == 0
+    err = capsys.readouterr().err
+    assert "loaded 30 entities and 29 relationships into tenant" in err
+    assert "0 line(s) skipped" in err
+    assert " records/s)" in err
+    loaded = state(shared, company_names(30))
+    assert (len(loaded.entities), len(loaded.relationships), len(loaded.vector_ids)) == (30, 29, 30)
+
+
+def test_a_malformed_line_stops_before_its_batch(
+    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = list(chain_lines(10))  # 19 lines
+    lines[12] = '{"kind": "entity", "name": 5, "entity_type": "company"}'  # line 13
+    path = write(tmp_path, lines)
+    assert load(path, "--batch-size", "5") == 1
+    err = capsys.readouterr().err
+    assert f"{path}:13: name: Input should be a valid string" in err
+    assert "the batch from line 11 on was not written" in err
+    loaded = state(shared, company_names(10))
+    # Lines 1-10 hold companies 0-5 and 4 relationships; line 11 (company 6) is not written.
+    assert {e.name for e in loaded.entities} == {name for name, _ in company_names(6)}
+    assert len(loaded.relationships) == 4
+    assert loaded.vector_ids == {e.id for e in loaded.entities}
+
+
+def test_skip_invalid_reports_each_skipped_line(
+    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = list(chain_lines(10))
+    lines[2] = "{oops"
+    lines[14] = '{"kind": "gizmo"}'  # a relationship's line: no other line depends on it
+    path = write(tmp_path, lines)
+    assert load(path, "--batch-size", "4", "--skip-invalid") == 0
+    err = capsys.readouterr().err
+    assert f"{path}:3: skipped: not valid JSON" in err
+    assert f"{path}:15: skipped: kind must be 'entity' or 'relationship', got 'gizmo'" in err
+    assert "2 line(s) skipped" in err
+
+
+def test_skipping_an_entity_skips_and_reports_the_relationships_that_need_it(
+    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = list(chain_lines(5))  # line 6 is company 3; lines 7 and 9 link it
+    lines[5] = '{"kind": "entity", "name": "", "entity_type": "company"}'
+    path = write(tmp_path, lines)
+    assert load(path, "--skip-invalid") == 0
+    err = capsys.readouterr().err
+    for number in (6, 7, 9):
+        assert f"{path}:{number}: skipped: " in err
+    assert "loaded 4 entities and 2 relationships" in err
+    assert "3 line(s) skipped" in err
+
+
+def test_relationship_ends_named_by_name_and_type(
+    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ada, acme = ("Ada Blom", "person"), ("Acme Corp", "company")
+    lines = [
+        relationship_line(ada, ("ACME corp.", "company"), "WORKS_AT"),  # before both entities
+        entity_line("Acme Corp"),
+        json.dumps(
+            {"kind": "relationship", "relationship_type": "FOUNDED",
+             "source_id": str(entity_id_for(TENANT, "person", "Ada Blom")),
+             "target": {"name": "Acme Corp", "type": "company"}}
+        ),
+        entity_line("Ada Blom", "person"),
+    ]  # fmt: skip
+    assert load(write(tmp_path, lines), "--batch-size", "1") == 0
+    loaded = state(shared, [ada, acme])
+    [ada_id, acme_id] = ids_of(TENANT, [ada, acme])
+    assert {
+        (r.source_entity_id, r.relationship_type, r.target_entity_id) for r in loaded.relationships
+    } == {(ada_id, "WORKS_AT", acme_id), (ada_id, "FOUNDED", acme_id)}
+    assert "2 relationship line(s) waited for the end of the file" in capsys.readouterr().err
+
+
+def test_an_end_that_never_appears_fails_the_load_with_its_line(
+    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [
+        entity_line("Acme Corp"),
+        relationship_line(("Acme Corp", "company"), ("Nobody", "person")),
+    ]
+    path = write(tmp_path, lines)
+    assert load(path) == 1
+    nobody = entity_id_for(TENANT, "person", "Nobody")
+    err = capsys.readouterr().err
+    assert f"{path}:2: relationship end not found in this tenant: target {nobody}" in err
+    assert "everything else is written" in err
+
+
+def test_loading_the_same_file_again_changes_nothing(
+    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, list(chain_lines(20)))
+    assert load(path, "--batch-size", "6") == 0
+    before = state(shared, company_names(20))
+    assert load(path, "--batch-size", "6") == 0
+    assert state(shared, company_names(20)) == before
+
+
+def test_an_interrupted_load_is_finished_by_running_it_again(
+    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, list(chain_lines(20)))
+    reference = services_over()
+    graph = shared.graph
+    assert isinstance(graph, GraphStoreFailingAt)
+    graph.fail_at = 3
+    assert load(path, "--batch-size", "6") == 1
+    err = capsys.readouterr().err
+    assert "the graph store went away" in err
+    assert "the batches before the failing one are written (7 entities, 5 relationships)" in err
+    assert "run the same load again to finish it" in err
+    assert 0 < len(state(shared, company_names(20)).entities) < 20
+
+    graph.fail_at = None
+    assert load(path, "--batch-size", "6") == 0
+    lines = path.read_text(encoding="utf-8").splitlines()
+    asyncio.run(_load_reference(reference, [line.encode() for line in lines]))
+    assert state(shared, company_names(20)) == state(reference, company_names(20))
+
+
+async def _load_reference(services: Services, lines: list[bytes]) -> None:
+    await load_jsonl(lines, TENANT, services)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tenant", "acme"], "--tenant must be a UUID"),
+        (["--tenant", str(TENANT), "--batch-size", "0"], "--batch-size must be at least 1"),
+    ],
+)
+def test_usage_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    path = write(tmp_path, [entity_line("Acme Corp")])
+    assert main(["load", str(path), *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert load(tmp_path / "nope.jsonl") == 1
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_an_incomplete_provider_choice_is_bad_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REDSTRING_EMBEDDINGS", "openai")
+    monkeypatch.delenv("REDSTRING_EMBEDDING_MODEL", raising=False)
+    assert load(write(tmp_path, [entity_line("Acme Corp")])) == 2
+    err = capsys.readouterr().err
+    assert "bad settings: the 'openai' embedding provider needs a model" in err
+    assert "Traceback" not in err
+
+
+def test_ctrl_c_says_how_to_finish_the_load(
+    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graph = shared.graph
+    assert isinstance(graph, GraphStoreFailingAt)
+    graph.failure = KeyboardInterrupt
+    graph.fail_at = 2
+    path = write(tmp_path, list(chain_lines(20)))
+    assert load(path, "--batch-size", "6") == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err
+    assert "(4 entities, 2 relationships); run the same load again to finish it" in err

@@ -1,0 +1,332 @@
+"""`ingest`: batches checked whole, graph before vectors, deferred relationships, re-runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import pytest
+
+from redstring import (
+    DimensionMismatchError,
+    Entity,
+    EntityId,
+    HashingEmbeddingProvider,
+    InMemoryGraphStore,
+    InMemoryVectorStore,
+    Relationship,
+    RelationshipId,
+    RetrievalMode,
+    StoreUnavailableError,
+    TenantId,
+    entity_id_for,
+    relationship_id_for,
+)
+from redstring.composition.ingest import IngestReport, InvalidLine, NumberedRecord, ingest
+from redstring.composition.services import Services
+from redstring.domain.errors import EmbeddingUnavailableError
+from redstring.testing import new_tenant
+from tests.ingest.support import (
+    DIMENSION,
+    GraphStoreFailingAt,
+    VectorStoreFailingAt,
+    numbered,
+    services_over,
+    snapshot,
+)
+
+
+def company(tenant: TenantId, i: int) -> Entity:
+    name = f"Company {i:04d} Holdings"
+    return Entity(
+        id=entity_id_for(tenant, "company", name),
+        tenant_id=tenant,
+        name=name,
+        entity_type="company",
+        description=f"number {i}",
+    )
+
+
+def link(source: Entity, target: Entity, confidence: float = 1.0) -> Relationship:
+    return Relationship(
+        id=RelationshipId(relationship_id_for(source.tenant_id, source.id, "SUPPLIES", target.id)),
+        tenant_id=source.tenant_id,
+        source_entity_id=source.id,
+        target_entity_id=target.id,
+        relationship_type="SUPPLIES",
+        confidence=confidence,
+    )
+
+
+def chain(tenant: TenantId, count: int) -> list[Entity | Relationship]:
+    """`count` companies, each after the first followed by a link from the previous one."""
+    out: list[Entity | Relationship] = []
+    for i in range(count):
+        out.append(company(tenant, i))
+        if i:
+            out.append(link(company(tenant, i - 1), company(tenant, i)))
+    return out
+
+
+def ids(tenant: TenantId, count: int) -> list[EntityId]:
+    return [company(tenant, i).id for i in range(count)]
+
+
+async def test_a_load_writes_every_record_and_reports_each_batch() -> None:
+    tenant = new_tenant()
+    services = services_over()
+    records = numbered(*chain(tenant, 10))  # 10 entities, 9 relationships
+    seen: list[int] = []
+    report = await ingest(
+        records, services, batch_size=4, on_batch=lambda r: seen.append(r.records)
+    )
+    assert (report.entities, report.relationships, report.skipped, report.invalid) == (10, 9, 0, 0)
+    assert report.deferred == 0
+    assert seen == [4, 8, 12, 16, 19]
+    state = await snapshot(services, tenant, ids(tenant, 10))
+    assert len(state.entities) == 10
+    assert len(state.relationships) == 9
+    assert state.vector_ids == {e.id for e in state.entities}
+
+
+async def test_input_is_read_one_batch_at_a_time() -> None:
+    tenant = new_tenant()
+    read: list[int] = []
+    graph = GraphStoreFailingAt(fail_at=None)
+    writes_after: list[int] = []
+    upsert = graph.upsert_entities
+
+    async def recording_upsert(entities: list[Entity]) -> None:
+        writes_after.append(len(read))
+        await upsert(entities)
+
+    graph.upsert_entities = recording_upsert  # type: ignore[method-assign]
+
+    def stream() -> Iterator[NumberedRecord]:
+        for number, record in numbered(*(company(tenant, i) for i in range(20))):
+            read.append(number)
+            yield number, record
+
+    await ingest(stream(), services_over(graph=graph), batch_size=5)
+    assert writes_after == [5, 10, 15, 20]
+
+
+async def test_a_bad_line_stops_the_load_before_its_batch_and_nothing_of_it_is_written() -> None:
+    tenant = new_tenant()
+    services = services_over()
+    c = [company(tenant, i) for i in range(5)]
+    records = numbered(
+        c[0], c[1], link(c[0], c[1]),                       # batch 1: written
+        c[2], link(c[0], c[2]), "not valid JSON",           # batch 2: holds the bad line
+        c[3], c[4],                                         # batch 3: never read
+    )  # fmt: skip
+    heard: list[InvalidLine] = []
+    report = await ingest(records, services, batch_size=3, on_invalid=heard.append)
+    assert heard == [InvalidLine(6, "not valid JSON")]
+    assert (report.stopped_at_line, report.invalid) == (4, 1)
+    assert (report.entities, report.relationships) == (2, 1)
+    state = await snapshot(services, tenant, [e.id for e in c])
+    assert {e.id for e in state.entities} == {c[0].id, c[1].id}
+    assert [r.target_entity_id for r in state.relationships] == [c[1].id]  # not c[2]'s link
+    assert state.vector_ids == {c[0].id, c[1].id}
+
+
+async def test_every_bad_line_of_the_stopping_batch_is_reported() -> None:
+    tenant = new_tenant()
+    records = numbered(company(tenant, 0), "bad one", "bad two", company(tenant, 1), "bad three")
+    heard: list[InvalidLine] = []
+    report = await ingest(records, services_over(), batch_size=10, on_invalid=heard.append)
+    assert [line.line_number for line in heard] == [2, 3, 5]
+    assert report.entities == 0
+
+
+async def test_skip_invalid_reports_every_skipped_line_and_loads_the_rest() -> None:
+    tenant = new_tenant()
+    services = services_over()
+    c = [company(tenant, i) for i in range(4)]
+    records = numbered(c[0], "bad one", c[1], c[2], "bad two", link(c[0], c[3]), c[3])
+    heard: list[InvalidLine] = []
+    report = await ingest(
+        records, services, batch_size=2, skip_invalid=True, on_invalid=heard.append
+    )
+    assert [line.line_number for line in heard] == [2, 5]
+    assert (report.entities, report.relationships, report.skipped) == (4, 1, 2)
+    assert report.stopped_at_line is None
+    state = await snapshot(services, tenant, [e.id for e in c])
+    assert len(state.entities) == 4
+    assert len(state.relationships) == 1
+
+
+async def test_a_relationship_waits_for_an_entity_of_a_later_batch() -> None:
+    tenant = new_tenant()
+    services = services_over()
+    c = [company(tenant, i) for i in range(4)]
+    # The link to c[3] comes first, three batches before c[3] itself.
+    records = numbered(c[0], link(c[0], c[3]), c[1], c[2], link(c[1], c[2]), c[3])
+    report = await ingest(records, services, batch_size=2)
+    assert (report.relationships, report.deferred, report.invalid) == (2, 1, 0)
+    state = await snapshot(services, tenant, [e.id for e in c])
+    assert {r.target_entity_id for r in state.relationships} == {c[3].id, c[2].id}
+
+
+async def test_a_relationship_to_an_entity_already_stored_is_not_deferred() -> None:
+    tenant = new_tenant()
+    services = services_over()
+    c = [company(tenant, i) for i in range(2)]
+    await ingest(numbered(c[0]), services)
+    report = await ingest(numbered(c[1], link(c[1], c[0])), services)
+    assert (report.relationships, report.deferred) == (1, 0)
+
+
+async def test_the_last_line_of_a_relationship_wins_even_when_the_first_was_deferred() -> None:
+    tenant = new_tenant()
+    services = services_over()
+    c = [company(tenant, i) for i in range(2)]
+    records = numbered(link(c[0], c[1], 0.1), c[0], c[1], link(c[0], c[1], 0.9))
+    await ingest(records, services, batch_size=1)
+    state = await snapshot(services, tenant, [c[0].id, c[1].id])
+    assert [r.confidence for r in state.relationships] == [0.9]
+
+
+@pytest.mark.parametrize("skip_invalid", [False, True])
+async def test_a_relationship_whose_end_never_appears_is_reported_with_its_line(
+    skip_invalid: bool,
+) -> None:
+    tenant = new_tenant()
+    services = services_over()
+    c = [company(tenant, i) for i in range(3)]
+    ghost = company(tenant, 99)
+    records = numbered(c[0], link(c[0], ghost), c[1], link(c[0], c[1]), c[2])
+    heard: list[InvalidLine] = []
+    report = await ingest(
+        records, services, batch_size=2, skip_invalid=skip_invalid, on_invalid=heard.append
+    )
+    assert [line.line_number for line in heard] == [2]
+    assert heard[0].reason == f"relationship end not found in this tenant: target {ghost.id}"
+    assert (report.invalid, report.skipped) == ((0, 1) if skip_invalid else (1, 0))
+    assert (report.entities, report.relationships) == (3, 1)
+    assert report.stopped_at_line is None
+
+
+async def test_a_second_run_changes_nothing() -> None:
+    tenant = new_tenant()
+    services = services_over()
+    records = numbered(*chain(tenant, 12))
+    first = await ingest(records, services, batch_size=5)
+    before = await snapshot(services, tenant, ids(tenant, 12))
+    second = await ingest(records, services, batch_size=5)
+    assert await snapshot(services, tenant, ids(tenant, 12)) == before
+    assert first == second
+
+
+async def test_a_load_interrupted_half_way_is_finished_by_running_it_again() -> None:
+    tenant = new_tenant()
+    records = numbered(*chain(tenant, 12))
+    reference = services_over()
+    await ingest(records, reference, batch_size=5)
+
+    graph = GraphStoreFailingAt(fail_at=3)
+    services = services_over(graph=graph)
+    done: list[IngestReport] = []
+    with pytest.raises(StoreUnavailableError):
+        await ingest(records, services, batch_size=5, on_batch=done.append)
+    assert done[-1].records == 10  # two whole batches written before the failure
+    partial = await snapshot(services, tenant, ids(tenant, 12))
+    assert 0 < len(partial.entities) < 12
+
+    graph.fail_at = None
+    await ingest(records, services, batch_size=5)
+    assert await snapshot(services, tenant, ids(tenant, 12)) == await snapshot(
+        reference, tenant, ids(tenant, 12)
+    )
+
+
+async def test_vectors_failing_leave_entities_found_lexically_and_no_vector_without_entity() -> (
+    None
+):
+    tenant = new_tenant()
+    vectors = VectorStoreFailingAt(DIMENSION, fail_at=2)  # the second batch's vectors fail
+    services = services_over(vectors=vectors)
+    records = numbered(*(company(tenant, i) for i in range(6)))
+    with pytest.raises(StoreUnavailableError):
+        await ingest(records, services, batch_size=3)
+
+    state = await snapshot(services, tenant, ids(tenant, 6))
+    assert state.vector_ids <= {e.id for e in state.entities}
+    unvectored = company(tenant, 4)
+    assert unvectored.id not in state.vector_ids
+    found = await services.retriever.retrieve(
+        unvectored.name, tenant, k=1, mode=RetrievalMode.LEXICAL
+    )
+    assert [m.entity.id for m in found.matches] == [unvectored.id]
+
+    vectors.fail_at = None
+    await ingest(records, services, batch_size=3)  # running again repairs it
+    assert (await snapshot(services, tenant, ids(tenant, 6))).vector_ids == set(ids(tenant, 6))
+
+
+async def test_the_graph_failing_leaves_no_vector_without_its_entity() -> None:
+    tenant = new_tenant()
+    services = services_over(graph=GraphStoreFailingAt(fail_at=2))
+    records = numbered(*(company(tenant, i) for i in range(6)))
+    with pytest.raises(StoreUnavailableError):
+        await ingest(records, services, batch_size=3)
+    state = await snapshot(services, tenant, ids(tenant, 6))
+    assert len(state.entities) == 3
+    assert state.vector_ids == {e.id for e in state.entities}
+
+
+async def test_batch_size_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="batch_size"):
+        await ingest([], services_over(), batch_size=0)
+
+
+class ProviderFailingAt(HashingEmbeddingProvider):
+    """The hashing provider, except that its `fail_at`-th `embed_documents` call raises."""
+
+    def __init__(self, dimension: int, fail_at: int) -> None:
+        super().__init__(dimension)
+        self.fail_at = fail_at
+        self.calls = 0
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise EmbeddingUnavailableError("the model server went away", attempts=3)
+        return await super().embed_documents(texts)
+
+
+async def test_an_embedding_failure_writes_nothing_of_its_batch() -> None:
+    tenant = new_tenant()
+    c = [company(tenant, i) for i in range(4)]
+    services = Services.over(
+        embeddings=ProviderFailingAt(DIMENSION, fail_at=2),
+        vectors=InMemoryVectorStore(DIMENSION),
+        graph=InMemoryGraphStore(),
+    )
+    records = numbered(c[0], c[1], c[2], link(c[0], c[2]), c[3])
+    with pytest.raises(EmbeddingUnavailableError):
+        await ingest(records, services, batch_size=2)
+    state = await snapshot(services, tenant, [e.id for e in c])
+    assert {e.id for e in state.entities} == {c[0].id, c[1].id}
+    assert state.relationships == ()
+
+
+async def test_a_provider_of_another_dimension_is_refused_before_anything_is_read() -> None:
+    services = Services.over(
+        embeddings=HashingEmbeddingProvider(DIMENSION),
+        vectors=InMemoryVectorStore(DIMENSION),
+        graph=InMemoryGraphStore(),
+    )
+    wrong = Services(
+        embeddings=HashingEmbeddingProvider(DIMENSION + 1),
+        vectors=services.vectors,
+        graph=services.graph,
+        retriever=services.retriever,
+    )
+
+    def never() -> Iterator[NumberedRecord]:
+        raise AssertionError("read")
+        yield  # pragma: no cover
+
+    with pytest.raises(DimensionMismatchError):
+        await ingest(never(), wrong)
