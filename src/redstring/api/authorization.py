@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+import strawberry
+
+from redstring.api.arguments import tenant_id_arg
 from redstring.domain.errors import RedstringError
 from redstring.domain.ids import TenantId
 
@@ -44,3 +47,11 @@ def authorize_tenant(context: HasCaller, tenant_id: TenantId) -> None:
     tenants = context.caller.tenants
     if tenants is not None and tenant_id not in tenants:
         raise TenantAccessDeniedError("this caller may not use the requested tenant")
+
+
+def authorized_tenant(context: HasCaller, tenant_id: strawberry.ID) -> TenantId:
+    """The tenant a GraphQL argument names, once the caller is allowed to use it: the one
+    step every resolver taking a `tenantId` starts with."""
+    tenant = tenant_id_arg(tenant_id)
+    authorize_tenant(context, tenant)
+    return tenant

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import strawberry
 
-from redstring.api.arguments import entity_id_arg, given, tenant_id_arg
-from redstring.api.authorization import authorize_tenant
+from redstring.api.arguments import entity_id_arg, given
+from redstring.api.authorization import authorized_tenant
 from redstring.api.context import RequestContext
 from redstring.api.loaders import EntityKey
 from redstring.api.schema.enums import RetrievalMode
@@ -21,8 +21,7 @@ async def retrieve(
     mode: RetrievalMode = RetrievalMode.HYBRID,
 ) -> RetrievalResult:
     context = info.context
-    tenant = tenant_id_arg(tenant_id)
-    authorize_tenant(context, tenant)
+    tenant = authorized_tenant(context, tenant_id)
     context.limits.check_retrieve(query, k)
     result = await context.services.retriever.retrieve(
         query, tenant, k=k, entity_types=given(entity_types), mode=mode.to_domain()
@@ -35,7 +34,6 @@ async def entity(
     info: strawberry.Info[RequestContext, None], tenant_id: strawberry.ID, id: strawberry.ID
 ) -> Entity | None:
     context = info.context
-    tenant = tenant_id_arg(tenant_id)
-    authorize_tenant(context, tenant)
+    tenant = authorized_tenant(context, tenant_id)
     found = await context.loaders.entities.load(EntityKey(tenant, entity_id_arg(id)))
     return None if found is None else Entity.from_domain(found)
