@@ -49,7 +49,7 @@ def string_similarities(query: str, candidates: Sequence[str]) -> NDArray[np.flo
     canon = [_canonical(n) for n in names]
 
     def batch(scorer: Any, left: str, right: list[str]) -> NDArray[np.float64]:
-        scores = process.cdist([left], right, scorer=scorer, dtype=np.float32)[0]
+        scores = process.cdist([left], right, scorer=scorer, dtype=np.float64)[0]
         return np.asarray(scores, dtype=np.float64) / 100.0
 
     edit = np.maximum(batch(fuzz.ratio, q, names), batch(fuzz.token_sort_ratio, q, names))
