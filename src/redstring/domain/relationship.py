@@ -49,9 +49,3 @@ class Relationship(BaseModel):
 
     def __hash__(self) -> int:
         return hash((self.tenant_id, self.id))
-
-    def other_end(self, entity_id: EntityId) -> EntityId:
-        """The endpoint that is not `entity_id`."""
-        return (
-            self.target_entity_id if entity_id == self.source_entity_id else self.source_entity_id
-        )

@@ -125,7 +125,6 @@ DETACH DELETE e
 RETURN count(*) AS deleted, collect(keys) AS keys
 """
 
-PING = "RETURN 1 AS ok"
 
 # --- vector store ------------------------------------------------------------
 

@@ -71,11 +71,6 @@ class Neo4jGraphStore(OwnedConnection):
         for statement in cypher.GRAPH_SCHEMA:
             await self._db.run_schema(statement)
 
-    async def ping(self) -> None:
-        """Raise `StoreUnavailableError` unless the server answers a query."""
-
-        await self._db.query(cypher.PING, {})
-
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         rows = [entity_row(e) for e in entities]
         for batch in _batches(rows, self._db.settings.batch_size):
