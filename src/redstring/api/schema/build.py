@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 import strawberry
 from graphql import GraphQLError
 from strawberry.extensions import (
+    AddValidationRules,
     MaxAliasesLimiter,
     MaxTokensLimiter,
     QueryDepthLimiter,
@@ -59,12 +60,20 @@ class RedstringSubgraphSchema(ErrorLogging, FederatedSchema):
 def schema_extensions(limits: Limits) -> Sequence[ExtensionFactory]:
     """The extensions every variant of the schema runs: document limits, error codes, and a
     cache of validated documents (clients repeat a few operations, and validating one
-    costs about as much as resolving a small `retrieve`)."""
+    costs about as much as resolving a small `retrieve`).
+
+    The depth and alias rules are made once, here: Strawberry's limiters make new
+    rule classes per instance, and the validation cache is keyed by the rules, so
+    a limiter made per request would make every request miss the cache.
+    """
+    limit_rules = [
+        *QueryDepthLimiter(max_depth=limits.max_depth).validation_rules,
+        *MaxAliasesLimiter(max_alias_count=limits.max_aliases).validation_rules,
+    ]
     return (
         lambda: ValidationCache(maxsize=VALIDATED_DOCUMENTS),
         lambda: MaxTokensLimiter(max_token_count=limits.max_tokens),
-        lambda: QueryDepthLimiter(max_depth=limits.max_depth),
-        lambda: MaxAliasesLimiter(max_alias_count=limits.max_aliases),
+        lambda: AddValidationRules(limit_rules),
         ErrorCodes,
     )
 

@@ -1,0 +1,40 @@
+"""A repeated operation is validated once, and the document limits hold on every repeat."""
+
+from __future__ import annotations
+
+from strawberry.extensions.validation_cache import _get_validate_cache
+
+from redstring.api.schema.build import VALIDATED_DOCUMENTS
+from redstring.api.settings import Settings
+from redstring.composition.services import Services
+from tests.api.conftest import MakeClient
+from tests.api.support import DEMO
+
+SHALLOW = """query ($t: ID!) { retrieve(query: "Acme", tenantId: $t, k: 2) {
+  matches { entity { name } } } }"""
+DEEP = """query ($t: ID!) { retrieve(query: "Acme", tenantId: $t) {
+  matches { entity { relationships { target { relationships { target { name } } } } } } } }"""
+
+
+async def test_a_repeated_operation_hits_the_validation_cache(
+    make_client: MakeClient, demo_services: Services
+) -> None:
+    client = make_client(demo_services, Settings())
+    cache = _get_validate_cache(VALIDATED_DOCUMENTS)
+    await client.data(SHALLOW, t=DEMO)
+    before = cache.cache_info()
+    for _ in range(3):
+        await client.data(SHALLOW, t=DEMO)
+    after = cache.cache_info()
+    assert after.hits - before.hits == 3
+    assert after.misses == before.misses
+
+
+async def test_the_depth_limit_holds_when_the_document_is_cached(
+    make_client: MakeClient, demo_services: Services
+) -> None:
+    client = make_client(demo_services, Settings(max_depth=5))
+    for _ in range(3):
+        error = await client.error(DEEP, t=DEMO)
+        assert error["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+        assert "exceeds maximum operation depth of 5" in error["message"]
