@@ -74,3 +74,9 @@ def test_score_is_sum_over_rankings_at_best_rank(rs: list[list[EntityId]]) -> No
         expected = sum(1 / (RRF_K + 1 + r.index(entity_id)) for r in rs if entity_id in r)
         assert abs(score - expected) < 1e-12
     assert set(fused) == {e for r in rs for e in r}
+
+
+@given(st.lists(st.uuids(), min_size=2, max_size=50))
+def test_id_order_key_orders_as_the_id_strings_do(ids: list[uuid.UUID]) -> None:
+    """The tie-break is documented (and done in Cypher) as ascending `str(id).lower()`."""
+    assert sorted(ids, key=id_order_key) == sorted(ids, key=lambda i: str(i).lower())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _NON_WORD = re.compile(r"[\W_]+")
 
@@ -14,6 +15,9 @@ def fold_diacritics(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
+# Names recur (candidate names on every query, the same entity names in every batch):
+# normalising is pure, so a bounded cache of recent names saves the regex work.
+@lru_cache(maxsize=1 << 16)
 def normalize_name(name: str) -> str:
     """Case-folded, diacritics folded, punctuation turned into single spaces, trimmed.
 

@@ -10,6 +10,7 @@ rapidfuzz's Indel-based ratios, which are symmetric by construction.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ SUBSET_WEIGHT = 0.9
 BELOW_EXACT = 0.99
 
 
+@lru_cache(maxsize=1 << 16)
 def _canonical(normalized: str) -> str:
     return " ".join(canonical_tokens(normalized.split()))
 
