@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import httpx
+import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from redstring import StoreUnavailableError
 from redstring.api import create_app
 from redstring.api.settings import Settings
 from redstring.composition.services import Services
 from tests.api.doubles import FailingGraphStore
-from tests.api.support import DEMO, README_QUERY, services_with_graph
+from tests.api.support import DEMO, README_QUERY, memory_services, services_with_graph
 
 
 def _http(services: Services, settings: Settings | None = None) -> httpx.AsyncClient:
@@ -103,3 +105,13 @@ async def test_without_demo_the_stores_start_empty() -> None:
             "/graphql", json={"query": README_QUERY, "variables": {"tenant": DEMO}}
         )
     assert response.json()["data"]["retrieve"]["matches"] == []
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+async def test_the_lifespan_caps_blas_threads(threads: int) -> None:
+    app = create_app(Settings(blas_threads=threads), services=memory_services())
+    with threadpool_limits(limits=3, user_api="blas"):
+        async with app.router.lifespan_context(app):
+            blas = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
+            assert blas
+            assert {pool["num_threads"] for pool in blas} == {threads}

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.routing import Route
+from threadpoolctl import threadpool_limits
 
 from redstring.api.demo import load_demo
 from redstring.api.endpoint import GraphQLEndpoint
@@ -45,12 +46,18 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     `settings.federation` serves the Federation 2 subgraph schema on `/graphql`
     instead of the plain one; `settings.graphiql_assets` says where GraphiQL's
     files come from (`local` adds the `/graphiql/...` route that serves them).
+    `settings.blas_threads` (when not 0) caps numpy's BLAS threads for the whole
+    process when the app starts.
     """
     settings = settings or Settings()
     holder = _Holder(services)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if settings.blas_threads:
+            # Process-wide: one request's matrix product gains little from a second
+            # BLAS thread, and idle BLAS threads spin on the cores the event loop needs.
+            threadpool_limits(limits=settings.blas_threads, user_api="blas")
         if holder.services is not None:
             yield
             return

@@ -57,6 +57,7 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
     workers: int = Field(default=1, ge=1)
+    blas_threads: int = Field(default=1, ge=0)
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
 
     demo: bool = False
