@@ -7,16 +7,19 @@ walking the graph costs one store call per depth, not one per entity.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Iterable, Mapping
 from typing import Self
 
 import strawberry
 from strawberry.scalars import JSON
+from strawberry.types.nodes import SelectedField, Selection
 
 from redstring.api.arguments import given
 from redstring.api.context import RequestContext
 from redstring.api.loaders import EntityKey, RelationshipsKey
 from redstring.api.schema.enums import Direction
 from redstring.domain.entity import Entity as DomainEntity
+from redstring.domain.ids import EntityId
 from redstring.domain.properties import thaw_properties
 from redstring.domain.relationship import Relationship as DomainRelationship
 from redstring.domain.retrieval import RetrievalResult as DomainRetrievalResult
@@ -44,7 +47,34 @@ async def _relationships(
     )
     context.loaders.prime_entities([root.domain])
     found = await context.loaders.relationships.load(key)
-    return [Relationship.from_domain(r) for r in found]
+    # The ends the query walks to are loaded here, for every entity at this depth in
+    # one batch (the resolvers of one depth resume together), so that `source` and
+    # `target` resolve without an await each.
+    ends = _selected(info.selected_fields, frozenset({"source", "target"}))
+    end_keys = [
+        EntityKey(r.tenant_id, end_id)
+        for r in found
+        for end_id in (
+            *((r.source_entity_id,) if "source" in ends else ()),
+            *((r.target_entity_id,) if "target" in ends else ()),
+        )
+    ]
+    loaded = await context.loaders.entities.load_many(end_keys) if end_keys else []
+    known = {e.id: e for e in loaded if e is not None}
+    return [Relationship.from_domain(r, known) for r in found]
+
+
+def _selected(selections: Iterable[Selection], names: frozenset[str]) -> set[str]:
+    """Which of `names` the sub-selections of `selections` ask for, through fragments too."""
+    found: set[str] = set()
+    for selection in selections:
+        for child in selection.selections:
+            if isinstance(child, SelectedField):
+                if child.name in names:
+                    found.add(child.name)
+            else:
+                found |= _selected([child], names)
+    return found
 
 
 async def _end(info: strawberry.Info[RequestContext, None], key: EntityKey) -> Entity:
@@ -56,12 +86,22 @@ async def _end(info: strawberry.Info[RequestContext, None], key: EntityKey) -> E
     return Entity.from_domain(entity)
 
 
-async def _source(root: Relationship, info: strawberry.Info[RequestContext, None]) -> Entity:
-    return await _end(info, EntityKey(root.domain.tenant_id, root.domain.source_entity_id))
+def _source(
+    root: Relationship, info: strawberry.Info[RequestContext, None]
+) -> Entity | Awaitable[Entity]:
+    entity = root.ends.get(root.domain.source_entity_id)
+    if entity is not None:
+        return Entity.from_domain(entity)
+    return _end(info, EntityKey(root.domain.tenant_id, root.domain.source_entity_id))
 
 
-async def _target(root: Relationship, info: strawberry.Info[RequestContext, None]) -> Entity:
-    return await _end(info, EntityKey(root.domain.tenant_id, root.domain.target_entity_id))
+def _target(
+    root: Relationship, info: strawberry.Info[RequestContext, None]
+) -> Entity | Awaitable[Entity]:
+    entity = root.ends.get(root.domain.target_entity_id)
+    if entity is not None:
+        return Entity.from_domain(entity)
+    return _end(info, EntityKey(root.domain.tenant_id, root.domain.target_entity_id))
 
 
 @strawberry.type(description="A named thing of one tenant's knowledge graph.")
@@ -102,22 +142,29 @@ class Relationship:
     relationship_type: str
     confidence: float
     properties: JSON
-    source: Entity = strawberry.field(
+    # The resolvers answer at once when the end was loaded with the relationship,
+    # else with an awaitable: GraphQL takes either, the typing plugin only the first.
+    source: Entity = strawberry.field(  # type: ignore[assignment]
         resolver=_source, description="The entity this relationship starts at."
     )
-    target: Entity = strawberry.field(
+    target: Entity = strawberry.field(  # type: ignore[assignment]
         resolver=_target, description="The entity this relationship points at."
     )
     domain: strawberry.Private[DomainRelationship]
+    # End entities already loaded for this request, by id (see `_relationships`).
+    ends: strawberry.Private[Mapping[EntityId, DomainEntity]]
 
     @classmethod
-    def from_domain(cls, relationship: DomainRelationship) -> Relationship:
+    def from_domain(
+        cls, relationship: DomainRelationship, ends: Mapping[EntityId, DomainEntity] | None = None
+    ) -> Relationship:
         return cls(
             id=strawberry.ID(str(relationship.id)),
             relationship_type=relationship.relationship_type,
             confidence=relationship.confidence,
             properties=JSON(thaw_properties(relationship.properties)),
             domain=relationship,
+            ends=ends or {},
         )
 
 
