@@ -1,6 +1,7 @@
 """Benchmark: the GraphQL API over HTTP against in-process retrieval (run by hand).
 
     .venv/bin/python -m bench.graphql [--size 10000] [--seconds 30] [--clients 16]
+                                      [--load wrk|httpx]
 
 A server process (uvicorn, one worker, 127.0.0.1, free port) holds `--size`
 in-memory entities with relationships; this process builds the same corpus
@@ -9,22 +10,35 @@ for the in-process baseline. Measured in one run: the HTTP median of
 median of `Retriever.retrieve` in process, then `--clients` concurrent
 clients for `--seconds`. Targets (issue 4): HTTP median <= in-process median
 + 10 ms; >= 150 requests/s with zero errors; p99 reported.
+
+The load comes from `wrk` (Debian package `wrk`: one thread, `--clients`
+keep-alive connections, a Lua script that rotates the queries and counts
+any response with GraphQL `errors`) when it is installed, so that the load
+generator takes little of the CPU the server is measured on; `--load httpx`
+uses Python clients in this process instead. Both processes cap numpy's BLAS
+at one thread, as `redstring serve` does.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
+import shutil
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import httpx
 import uvicorn
+from threadpoolctl import threadpool_limits
 
 from bench.corpus import make_corpus
 from bench.measure import machine, median_ms
@@ -79,12 +93,13 @@ def serve(size: int, port: int) -> None:
     uvicorn.Server(config).run()
 
 
-def main(size: int, seconds: float, clients: int) -> None:
+def main(size: int, seconds: float, clients: int, load: str) -> None:
+    threadpool_limits(limits=1, user_api="blas")
     port = free_port()
     command = [sys.executable, "-m", "bench.graphql", "--serve", str(port), "--size", str(size)]
     server = subprocess.Popen(command)
     try:
-        asyncio.run(measure(port, size, seconds, clients))
+        asyncio.run(measure(port, size, seconds, clients, load))
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -107,7 +122,57 @@ async def wait_ready(client: httpx.AsyncClient, deadline: float) -> None:
     raise SystemExit("the server did not become ready in time")
 
 
-async def measure(port: int, size: int, seconds: float, clients: int) -> None:
+def payload(query: str) -> dict[str, object]:
+    return {"query": QUERY, "variables": {"q": query, "tenant": str(TENANT)}}
+
+
+# wrk's Lua hooks: `request` rotates the bodies, `response` counts failed
+# responses (HTTP status or GraphQL errors), `done` prints one parsable line.
+WRK_SCRIPT = """
+bodies = {%(bodies)s}
+sent = 0
+failed = 0
+request = function()
+  sent = sent + 1
+  return wrk.format("POST", "/graphql", {["Content-Type"] = "application/json"},
+                    bodies[(sent %% #bodies) + 1])
+end
+response = function(status, headers, body)
+  if status ~= 200 or string.find(body, '"errors"', 1, true) then failed = failed + 1 end
+end
+threads = {}
+setup = function(thread) table.insert(threads, thread) end
+done = function(summary, latency, requests)
+  local failures = summary.errors.connect + summary.errors.read + summary.errors.write
+                   + summary.errors.timeout
+  for _, thread in ipairs(threads) do failures = failures + thread:get("failed") end
+  io.write(string.format("RESULT %%d %%d %%d %%d %%d\\n", summary.requests, failures,
+           summary.duration, latency:percentile(50), latency:percentile(99)))
+end
+"""
+
+
+def wrk_load(port: int, queries: list[str], seconds: float, clients: int) -> tuple[str, ...]:
+    """Run wrk; (requests, errors, seconds, median ms, p99 ms) as printed figures."""
+    bodies = ", ".join(f"[==[{json.dumps(payload(q))}]==]" for q in queries)
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "graphql.lua"
+        script.write_text(WRK_SCRIPT % {"bodies": bodies})
+        command = ["wrk", "-t1", f"-c{clients}", f"-d{seconds:.0f}s", "--timeout", "30s"]
+        command += ["-s", str(script), f"http://127.0.0.1:{port}/graphql"]
+        output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    [line] = [line for line in output.splitlines() if line.startswith("RESULT ")]
+    requests, errors, micros, p50, p99 = (int(v) for v in line.split()[1:])
+    return (
+        f"{requests / (micros / 1e6):.0f} requests/s",
+        f"{errors} errors",
+        f"median {p50 / 1000:.1f} ms",
+        f"p99 {p99 / 1000:.1f} ms",
+        f"{micros / 1e6:.0f} s",
+    )
+
+
+async def measure(port: int, size: int, seconds: float, clients: int, load: str) -> None:
     services, queries = await build_services(size)
     base = f"http://127.0.0.1:{port}"
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -119,8 +184,7 @@ async def measure(port: int, size: int, seconds: float, clients: int) -> None:
             return queries[next(cursor) % len(queries)]
 
         async def over_http() -> None:
-            payload = {"query": QUERY, "variables": {"q": next_query(), "tenant": str(TENANT)}}
-            response = await client.post("/graphql", json=payload)
+            response = await client.post("/graphql", json=payload(next_query()))
             response.raise_for_status()
             if "errors" in response.json():
                 raise RuntimeError(response.text)
@@ -130,35 +194,51 @@ async def measure(port: int, size: int, seconds: float, clients: int) -> None:
 
         http_ms = await median_ms(over_http, 100)
         local_ms = await median_ms(in_process, 100)
-
-        latencies: list[float] = []
-        errors = 0
-        stop_at = time.monotonic() + seconds
-
-        async def worker() -> None:
-            nonlocal errors
-            while time.monotonic() < stop_at:
-                started = time.perf_counter()
-                try:
-                    await over_http()
-                except (httpx.HTTPError, RuntimeError):
-                    errors += 1
-                latencies.append((time.perf_counter() - started) * 1000)
-
-        load_started = time.monotonic()
-        await asyncio.gather(*(worker() for _ in range(clients)))
-        elapsed = time.monotonic() - load_started
-
-    latencies.sort()
-    p99 = latencies[int(0.99 * (len(latencies) - 1))]
+        if load == "wrk":
+            figures = wrk_load(port, queries, seconds, clients)
+        else:
+            figures = await httpx_load(client, over_http, seconds, clients)
     print(f"machine: {machine()}; server: one uvicorn worker on 127.0.0.1")
     print(f"corpus: {size:,} entities, {2 * size:,} relationships, in memory")
     print(f"HTTP retrieve k=10 + relationships(first: 10) median: {http_ms:.2f} ms")
     print(f"in-process Retriever.retrieve k=10 median: {local_ms:.2f} ms")
     print(f"HTTP - in-process: {http_ms - local_ms:+.2f} ms")
-    print(
-        f"load: {clients} clients for {elapsed:.0f} s: {len(latencies) / elapsed:.0f} requests/s, "
-        f"{errors} errors, median {statistics.median(latencies):.1f} ms, p99 {p99:.1f} ms"
+    rate, errors, median, p99, elapsed = figures
+    print(f"load ({load}): {clients} clients for {elapsed}: {rate}, {errors}, {median}, {p99}")
+
+
+async def httpx_load(
+    client: httpx.AsyncClient,
+    over_http: Callable[[], Awaitable[None]],
+    seconds: float,
+    clients: int,
+) -> tuple[str, ...]:
+    """Python clients in this process; the same figures as `wrk_load`."""
+    latencies: list[float] = []
+    errors = 0
+    stop_at = time.monotonic() + seconds
+
+    async def worker() -> None:
+        nonlocal errors
+        while time.monotonic() < stop_at:
+            started = time.perf_counter()
+            try:
+                await over_http()
+            except (httpx.HTTPError, RuntimeError):
+                errors += 1
+            latencies.append((time.perf_counter() - started) * 1000)
+
+    load_started = time.monotonic()
+    await asyncio.gather(*(worker() for _ in range(clients)))
+    elapsed = time.monotonic() - load_started
+    latencies.sort()
+    p99 = latencies[int(0.99 * (len(latencies) - 1))]
+    return (
+        f"{len(latencies) / elapsed:.0f} requests/s",
+        f"{errors} errors",
+        f"median {statistics.median(latencies):.1f} ms",
+        f"p99 {p99:.1f} ms",
+        f"{elapsed:.0f} s",
     )
 
 
@@ -167,9 +247,12 @@ if __name__ == "__main__":
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument(
+        "--load", choices=["wrk", "httpx"], default="wrk" if shutil.which("wrk") else "httpx"
+    )
     parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve(args.size, args.serve)
     else:
-        main(args.size, args.seconds, args.clients)
+        main(args.size, args.seconds, args.clients, args.load)
