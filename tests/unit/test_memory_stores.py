@@ -6,12 +6,14 @@ import numpy as np
 import pytest
 
 from redstring import (
+    DimensionMismatchError,
     GraphStore,
     InMemoryGraphStore,
     InMemoryVectorStore,
     VectorRecord,
     VectorStore,
 )
+from redstring.adapters.memory.vector_store import _unit, _units
 from redstring.testing import (
     GraphStoreCompliance,
     VectorStoreCompliance,
@@ -58,3 +60,37 @@ async def test_search_equals_brute_force_after_deletes() -> None:
     best = sorted(zip(cosine, [e.id for e, _ in odd], strict=True), reverse=True)[:10]
     assert [m.entity_id for m in found] == [entity_id for _, entity_id in best]
     assert [m.score for m in found] == pytest.approx([(1 + c) / 2 for c, _ in best], abs=1e-5)
+
+
+def test_a_batch_is_made_unit_exactly_as_record_by_record() -> None:
+    """`upsert` converts a batch as one matrix: its rows are `_unit`'s floats, bit for bit."""
+    rng = np.random.default_rng(5)
+    vectors = [tuple(rng.normal(scale=s, size=12).tolist()) for s in (1e-3, 1.0, 7.0, 1e6)]
+    vectors += [(0.0,) * 12, (3.0,) + (0.0,) * 11, tuple(range(12))]
+    batch = _units(vectors, 12)
+    one_by_one = np.array([_unit(v, 12, "vector record") for v in vectors])
+    assert batch.dtype == np.float32
+    assert batch.tobytes() == one_by_one.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [((1.0, 2.0), DimensionMismatchError), ((1.0, float("nan"), 0.0), ValueError)],
+)
+async def test_one_bad_record_fails_the_batch_as_alone(bad: tuple[float, ...], error: type) -> None:
+    store = InMemoryVectorStore(3)
+    tenant = new_tenant()
+    good, other = make_entity(tenant, "good", "t"), make_entity(tenant, "bad", "t")
+    records = [
+        VectorRecord(entity_id=good.id, tenant_id=tenant, vector=(1.0, 0.0, 0.0), entity_type="t"),
+        # Unvalidated, as ingest builds them after its own batch check.
+        VectorRecord.model_construct(
+            entity_id=other.id, tenant_id=tenant, vector=bad, entity_type="t"
+        ),
+    ]
+    with pytest.raises(error) as alone:
+        await store.upsert(records[1:])
+    with pytest.raises(error) as batched:
+        await store.upsert(records)
+    assert str(batched.value) == str(alone.value)
+    assert await store.search([1.0, 0.0, 0.0], tenant, k=5) == []  # nothing written
