@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _NON_WORD = re.compile(r"[\W_]+")
+_NON_ASCII_LETTER = re.compile(r"[^a-z]+")
 
 
 def fold_diacritics(text: str) -> str:
@@ -14,6 +16,9 @@ def fold_diacritics(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
+# An entity's name is normalised several times as it is loaded (its id, its derived fields,
+# its blocking keys): the latest few thousand names are remembered.
+@lru_cache(maxsize=1 << 14)
 def normalize_name(name: str) -> str:
     """Case-folded, diacritics folded, punctuation turned into single spaces, trimmed.
 
@@ -31,4 +36,6 @@ def name_tokens(name: str) -> list[str]:
 
 def ascii_letters(name: str) -> str:
     """Only the ASCII letters of the diacritics-folded, lower-cased name."""
+    if name.isascii():  # nothing to fold
+        return _NON_ASCII_LETTER.sub("", name.lower())
     return "".join(ch for ch in fold_diacritics(name).lower() if "a" <= ch <= "z")
