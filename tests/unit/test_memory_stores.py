@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,8 @@ from redstring import (
     GraphStore,
     InMemoryGraphStore,
     InMemoryVectorStore,
+    MissingEndpointError,
+    TenantId,
     VectorRecord,
     VectorStore,
 )
@@ -18,6 +22,7 @@ from redstring.testing import (
     GraphStoreCompliance,
     VectorStoreCompliance,
     make_entity,
+    make_relationship,
     new_tenant,
 )
 
@@ -94,3 +99,23 @@ async def test_one_bad_record_fails_the_batch_as_alone(bad: tuple[float, ...], e
         await store.upsert(records)
     assert str(batched.value) == str(alone.value)
     assert await store.search([1.0, 0.0, 0.0], tenant, k=5) == []  # nothing written
+
+
+async def test_a_batch_of_two_tenants_keeps_them_apart() -> None:
+    """Equal tenant ids need not be the same object; records of two tenants may alternate."""
+    store = InMemoryGraphStore()
+    one, two = new_tenant(), new_tenant()
+    one_again = TenantId(uuid.UUID(str(one)))  # equal to `one`, another object
+    a, b = make_entity(one, "a"), make_entity(one_again, "b")
+    c, d = make_entity(two, "c"), make_entity(two, "d")
+    await store.upsert_entities([a, c, b, d])
+    ab, cd = make_relationship(a, b), make_relationship(c, d)
+    await store.upsert_relationships([ab, cd])
+    assert (await store.relationships_of([a.id], one))[a.id] == [ab]
+    assert (await store.relationships_of([c.id], two))[c.id] == [cd]
+    assert await store.get_entities([a.id, b.id, c.id], one_again) == [a, b]
+    # `a` exists in tenant one only: an edge of tenant two naming it misses that end.
+    stray = make_relationship(make_entity(two, "a"), d)
+    with pytest.raises(MissingEndpointError) as missing:
+        await store.upsert_relationships([ab, stray])
+    assert missing.value.missing == [str(stray.source_entity_id)]
