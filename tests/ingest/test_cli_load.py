@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import uuid
 from pathlib import Path
@@ -10,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from redstring import TenantId, entity_id_for
-from redstring.api.cli import main
+from redstring.api.cli import _rare_collections, main
 from redstring.api.load import load_jsonl
-from redstring.api.settings import Settings
+from redstring.api.settings import Backend, Settings
 from redstring.composition.services import Services
 from tests.ingest.support import (
     GraphStoreFailingAt,
@@ -230,3 +231,13 @@ def test_ctrl_c_says_how_to_finish_the_load(
     err = capsys.readouterr().err
     assert "interrupted" in err
     assert "(4 entities, 2 relationships); run the same load again to finish it" in err
+
+
+@pytest.mark.parametrize(("backend", "young"), [(Backend.MEMORY, 100_000), (Backend.NEO4J, 10_000)])
+def test_a_load_collects_the_young_generation_rarely_then_restores(
+    backend: Backend, young: int
+) -> None:
+    before = gc.get_threshold()
+    with _rare_collections(backend):
+        assert gc.get_threshold() == (young, *before[1:])
+    assert gc.get_threshold() == before
