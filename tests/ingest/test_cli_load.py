@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import threading
 import uuid
 from pathlib import Path
 
 import pytest
+from rich.progress import Progress
 
 from redstring import TenantId, entity_id_for
 from redstring.api.cli import _rare_collections, main
@@ -241,3 +243,26 @@ def test_a_load_collects_the_young_generation_rarely_then_restores(
     with _rare_collections(backend):
         assert gc.get_threshold() == (young, *before[1:])
     assert gc.get_threshold() == before
+
+
+def test_the_progress_bar_is_drawn_by_the_load_not_by_a_thread(
+    tmp_path: Path, shared: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rich's refresh thread contends for the GIL with the load: the bar is redrawn from
+    the batch callback instead, at most every `_REDRAW_SECONDS`."""
+    threads: list[threading.Thread] = []
+    redraws: list[float] = []
+    start = threading.Thread.start
+
+    def started(thread: threading.Thread) -> None:
+        threads.append(thread)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", started)
+    refresh = Progress.refresh
+    monkeypatch.setattr(Progress, "refresh", lambda p: (redraws.append(0.0), refresh(p))[1])
+    clock = iter(range(1000))  # each reading 1 s after the last: every batch is due
+    monkeypatch.setattr("redstring.api.cli.time.perf_counter", lambda: float(next(clock)))
+    assert load(write(tmp_path, list(chain_lines(30))), "--batch-size", "7") == 0
+    assert threads == []
+    assert len(redraws) >= 5  # one per batch of 7 lines, and more on start and stop
