@@ -235,7 +235,7 @@ def test_ctrl_c_says_how_to_finish_the_load(
     assert "(4 entities, 2 relationships); run the same load again to finish it" in err
 
 
-@pytest.mark.parametrize(("backend", "young"), [(Backend.MEMORY, 100_000), (Backend.NEO4J, 10_000)])
+@pytest.mark.parametrize(("backend", "young"), [(Backend.MEMORY, 500_000), (Backend.NEO4J, 10_000)])
 def test_a_load_collects_the_young_generation_rarely_then_restores(
     backend: Backend, young: int
 ) -> None:

@@ -57,12 +57,12 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 # Young-generation collection thresholds while loading, by where the data goes.
-_LOAD_GC_THRESHOLD = {Backend.NEO4J: 10_000, Backend.MEMORY: 100_000}
+_LOAD_GC_THRESHOLD = {Backend.NEO4J: 10_000, Backend.MEMORY: 500_000}
 
 
 @contextlib.contextmanager
 def _rare_collections(backend: Backend) -> Iterator[None]:
-    """Collect the young generation every 10,000 or 100,000 allocations instead of 700.
+    """Collect the young generation every 10,000 or 500,000 allocations instead of 700.
 
     A load allocates millions of short-lived objects and few cycles; at the
     default threshold the collector took a tenth to a fifth of a large
@@ -70,7 +70,7 @@ def _rare_collections(backend: Backend) -> Iterator[None]:
     batch (driver and asyncio objects) pile up: 50,000 cost 80 MiB of RSS on
     the neo4j backend, 10,000 about 6 MiB (docs/benchmarks.md). The memory
     backend keeps every record in the process, so each older-generation pass
-    walks all of them: 100,000 spares it most of those passes (about 2.5 s of
+    walks all of them: 500,000 spares it nearly all of those passes (about 3.5 s of
     a 100,000-entity load) at no measurable cost in RSS.
     """
     previous = gc.get_threshold()
