@@ -104,6 +104,13 @@ async def test_awkward_texts_give_the_pinned_vectors_bit_for_bit(dimension: int)
     assert _digest(await provider.embed_query(TEXTS)) == DIGESTS[dimension]
 
 
+async def test_long_texts_give_the_pinned_vectors() -> None:
+    """Texts of thousands of characters take another path to their n-grams."""
+    texts = ["Acme " + "word7 " * 900, "z" * 5000 + " tail"]
+    vectors = await HashingEmbeddingProvider(64).embed_documents(texts)
+    assert _digest(vectors) == "ec4d4be9affc4fc0fba8b30b6822a7b73dcac1b3eb9216962c992f3dde6e8fae"
+
+
 async def test_a_text_embeds_alike_alone_and_in_a_batch() -> None:
     provider = HashingEmbeddingProvider(64)
     batch = await provider.embed_documents(TEXTS)

@@ -39,12 +39,22 @@ class _GramCodes(dict[str, int]):
         return code
 
 
-@lru_cache(maxsize=1024)
+# Texts up to this many characters share their lengths' slices (4 MB if every length occurs).
+_SHARED_SLICES_UP_TO = 256
+
+
+def _slices(length: int) -> tuple[slice, ...]:
+    return tuple(slice(start, start + n) for n in _NGRAM_SIZES for start in range(length - n + 1))
+
+
+_shared_slices = lru_cache(maxsize=None)(_slices)
+
+
 def _gram_slices(length: int) -> tuple[slice, ...]:
     """The slices that cut a text of `length` characters into its n-grams, for each size in
-    `_NGRAM_SIZES` in turn: texts of one length share them, and slicing by a stored `slice`
-    object is cheaper than computing the bounds for every gram."""
-    return tuple(slice(start, start + n) for n in _NGRAM_SIZES for start in range(length - n + 1))
+    `_NGRAM_SIZES` in turn. Texts of one length share them (slicing by a stored `slice` is
+    cheaper than computing the bounds for every gram); long texts, rare, get their own."""
+    return _shared_slices(length) if length <= _SHARED_SLICES_UP_TO else _slices(length)
 
 
 class HashingEmbeddingProvider:
