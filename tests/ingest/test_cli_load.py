@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import threading
 import uuid
 from pathlib import Path
 
 import pytest
+from rich.progress import Progress
 
 from redstring import TenantId, entity_id_for
-from redstring.api.cli import main
+from redstring.api.cli import _rare_collections, main
 from redstring.api.load import load_jsonl
-from redstring.api.settings import Settings
+from redstring.api.settings import Backend, Settings
 from redstring.composition.services import Services
 from tests.ingest.support import (
     GraphStoreFailingAt,
@@ -230,3 +233,36 @@ def test_ctrl_c_says_how_to_finish_the_load(
     err = capsys.readouterr().err
     assert "interrupted" in err
     assert "(4 entities, 2 relationships); run the same load again to finish it" in err
+
+
+@pytest.mark.parametrize(("backend", "young"), [(Backend.MEMORY, 500_000), (Backend.NEO4J, 10_000)])
+def test_a_load_collects_the_young_generation_rarely_then_restores(
+    backend: Backend, young: int
+) -> None:
+    before = gc.get_threshold()
+    with _rare_collections(backend):
+        assert gc.get_threshold() == (young, *before[1:])
+    assert gc.get_threshold() == before
+
+
+def test_the_progress_bar_is_drawn_by_the_load_not_by_a_thread(
+    tmp_path: Path, shared: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rich's refresh thread contends for the GIL with the load: the bar is redrawn from
+    the batch callback instead, at most every `_REDRAW_SECONDS`."""
+    threads: list[threading.Thread] = []
+    redraws: list[float] = []
+    start = threading.Thread.start
+
+    def started(thread: threading.Thread) -> None:
+        threads.append(thread)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", started)
+    refresh = Progress.refresh
+    monkeypatch.setattr(Progress, "refresh", lambda p: (redraws.append(0.0), refresh(p))[1])
+    clock = iter(range(1000))  # each reading 1 s after the last: every batch is due
+    monkeypatch.setattr("redstring.api.cli.time.perf_counter", lambda: float(next(clock)))
+    assert load(write(tmp_path, list(chain_lines(30))), "--batch-size", "7") == 0
+    assert threads == []
+    assert len(redraws) >= 5  # one per batch of 7 lines, and more on start and stop

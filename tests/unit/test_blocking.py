@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from redstring import blocking_keys_for, normalize_name, query_blocking_keys
 from redstring.domain.name_forms import NON_IDENTIFYING
+from redstring.domain.normalization import ascii_letters, fold_diacritics
 
 
 def test_entity_keys() -> None:
@@ -59,3 +60,15 @@ def test_query_keys_are_entity_keys_minus_type(text: str) -> None:
     if text.strip():
         assert set(query_keys) == set(entity_keys) - {"t:thing"}
     assert len(set(query_keys)) == len(query_keys)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)) | st.text())
+def test_ascii_letters_fast_path_keeps_the_folding_rule(text: str) -> None:
+    """ASCII names skip diacritic folding; the result is the general rule's all the same."""
+    folded = "".join(ch for ch in fold_diacritics(text).lower() if "a" <= ch <= "z")
+    assert ascii_letters(text) == folded
+
+
+def test_normalize_name_remembered_gives_the_same_answer() -> None:
+    first = normalize_name("  Café  MÜLLER, Inc. ")
+    assert normalize_name("  Café  MÜLLER, Inc. ") == first == "cafe muller inc"

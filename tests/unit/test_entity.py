@@ -7,7 +7,15 @@ import uuid
 import pytest
 from pydantic import ValidationError
 
-from redstring import Entity, EntityId, Relationship, RelationshipId, entity_id_for
+from redstring import (
+    Entity,
+    EntityId,
+    Relationship,
+    RelationshipId,
+    TenantId,
+    entity_id_for,
+    relationship_id_for,
+)
 from redstring.testing import make_entity, make_relationship, new_tenant
 
 
@@ -71,6 +79,24 @@ def test_deterministic_ids() -> None:
     assert entity_id_for(tenant, "org", "ACME Corp.") == entity_id_for(tenant, "Org", "acme corp")
     assert entity_id_for(tenant, "org", "Acme") != entity_id_for(tenant, "person", "Acme")
     assert entity_id_for(tenant, "org", "Acme") != entity_id_for(new_tenant(), "org", "Acme")
+
+
+def test_derived_ids_are_pinned() -> None:
+    """Stored data is keyed by these ids: deriving them differently re-keys every store."""
+    tenant = TenantId(uuid.UUID("00000000-0000-4000-8000-00000000002a"))
+    acme = entity_id_for(tenant, "company", "  ACME Corp.")
+    ada = entity_id_for(tenant, "Person", "Ada Blöm")
+    assert str(acme) == "00d049bb-69bf-5375-b856-07b52874941e"
+    assert str(ada) == "1bce0231-3751-56e5-9180-435e9462678f"
+    assert str(entity_id_for(tenant, "city", "東京")) == "6e7ea678-04b0-53dc-9903-f0d847db26e2"
+    works_at = relationship_id_for(tenant, acme, " WORKS_AT ", ada)
+    assert str(works_at) == "8af7d1f6-3695-5adb-b329-f5b54b52b567"
+    assert (
+        str(relationship_id_for(tenant, ada, "x", acme)) == "59a8e480-b542-5734-8b09-5d06370294c9"
+    )
+    assert (works_at.version, works_at.variant) == (5, uuid.RFC_4122)
+    assert type(works_at) is uuid.UUID
+    assert type(acme) is uuid.UUID
 
 
 def test_relationship_rules() -> None:

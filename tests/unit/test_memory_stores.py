@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+import uuid
+
 import numpy as np
 import pytest
 
 from redstring import (
+    DimensionMismatchError,
     GraphStore,
     InMemoryGraphStore,
     InMemoryVectorStore,
+    MissingEndpointError,
+    TenantId,
     VectorRecord,
     VectorStore,
 )
+from redstring.adapters.memory.vector_store import _unit, _units
 from redstring.testing import (
     GraphStoreCompliance,
     VectorStoreCompliance,
     make_entity,
+    make_relationship,
     new_tenant,
 )
 
@@ -58,3 +65,57 @@ async def test_search_equals_brute_force_after_deletes() -> None:
     best = sorted(zip(cosine, [e.id for e, _ in odd], strict=True), reverse=True)[:10]
     assert [m.entity_id for m in found] == [entity_id for _, entity_id in best]
     assert [m.score for m in found] == pytest.approx([(1 + c) / 2 for c, _ in best], abs=1e-5)
+
+
+def test_a_batch_is_made_unit_exactly_as_record_by_record() -> None:
+    """`upsert` converts a batch as one matrix: its rows are `_unit`'s floats, bit for bit."""
+    rng = np.random.default_rng(5)
+    vectors = [tuple(rng.normal(scale=s, size=12).tolist()) for s in (1e-3, 1.0, 7.0, 1e6)]
+    vectors += [(0.0,) * 12, (3.0,) + (0.0,) * 11, tuple(range(12))]
+    batch = _units(vectors, 12)
+    one_by_one = np.array([_unit(v, 12, "vector record") for v in vectors])
+    assert batch.dtype == np.float32
+    assert batch.tobytes() == one_by_one.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [((1.0, 2.0), DimensionMismatchError), ((1.0, float("nan"), 0.0), ValueError)],
+)
+async def test_one_bad_record_fails_the_batch_as_alone(bad: tuple[float, ...], error: type) -> None:
+    store = InMemoryVectorStore(3)
+    tenant = new_tenant()
+    good, other = make_entity(tenant, "good", "t"), make_entity(tenant, "bad", "t")
+    records = [
+        VectorRecord(entity_id=good.id, tenant_id=tenant, vector=(1.0, 0.0, 0.0), entity_type="t"),
+        # Unvalidated, as ingest builds them after its own batch check.
+        VectorRecord.model_construct(
+            entity_id=other.id, tenant_id=tenant, vector=bad, entity_type="t"
+        ),
+    ]
+    with pytest.raises(error) as alone:
+        await store.upsert(records[1:])
+    with pytest.raises(error) as batched:
+        await store.upsert(records)
+    assert str(batched.value) == str(alone.value)
+    assert await store.search([1.0, 0.0, 0.0], tenant, k=5) == []  # nothing written
+
+
+async def test_a_batch_of_two_tenants_keeps_them_apart() -> None:
+    """Equal tenant ids need not be the same object; records of two tenants may alternate."""
+    store = InMemoryGraphStore()
+    one, two = new_tenant(), new_tenant()
+    one_again = TenantId(uuid.UUID(str(one)))  # equal to `one`, another object
+    a, b = make_entity(one, "a"), make_entity(one_again, "b")
+    c, d = make_entity(two, "c"), make_entity(two, "d")
+    await store.upsert_entities([a, c, b, d])
+    ab, cd = make_relationship(a, b), make_relationship(c, d)
+    await store.upsert_relationships([ab, cd])
+    assert (await store.relationships_of([a.id], one))[a.id] == [ab]
+    assert (await store.relationships_of([c.id], two))[c.id] == [cd]
+    assert await store.get_entities([a.id, b.id, c.id], one_again) == [a, b]
+    # `a` exists in tenant one only: an edge of tenant two naming it misses that end.
+    stray = make_relationship(make_entity(two, "a"), d)
+    with pytest.raises(MissingEndpointError) as missing:
+        await store.upsert_relationships([ab, stray])
+    assert missing.value.missing == [str(stray.source_entity_id)]

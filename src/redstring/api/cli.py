@@ -56,22 +56,33 @@ def _schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# Young-generation collection thresholds while loading, by where the data goes.
+_LOAD_GC_THRESHOLD = {Backend.NEO4J: 10_000, Backend.MEMORY: 500_000}
+
+
 @contextlib.contextmanager
-def _rare_collections() -> Iterator[None]:
-    """Collect the young generation every 10,000 allocations instead of 700 while loading.
+def _rare_collections(backend: Backend) -> Iterator[None]:
+    """Collect the young generation every 10,000 or 500,000 allocations instead of 700.
 
     A load allocates millions of short-lived objects and few cycles; at the
     default threshold the collector took a tenth to a fifth of a large
     in-memory load. Much higher thresholds let the cyclic garbage of each
     batch (driver and asyncio objects) pile up: 50,000 cost 80 MiB of RSS on
-    the neo4j backend, 10,000 about 6 MiB (docs/benchmarks.md).
+    the neo4j backend, 10,000 about 6 MiB (docs/benchmarks.md). The memory
+    backend keeps every record in the process, so each older-generation pass
+    walks all of them: 500,000 spares it nearly all of those passes (about 3.5 s of
+    a 100,000-entity load) at no measurable cost in RSS.
     """
     previous = gc.get_threshold()
-    gc.set_threshold(10_000, *previous[1:])
+    gc.set_threshold(_LOAD_GC_THRESHOLD[backend], *previous[1:])
     try:
         yield
     finally:
         gc.set_threshold(*previous)
+
+
+# The progress bar is redrawn at most this often (rich's own default rate).
+_REDRAW_SECONDS = 0.1
 
 
 class _SettingsRefusedError(Exception):
@@ -96,7 +107,7 @@ def _load(args: argparse.Namespace) -> int:
         err.print(f"[red]error:[/red] cannot read {escape(str(path))}: {exc}", highlight=False)
         return EXIT_FAILED
     run = _LoadRun(path, tenant, err, skip_invalid=args.skip_invalid)
-    with file, _rare_collections():
+    with file, _rare_collections(settings.backend):
         try:
             report = asyncio.run(run.load(file, settings, args.batch_size))
         except _SettingsRefusedError as exc:
@@ -124,6 +135,7 @@ class _LoadRun:
         self.written = IngestReport()
         self.started = time.perf_counter()
         self.elapsed = 0.0
+        self.redrawn = 0.0  # `elapsed` when the progress bar was last drawn
 
     async def load(self, file: BinaryIO, settings: Settings, batch_size: int) -> IngestReport:
         try:
@@ -142,6 +154,9 @@ class _LoadRun:
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
                 console=self.err,
+                # Redrawn from on_batch, not by rich's thread: that thread's ten redraws a
+                # second contend for the GIL with the load (about 3 s of a 35 s load).
+                auto_refresh=False,
             ) as progress:
                 size = os.fstat(file.fileno()).st_size
                 task = progress.add_task("load", total=size, records=0, rate=0.0)
@@ -151,8 +166,15 @@ class _LoadRun:
                     self.written = dataclasses.replace(report)  # what whole batches wrote
                     self.elapsed = time.perf_counter() - self.started
                     rate = report.records / self.elapsed if self.elapsed > 0 else 0.0
+                    due = self.elapsed - self.redrawn >= _REDRAW_SECONDS
+                    if due:
+                        self.redrawn = self.elapsed
                     progress.update(
-                        task, completed=lines.bytes_read, records=report.records, rate=rate
+                        task,
+                        completed=lines.bytes_read,
+                        records=report.records,
+                        rate=rate,
+                        refresh=due,
                     )
 
                 def on_invalid(line: InvalidLine) -> None:

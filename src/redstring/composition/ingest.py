@@ -166,8 +166,9 @@ class _Load:
 
     async def _relationships(self, relationships: list[Numbered]) -> None:
         written, waiting = await _write_relationships(self.services, relationships)
-        for _, relationship in written:
-            self.deferred.pop(relationship.id, None)
+        if self.deferred:  # nothing to look up otherwise: the usual case, and ids cost a hash
+            for _, relationship in written:
+                self.deferred.pop(relationship.id, None)
         for (number, relationship), _ in waiting:
             self.deferred.pop(relationship.id, None)  # re-inserted last: line order is kept
             self.deferred[relationship.id] = (number, relationship)

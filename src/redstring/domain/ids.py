@@ -6,7 +6,9 @@ entity, so loading the same data twice addresses the same entities.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
+from functools import lru_cache
 from typing import NewType
 
 from redstring.domain.normalization import normalize_name
@@ -17,6 +19,19 @@ TenantId = NewType("TenantId", uuid.UUID)
 
 # A fixed namespace for redstring's UUID v5 ids; changing it re-keys every derived id.
 _ID_NAMESPACE = uuid.UUID("5b1e7f0c-52a4-4c1f-9a55-2d1f3c6e0a77")
+_NAMESPACE_BYTES = _ID_NAMESPACE.bytes
+
+
+def _uuid5(key: str) -> uuid.UUID:
+    """`uuid.uuid5(_ID_NAMESPACE, key)`, without recomputing the namespace's bytes each time
+    (a bulk load derives an id or two per line)."""
+    return uuid.UUID(bytes=hashlib.sha1(_NAMESPACE_BYTES + key.encode()).digest()[:16], version=5)
+
+
+@lru_cache(maxsize=1 << 14)
+def _text(value: uuid.UUID) -> str:
+    """`str(value)`, remembered: the same tenant and entity ids are spelled again and again."""
+    return str(value)
 
 
 def entity_id_for(tenant_id: TenantId, entity_type: str, name: str) -> EntityId:
@@ -24,16 +39,17 @@ def entity_id_for(tenant_id: TenantId, entity_type: str, name: str) -> EntityId:
 
     Names that normalise alike (`ACME Corp.` and `acme corp`) give the same id.
     """
-    key = f"{tenant_id}\x1f{normalize_name(entity_type)}\x1f{normalize_name(name)}"
-    return EntityId(uuid.uuid5(_ID_NAMESPACE, key))
+    key = f"{_text(tenant_id)}\x1f{normalize_name(entity_type)}\x1f{normalize_name(name)}"
+    return EntityId(_uuid5(key))
 
 
 def relationship_id_for(
     tenant_id: TenantId, source: EntityId, relationship_type: str, target: EntityId
 ) -> RelationshipId:
     """The deterministic id of the `relationship_type` edge from `source` to `target`."""
-    key = f"{tenant_id}\x1f{source}\x1f{relationship_type.strip()}\x1f{target}"
-    return RelationshipId(uuid.uuid5(_ID_NAMESPACE, key))
+    kind = relationship_type.strip()
+    key = f"{_text(tenant_id)}\x1f{_text(source)}\x1f{kind}\x1f{_text(target)}"
+    return RelationshipId(_uuid5(key))
 
 
 def id_order_key(entity_id: uuid.UUID) -> int:

@@ -7,6 +7,7 @@ import unicodedata
 from functools import lru_cache
 
 _NON_WORD = re.compile(r"[\W_]+")
+_NON_ASCII_LETTER = re.compile(r"[^a-z]+")
 
 
 def fold_diacritics(text: str) -> str:
@@ -15,8 +16,9 @@ def fold_diacritics(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
-# Names recur (candidate names on every query, the same entity names in every batch):
-# normalising is pure, so a bounded cache of recent names saves the regex work.
+# Names recur: an entity's name is normalised several times as it is loaded (its id,
+# derived fields, blocking keys) and candidate names on every query; normalising is
+# pure, so a bounded cache of recent names saves the regex work.
 @lru_cache(maxsize=1 << 16)
 def normalize_name(name: str) -> str:
     """Case-folded, diacritics folded, punctuation turned into single spaces, trimmed.
@@ -35,4 +37,6 @@ def name_tokens(name: str) -> list[str]:
 
 def ascii_letters(name: str) -> str:
     """Only the ASCII letters of the diacritics-folded, lower-cased name."""
+    if name.isascii():  # nothing to fold
+        return _NON_ASCII_LETTER.sub("", name.lower())
     return "".join(ch for ch in fold_diacritics(name).lower() if "a" <= ch <= "z")

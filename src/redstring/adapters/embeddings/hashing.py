@@ -11,12 +11,50 @@ import numpy as np
 from redstring.domain.normalization import normalize_name
 
 _NGRAM_SIZES = (3, 4)
+# Distinct n-grams remembered per provider before the memory is emptied (a few tens of MB).
+_CACHE_LIMIT = 1 << 18
 
 
-@lru_cache(maxsize=1 << 18)
 def _ngram_hash(gram: str) -> int:
     """A stable 64-bit hash of one n-gram (Python's own `hash` is salted per process)."""
     return int.from_bytes(hashlib.blake2b(gram.encode(), digest_size=8).digest(), "little")
+
+
+class _GramCodes(dict[str, int]):
+    """n-gram -> `2 * bucket + sign bit` for one dimension, computed on first sight.
+
+    The bucket is the hash modulo the dimension; the sign bit is the hash's
+    top bit (1 counts +1, 0 counts -1). One small int per gram keeps the
+    per-gram work of a batch to a dict lookup; numpy does the rest.
+    """
+
+    def __init__(self, dimension: int) -> None:
+        super().__init__()
+        self.dimension = dimension
+
+    def __missing__(self, gram: str) -> int:
+        value = _ngram_hash(gram)
+        code = (value % self.dimension) << 1 | value >> 63
+        self[gram] = code
+        return code
+
+
+# Texts up to this many characters share their lengths' slices (4 MB if every length occurs).
+_SHARED_SLICES_UP_TO = 256
+
+
+def _slices(length: int) -> tuple[slice, ...]:
+    return tuple(slice(start, start + n) for n in _NGRAM_SIZES for start in range(length - n + 1))
+
+
+_shared_slices = lru_cache(maxsize=None)(_slices)
+
+
+def _gram_slices(length: int) -> tuple[slice, ...]:
+    """The slices that cut a text of `length` characters into its n-grams, for each size in
+    `_NGRAM_SIZES` in turn. Texts of one length share them (slicing by a stored `slice` is
+    cheaper than computing the bounds for every gram); long texts, rare, get their own."""
+    return _shared_slices(length) if length <= _SHARED_SLICES_UP_TO else _slices(length)
 
 
 class HashingEmbeddingProvider:
@@ -32,22 +70,29 @@ class HashingEmbeddingProvider:
         if dimension <= 0:
             raise ValueError("dimension must be positive")
         self._dimension = dimension
+        self._codes = _GramCodes(dimension)
 
     @property
     def dimension(self) -> int:
         return self._dimension
 
     def _embed(self, texts: Sequence[str]) -> list[list[float]]:
-        cells: list[int] = []
-        signs: list[float] = []
-        for row, text in enumerate(texts):
+        codes = self._codes
+        if len(codes) > _CACHE_LIMIT:
+            codes.clear()
+        found: list[int] = []
+        counts: list[int] = []
+        for text in texts:
             padded = f" {normalize_name(text)} "
-            for n in _NGRAM_SIZES:
-                for start in range(len(padded) - n + 1):
-                    value = _ngram_hash(padded[start : start + n])
-                    cells.append(row * self._dimension + value % self._dimension)
-                    signs.append(1.0 if value >> 63 else -1.0)
-        flat = np.bincount(cells, weights=signs, minlength=len(texts) * self._dimension)
+            slices = _gram_slices(len(padded))
+            found += map(codes.__getitem__, map(padded.__getitem__, slices))
+            counts.append(len(slices))
+        code = np.array(found, dtype=np.int64)
+        rows = np.repeat(np.arange(len(texts), dtype=np.int64) * self._dimension, counts)
+        signs = (code & 1) * 2.0 - 1.0
+        flat = np.bincount(
+            rows + (code >> 1), weights=signs, minlength=len(texts) * self._dimension
+        )
         matrix = flat.reshape(len(texts), self._dimension)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         return (matrix / np.where(norms > 0, norms, 1.0)).tolist()  # type: ignore[no-any-return]

@@ -68,9 +68,18 @@ class InMemoryGraphStore:
     def _tenant(self, tenant_id: TenantId) -> _Tenant:
         return self._tenants.setdefault(tenant_id, _Tenant())
 
+    def _tenant_of(self, tenant_id: TenantId, last: tuple[TenantId, _Tenant] | None) -> _Tenant:
+        """`_tenant`, reusing `last` (the previous record's) when the record carries the same
+        id object: a batch is nearly always of one tenant, and hashing a UUID is not free."""
+        if last is not None and last[0] is tenant_id:
+            return last[1]
+        return self._tenant(tenant_id)
+
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        last: tuple[TenantId, _Tenant] | None = None
         for entity in entities:
-            tenant = self._tenant(entity.tenant_id)
+            tenant = self._tenant_of(entity.tenant_id, last)
+            last = entity.tenant_id, tenant
             previous = tenant.entities.get(entity.id)
             if previous is not None:
                 tenant.unindex_entity(previous)
@@ -78,16 +87,19 @@ class InMemoryGraphStore:
             tenant.index_entity(entity)
 
     async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
-        missing = [
-            end
-            for rel in relationships
-            for end in (rel.source_entity_id, rel.target_entity_id)
-            if end not in self._tenant(rel.tenant_id).entities
-        ]
+        tenants: list[_Tenant] = []
+        missing: list[EntityId] = []
+        last: tuple[TenantId, _Tenant] | None = None
+        for rel in relationships:
+            tenant = self._tenant_of(rel.tenant_id, last)
+            last = rel.tenant_id, tenant
+            tenants.append(tenant)
+            for end in (rel.source_entity_id, rel.target_entity_id):
+                if end not in tenant.entities:
+                    missing.append(end)
         if missing:
             raise MissingEndpointError(missing)
-        for rel in relationships:
-            tenant = self._tenant(rel.tenant_id)
+        for rel, tenant in zip(relationships, tenants, strict=True):
             previous = tenant.relationships.get(rel.id)
             if previous is not None:
                 tenant.unlink(previous)

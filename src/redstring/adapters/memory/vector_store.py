@@ -59,6 +59,25 @@ def _unit(vector: Sequence[float], dimension: int, what: str) -> NDArray[np.floa
     return (array / norm if norm > 0 else array).astype(np.float32)
 
 
+def _units(vectors: Sequence[Sequence[float]], dimension: int) -> NDArray[np.float32]:
+    """`_unit` of each vector, as the rows of one matrix, converted and checked in one go.
+
+    Anything unusual (a ragged or mis-sized batch, a NaN) goes row by row
+    through `_unit`, so the error names the same thing it always did. Each
+    norm is still taken row by row as `_unit` takes it, so that the rows are
+    the very floats `_unit` gives.
+    """
+    try:
+        matrix = np.array(vectors, dtype=np.float64)
+    except (ValueError, TypeError):  # ragged, or not numbers: `_unit` says what is wrong
+        matrix = np.empty((0, 0))
+    if matrix.shape != (len(vectors), dimension) or not np.isfinite(matrix).all():
+        rows = [_unit(v, dimension, "vector record") for v in vectors]
+        return np.array(rows, dtype=np.float32).reshape(len(rows), dimension)
+    norms = np.array([float(np.linalg.norm(row)) for row in matrix], dtype=np.float64)
+    return (matrix / np.where(norms > 0, norms, 1.0)[:, None]).astype(np.float32)
+
+
 class InMemoryVectorStore:
     """A `VectorStore` in process memory: exact search, filters before `k`."""
 
@@ -73,7 +92,7 @@ class InMemoryVectorStore:
         return self._dimension
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
-        units = [_unit(r.vector, self._dimension, "vector record") for r in records]
+        units = _units([r.vector for r in records], self._dimension)
         for record, unit in zip(records, units, strict=True):
             matrix = self._tenants.get(record.tenant_id)
             if matrix is None:
