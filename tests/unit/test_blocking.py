@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from redstring import blocking_keys_for, normalize_name, query_blocking_keys
+from redstring.domain.blocking import lookup_keys
 from redstring.domain.name_forms import NON_IDENTIFYING
 
 
@@ -59,3 +60,9 @@ def test_query_keys_are_entity_keys_minus_type(text: str) -> None:
     if text.strip():
         assert set(query_keys) == set(entity_keys) - {"t:thing"}
     assert len(set(query_keys)) == len(query_keys)
+
+
+def test_lookup_keys_drop_only_the_type_key() -> None:
+    keys = blocking_keys_for("Acme Thing", "thing")
+    assert lookup_keys(keys) == tuple(k for k in keys if k != "t:thing")
+    assert set(lookup_keys(keys)) == set(query_blocking_keys("Acme Thing"))
