@@ -1,14 +1,16 @@
-"""How the graph store lays out blocking keys: one edge per lookup key, no type keys."""
+"""How the graph store writes: one edge per lookup key, no type keys; failed batches undone."""
 
 from __future__ import annotations
 
 import asyncio
 
 import neo4j
+import pytest
 
 from redstring import Entity, TenantId
 from redstring.adapters.neo4j import Neo4jGraphStore
-from redstring.testing import make_entity, new_tenant
+from redstring.domain.errors import MissingEndpointError
+from redstring.testing import make_entity, make_relationship, new_tenant
 
 
 async def _edges_by_key(driver: neo4j.AsyncDriver, entity: Entity) -> dict[str, int]:
@@ -90,3 +92,24 @@ async def test_a_type_key_edge_of_the_earlier_layout_goes_on_the_next_upsert(
     await store.upsert_entities([make_entity(tenant, "Umbrella Corp", "org", entity_id=entity.id)])
     assert "t:org" not in await _edges_by_key(driver, entity)
     assert "t:org" not in await _key_nodes(driver, tenant)
+
+
+async def test_a_failed_relationship_batch_leaves_the_replaced_edge(
+    driver: neo4j.AsyncDriver,
+) -> None:
+    store = Neo4jGraphStore(driver)
+    await store.ensure_schema()
+    tenant = new_tenant()
+    a, b = make_entity(tenant, "A"), make_entity(tenant, "B")
+    await store.upsert_entities([a, b])
+    edge = make_relationship(a, b, "KNOWS")
+    await store.upsert_relationships([edge])
+    ghost = make_entity(tenant, "Ghost")  # never written
+    moved = edge.model_copy(update={"target_entity_id": ghost.id})
+    fresh = make_relationship(b, a, "KNOWS")
+
+    with pytest.raises(MissingEndpointError) as raised:
+        await store.upsert_relationships([fresh, moved])
+    assert raised.value.missing == [str(ghost.id)]
+    found = await store.relationships_of([a.id], tenant)
+    assert [(r.id, r.target_entity_id) for r in found[a.id]] == [(edge.id, b.id)]

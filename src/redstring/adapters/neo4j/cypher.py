@@ -111,6 +111,9 @@ WHERE e IS NULL
 RETURN end_id
 """
 
+# A row whose endpoint is missing creates nothing, so `written` falls short of the
+# rows; the adapter then names the missing ids (`MISSING_ENDPOINTS`) and fails the
+# transaction, which undoes the whole batch, the replaced edges' deletion included.
 UPSERT_RELATIONSHIPS = """
 UNWIND $rows AS row
 CALL (row) {
@@ -124,6 +127,7 @@ CREATE (s)-[r:RELATES {tenant_id: row.tenant_id, id: row.id}]->(t)
 SET r.relationship_type = row.relationship_type,
     r.confidence = row.confidence,
     r.properties = row.properties
+RETURN count(r) AS written
 """
 
 DELETE_ENTITIES = """

@@ -87,10 +87,13 @@ class Neo4jGraphStore(OwnedConnection):
         for batch in _batches(rows, self._db.settings.batch_size):
 
             async def work(tx: neo4j.AsyncManagedTransaction, batch: Any = batch) -> None:
+                result = await tx.run(cypher.UPSERT_RELATIONSHIPS, rows=batch)
+                record = await result.single(strict=True)
+                if record["written"] == len(batch):
+                    return
+                # Some endpoint is missing: name it, and raise to roll the batch back.
                 missing = await (await tx.run(cypher.MISSING_ENDPOINTS, rows=batch)).value()
-                if missing:
-                    raise MissingEndpointError(missing)
-                await (await tx.run(cypher.UPSERT_RELATIONSHIPS, rows=batch)).consume()
+                raise MissingEndpointError(missing)
 
             await self._db.write(work)
 
