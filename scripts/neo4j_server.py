@@ -100,6 +100,9 @@ JVM_FLAGS = [
     "--enable-native-access=ALL-UNNAMED",
     "-Dlog4j2.disable.jmx=true",
     "-Dfile.encoding=UTF-8",
+    # Lucene's SIMD distance functions (the Java Vector API): without it the vector index
+    # computes every HNSW distance in scalar code and Neo4j logs a warning at first use.
+    "--add-modules=jdk.incubator.vector",
 ]
 # Java 24+ warns on sun.misc.Unsafe memory access unless it is allowed explicitly.
 JVM_FLAGS_JAVA24 = ["--sun-misc-unsafe-memory-access=allow"]

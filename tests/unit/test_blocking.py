@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from redstring import blocking_keys_for, normalize_name, query_blocking_keys
+from redstring.domain.blocking import lookup_keys
 from redstring.domain.name_forms import NON_IDENTIFYING
 from redstring.domain.normalization import ascii_letters, fold_diacritics
 
@@ -72,3 +73,9 @@ def test_ascii_letters_fast_path_keeps_the_folding_rule(text: str) -> None:
 def test_normalize_name_remembered_gives_the_same_answer() -> None:
     first = normalize_name("  Café  MÜLLER, Inc. ")
     assert normalize_name("  Café  MÜLLER, Inc. ") == first == "cafe muller inc"
+
+
+def test_lookup_keys_drop_only_the_type_key() -> None:
+    keys = blocking_keys_for("Acme Thing", "thing")
+    assert lookup_keys(keys) == tuple(k for k in keys if k != "t:thing")
+    assert set(lookup_keys(keys)) == set(query_blocking_keys("Acme Thing"))

@@ -15,6 +15,8 @@ from redstring.domain.name_forms import identifying_tokens
 from redstring.domain.normalization import ascii_letters, name_tokens, normalize_name
 
 PREFIX_LENGTH = 5
+# The prefix of the one key a query never asks for (its block is a whole type).
+TYPE_KEY_PREFIX = "t:"
 # Per-key cap on candidates read by one lexical lookup (docs/adr/0003).
 MAX_BLOCK_SIZE = 500
 _MIN_TOKEN_LENGTH = 2
@@ -40,7 +42,15 @@ def _unique(keys: list[str]) -> tuple[str, ...]:
 
 def blocking_keys_for(name: str, entity_type: str) -> tuple[str, ...]:
     """Every key an entity is indexed under, in a stable order without repeats."""
-    return _unique([*_name_keys(name), "t:" + normalize_name(entity_type)])
+    return _unique([*_name_keys(name), TYPE_KEY_PREFIX + normalize_name(entity_type)])
+
+
+def lookup_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of an entity's `keys` that a query can ask for: all but its type key.
+
+    A store may index only these (the Neo4j graph store does: a type key's
+    block would hold every entity of the type and no query reads it)."""
+    return tuple(k for k in keys if not k.startswith(TYPE_KEY_PREFIX))
 
 
 def query_blocking_keys(query: str) -> tuple[str, ...]:

@@ -26,7 +26,10 @@ class GraphReader(Protocol):
         limit_per_key: int | None = None,
     ) -> dict[str, list[Entity]]:
         """For each key that has entities, those carrying it (at most `limit_per_key`,
-        taken in `id_order_key` order when the block is larger)."""
+        taken in `id_order_key` order when the block is larger).
+
+        Keys are lookup keys, as `query_blocking_keys` makes them; a store may
+        answer a type key (`t:`), which no query asks for, with nothing."""
         ...
 
     async def relationships_of(

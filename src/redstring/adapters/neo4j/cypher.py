@@ -25,17 +25,26 @@ GRAPH_SCHEMA = (
 
 # --- graph store -------------------------------------------------------------
 
+# `SET e.name` first takes the entity's write lock, so the keys read next are the
+# latest committed ones even when another transaction upserts the same entity: a
+# `BLOCKS` edge is then created for exactly the lookup keys the entity did not have
+# (`CREATE`, cheaper than `MERGE`), and removed for those it no longer has. Type
+# keys (`t:`) get no `BlockingKey` node: no query asks for them, and their node
+# would link every entity of the type. Any `t:` edge an earlier version wrote is
+# dropped as stale when its entity is upserted again.
 UPSERT_ENTITIES = """
 UNWIND $rows AS row
 MERGE (e:Entity {tenant_id: row.tenant_id, id: row.id})
-WITH e, row, [k IN coalesce(e.blocking_keys, []) WHERE NOT k IN row.blocking_keys] AS stale_keys
-SET e.name = row.name,
-    e.entity_type = row.entity_type,
+SET e.name = row.name
+WITH e, row, coalesce(e.blocking_keys, []) AS old_keys
+SET e.entity_type = row.entity_type,
     e.description = row.description,
     e.normalized_name = row.normalized_name,
     e.blocking_keys = row.blocking_keys,
     e.properties = row.properties
-WITH e, row, stale_keys
+WITH e, row,
+     [k IN old_keys WHERE NOT k IN row.lookup_keys] AS stale_keys,
+     [k IN row.lookup_keys WHERE NOT k IN old_keys] AS new_keys
 CALL (e, row, stale_keys) {
     UNWIND stale_keys AS key
     MATCH (old:BlockingKey {tenant_id: row.tenant_id, key: key})-[edge:BLOCKS]->(e)
@@ -44,10 +53,10 @@ CALL (e, row, stale_keys) {
     WHERE NOT (old)-[:BLOCKS]->()
     DELETE old
 }
-CALL (e, row) {
-    UNWIND row.blocking_keys AS key
+CALL (e, row, new_keys) {
+    UNWIND new_keys AS key
     MERGE (b:BlockingKey {tenant_id: row.tenant_id, key: key})
-    MERGE (b)-[:BLOCKS]->(e)
+    CREATE (b)-[:BLOCKS]->(e)
 }
 """
 
@@ -102,6 +111,9 @@ WHERE e IS NULL
 RETURN end_id
 """
 
+# A row whose endpoint is missing creates nothing, so `written` falls short of the
+# rows; the adapter then names the missing ids (`MISSING_ENDPOINTS`) and fails the
+# transaction, which undoes the whole batch, the replaced edges' deletion included.
 UPSERT_RELATIONSHIPS = """
 UNWIND $rows AS row
 CALL (row) {
@@ -115,6 +127,7 @@ CREATE (s)-[r:RELATES {tenant_id: row.tenant_id, id: row.id}]->(t)
 SET r.relationship_type = row.relationship_type,
     r.confidence = row.confidence,
     r.properties = row.properties
+RETURN count(r) AS written
 """
 
 DELETE_ENTITIES = """

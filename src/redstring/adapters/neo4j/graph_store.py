@@ -16,6 +16,7 @@ from redstring.adapters.neo4j.connection import (
     connect_driver,
 )
 from redstring.adapters.neo4j.records import (
+    Rows,
     entity_from,
     entity_row,
     relationship_from,
@@ -30,8 +31,8 @@ from redstring.domain.relationship import Direction, Relationship
 _NO_LIMIT = 2**63 - 1
 
 
-def _batches(rows: list[dict[str, Any]], size: int) -> list[list[dict[str, Any]]]:
-    return [rows[i : i + size] for i in range(0, len(rows), size)]
+def _batches(rows: list[dict[str, Any]], size: int) -> list[Rows]:
+    return [Rows(rows[i : i + size]) for i in range(0, len(rows), size)]
 
 
 class Neo4jGraphStore(OwnedConnection):
@@ -86,10 +87,13 @@ class Neo4jGraphStore(OwnedConnection):
         for batch in _batches(rows, self._db.settings.batch_size):
 
             async def work(tx: neo4j.AsyncManagedTransaction, batch: Any = batch) -> None:
+                result = await tx.run(cypher.UPSERT_RELATIONSHIPS, rows=batch)
+                record = await result.single(strict=True)
+                if record["written"] == len(batch):
+                    return
+                # Some endpoint is missing: name it, and raise to roll the batch back.
                 missing = await (await tx.run(cypher.MISSING_ENDPOINTS, rows=batch)).value()
-                if missing:
-                    raise MissingEndpointError(missing)
-                await (await tx.run(cypher.UPSERT_RELATIONSHIPS, rows=batch)).consume()
+                raise MissingEndpointError(missing)
 
             await self._db.write(work)
 

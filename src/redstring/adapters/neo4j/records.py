@@ -12,10 +12,26 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from redstring.domain.blocking import lookup_keys
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, RelationshipId, TenantId
 from redstring.domain.properties import PropertyValue, freeze_properties, thaw_properties
 from redstring.domain.relationship import Relationship
+
+
+class Rows(list[dict[str, Any]]):
+    """The rows of one `UNWIND $rows` statement, with a constant `repr`.
+
+    The driver (6.4.1) builds its debug-log line for every `RUN` from the
+    `repr` of all parameters before it checks the log level: for 1,000 rows
+    of 384-dimension vectors that is about 300 ms of client CPU per call.
+    The driver packs a `list` subclass as a list.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} rows>"
 
 
 def properties_json(properties: Mapping[str, PropertyValue]) -> str:
@@ -36,6 +52,7 @@ def entity_row(entity: Entity) -> dict[str, Any]:
         "description": entity.description,
         "normalized_name": entity.normalized_name,
         "blocking_keys": list(entity.blocking_keys),
+        "lookup_keys": list(lookup_keys(entity.blocking_keys)),
         "properties": properties_json(entity.properties),
     }
 

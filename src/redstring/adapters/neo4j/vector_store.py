@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import Any, Self
 
 import neo4j
+import numpy as np
 from neo4j import exceptions as neo4j_errors
 
 from redstring.adapters.neo4j import cypher
@@ -19,6 +20,7 @@ from redstring.adapters.neo4j.connection import (
     OwnedConnection,
     connect_driver,
 )
+from redstring.adapters.neo4j.records import Rows
 from redstring.domain.errors import DimensionMismatchError
 from redstring.domain.ids import EntityId, TenantId, id_order_key
 from redstring.domain.vectors import VectorMatch, VectorRecord, checked_vector
@@ -120,25 +122,45 @@ class Neo4jVectorStore(OwnedConnection):
         await self._db.run_schema(cypher.AWAIT_INDEXES, seconds=wait_seconds)
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
-        latest = {(r.tenant_id, r.entity_id): r for r in records}.values()
+        latest = list({(r.tenant_id, r.entity_id): r for r in records}.values())
+        vectors = self._checked_vectors(latest)
         rows = [
             {
                 "tenant_id": str(r.tenant_id),
                 "entity_id": str(r.entity_id),
                 "entity_type": r.entity_type,
-                "vector": checked_vector(r.vector, self._dimension, "vector record").tolist(),
+                "vector": vector,
             }
-            for r in latest
+            for r, vector in zip(latest, vectors, strict=True)
         ]
         size = self._db.settings.batch_size
         statement = cypher.upsert_vectors(self._label)
         for start in range(0, len(rows), size):
-            batch = rows[start : start + size]
+            batch = Rows(rows[start : start + size])
 
             async def work(tx: neo4j.AsyncManagedTransaction, batch: Any = batch) -> None:
                 await (await tx.run(statement, rows=batch)).consume()
 
             await self._db.write(work)
+
+    def _checked_vectors(self, records: Sequence[VectorRecord]) -> list[list[float]]:
+        """The records' vectors as float lists, checked as one array (dimension, finite);
+        record by record only to name the error when the array is not right."""
+        if not records:
+            return []
+        try:
+            matrix = np.asarray([r.vector for r in records], dtype=np.float64)
+        except ValueError:  # vectors of different lengths
+            matrix = np.empty((0, 0))
+        if (
+            matrix.ndim != 2
+            or matrix.shape != (len(records), self._dimension)
+            or not np.isfinite(matrix).all()
+        ):
+            for r in records:
+                checked_vector(r.vector, self._dimension, "vector record")
+        rows: list[list[float]] = matrix.tolist()
+        return rows
 
     async def search(
         self,
