@@ -205,7 +205,10 @@ def search_vectors(label: str, typed: bool) -> str:
 
     When more than `$exact_below` records pass the filters, the vector index
     answers with the filters applied inside it (Cypher 25 `SEARCH ... WHERE`);
-    otherwise those few records are scanned exactly.
+    otherwise those few records are scanned exactly. The branch is a
+    conditional subquery (`WHEN ... THEN ... ELSE`) because under a `UNION`
+    of two `FILTER`ed arms the planner placed the exact arm's filter above
+    its tenant scan, so every indexed search also read the whole tenant.
     """
     lab = vector_label(label)
     return f"""
@@ -217,11 +220,12 @@ CALL () {{
     RETURN count(v) AS matching
 }}
 CALL (matching) {{
-    FILTER matching > $exact_below
-    {_index_body(label, typed)}
-  UNION
-    FILTER matching <= $exact_below
-    {_EXACT_BODY.format(lab=lab)}
+    WHEN matching > $exact_below THEN {{
+      {_index_body(label, typed)}
+    }}
+    ELSE {{
+      {_EXACT_BODY.format(lab=lab)}
+    }}
 }}
 RETURN entity_id, score
 """
