@@ -16,6 +16,7 @@ from redstring.adapters.neo4j.connection import (
     connect_driver,
 )
 from redstring.adapters.neo4j.records import (
+    entities_from_columns,
     entity_from,
     entity_row,
     relationship_from,
@@ -120,10 +121,14 @@ class Neo4jGraphStore(OwnedConnection):
             cypher.FIND_BY_BLOCKING_KEYS,
             {"keys": wanted, "tenant_id": str(tenant_id), "limit": limit},
         )
+        if not records:
+            return {}
+        [record] = records
+        by_id = dict(zip(record["ids"], entities_from_columns(tenant_id, record), strict=True))
         return {
-            record["key"]: [entity_from(e) for e in record["entities"]]
-            for record in records
-            if record["entities"]
+            key: [by_id[i] for i in members]
+            for key, members in zip(record["keys"], record["members"], strict=True)
+            if members
         }
 
     async def relationships_of(
