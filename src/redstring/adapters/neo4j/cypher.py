@@ -61,7 +61,7 @@ DELETE b
 GET_ENTITIES = """
 UNWIND $ids AS id
 MATCH (e:Entity {tenant_id: $tenant_id, id: id})
-RETURN e {.*} AS entity
+RETURN collect(e {.*}) AS entities
 """
 
 # One record: the keys found, each key's member ids, and every distinct member once, as
@@ -219,6 +219,11 @@ def search_vectors_in_index(label: str, typed: bool) -> str:
     return "CYPHER 25\n" + _index_body(label, typed)
 
 
+# The searches answer in one record of `[entity_id, score]` pairs: the async driver
+# spends about 0.07 ms of client CPU per record, more than the pair itself costs.
+_MATCHES = "collect([entity_id, score]) AS matches"
+
+
 def search_vectors(label: str, typed: bool) -> str:
     """Nearest `$k` under the filters, in one statement.
 
@@ -246,7 +251,7 @@ CALL (matching) {{
       {_EXACT_BODY.format(lab=lab)}
     }}
 }}
-RETURN entity_id, score
+RETURN {_MATCHES}
 """
 
 
@@ -260,4 +265,9 @@ _EXACT_BODY = """MATCH (v:{lab} {{tenant_id: $tenant_id}})
 
 def search_vectors_exact(label: str) -> str:
     """Exact nearest `$k` by a tenant-scoped scan, the fallback without in-index filters."""
-    return _EXACT_BODY.format(lab=vector_label(label))
+    return f"""
+CALL () {{
+    {_EXACT_BODY.format(lab=vector_label(label))}
+}}
+RETURN {_MATCHES}
+"""

@@ -102,7 +102,7 @@ class Neo4jGraphStore(OwnedConnection):
         records = await self._db.query(
             cypher.GET_ENTITIES, {"ids": wanted, "tenant_id": str(tenant_id)}
         )
-        found = {r["entity"]["id"]: entity_from(r["entity"]) for r in records}
+        found = {e["id"]: entity_from(e) for r in records for e in r["entities"]}
         return [found[i] for i in wanted if i in found]
 
     async def find_by_blocking_keys(
