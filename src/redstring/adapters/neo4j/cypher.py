@@ -103,7 +103,8 @@ CALL (e) {
     ORDER BY r.relationship_type, r.id
     LIMIT $limit
 }
-RETURN id, collect(r {.*, source: source, target: target}) AS relationships
+WITH id, collect(r {.*, source: source, target: target}) AS relationships
+RETURN collect([id, relationships]) AS found
 """
 RELATIONSHIPS_OF = {
     "OUT": _RELATIONSHIPS_OF.replace("PATTERN", "-[r:RELATES]->"),

@@ -158,9 +158,8 @@ class Neo4jGraphStore(OwnedConnection):
         )
         by_text = {str(i): i for i in wanted}
         for record in records:
-            result_map[by_text[record["id"]]] = [
-                relationship_from(r) for r in record["relationships"]
-            ]
+            for entity_id, relationships in record["found"]:
+                result_map[by_text[entity_id]] = [relationship_from(r) for r in relationships]
         return result_map
 
     async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
