@@ -26,6 +26,24 @@ async def median_ms(run: Callable[[], Awaitable[object]], repeats: int) -> float
     return statistics.median(samples)
 
 
+async def alternating_medians_ms(
+    runs: dict[str, Callable[[], Awaitable[object]]], repeats: int
+) -> dict[str, float]:
+    """Median wall time of each run in milliseconds, the runs taken in turn (order
+    reversed every round) after one warm-up each, so drift on a shared machine
+    falls on all of them alike."""
+    for run in runs.values():
+        await run()
+    samples: dict[str, list[float]] = {name: [] for name in runs}
+    names = list(runs)
+    for round_ in range(repeats):
+        for name in names if round_ % 2 == 0 else reversed(names):
+            start = time.perf_counter()
+            await runs[name]()
+            samples[name].append((time.perf_counter() - start) * 1000)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
 def machine() -> str:
     """Processor, core count and Python version, for the figures' heading."""
     cpu = platform.processor() or platform.machine()

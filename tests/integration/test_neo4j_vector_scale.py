@@ -84,3 +84,37 @@ async def test_index_recall_at_10_against_exact_search(driver: neo4j.AsyncDriver
     recall = hits / (10 * len(queries))
     print(f"\nNeo4j vector index recall@10 on 50,000 vectors (dimension {DIMENSION}): {recall:.3f}")
     assert recall >= 0.95
+
+
+def _index_seek_rows(plan: object) -> int:
+    """Rows produced by every tenant-index seek of a PROFILEd plan."""
+    rows = plan["rows"] if plan["operatorType"].startswith("NodeIndexSeek") else 0  # type: ignore[index]
+    return int(rows) + sum(_index_seek_rows(c) for c in plan.get("children", []))  # type: ignore[attr-defined]
+
+
+async def test_an_indexed_search_reads_no_more_than_the_count(driver: neo4j.AsyncDriver) -> None:
+    """Above `exact_below` the index answers, and the exact scan's branch reads nothing:
+    the tenant index is read only to count, up to `exact_below + 1` records."""
+    from redstring.adapters.neo4j import cypher
+
+    rng = np.random.default_rng(12)
+    store = Neo4jVectorStore(driver, DIMENSION, label="PlanVector64", exact_below=100)
+    await store.ensure_schema()
+    tenant = new_tenant()
+    await store.upsert(_records(tenant, rng.normal(size=(400, DIMENSION)), "person"))
+    query = rng.normal(size=DIMENSION).tolist()
+    assert len(await store.search(query, tenant, k=5)) == 5
+
+    for typed, types in ((False, None), (True, ["person"])):
+        statement = cypher.search_vectors("PlanVector64", typed=typed)
+        params = {"vector": query, "tenant_id": str(tenant), "k": 5, "types": types}
+        async with driver.session() as session:
+            result = await session.run(
+                statement.replace("CYPHER 25", "CYPHER 25 PROFILE", 1),
+                {**params, "exact_below": 100},
+            )
+            [record] = [r async for r in result]
+            assert len(record["matches"]) == 5
+            summary = await result.consume()
+        assert summary.profile is not None
+        assert _index_seek_rows(summary.profile) <= 101

@@ -81,6 +81,34 @@ class GraphStoreCompliance:
         assert candidates == {acme.id, widgets.id}
         assert await graph_store.find_by_blocking_keys([], tenant) == {}
 
+    async def test_blocks_hold_whole_entities(self, graph_store: GraphStore) -> None:
+        """Every field survives a block read, also for an entity in several blocks and
+        next to entities without a description or properties."""
+        tenant = new_tenant()
+        bare = make_entity(tenant, "Acme Corp", "org")
+        described = make_entity(
+            tenant,
+            "Acme Widgets",
+            "org",
+            description="makes widgets",
+            properties={"aliases": ("AW", "Widgets Inc"), "founded": 1990},
+        )
+        other_type = make_entity(tenant, "Acme", "person", description="")
+        written = [bare, described, other_type]
+        await graph_store.upsert_entities(written)
+        keys = query_blocking_keys("Acme Widgets")
+        found = await graph_store.find_by_blocking_keys(keys, tenant)
+        by_id = {e.id: e for e in written}
+        for key in keys:
+            expected = {e.id for e in written if key in e.blocking_keys}
+            assert {e.id for e in found.get(key, [])} == expected
+            for entity in found.get(key, []):
+                assert entity == by_id[entity.id]
+                assert entity.description == by_id[entity.id].description
+                assert entity.blocking_keys == by_id[entity.id].blocking_keys
+                assert dict(entity.properties) == dict(by_id[entity.id].properties)
+        assert {e.id for e in found["w:acme"]} == {bare.id, described.id, other_type.id}
+
     async def test_blocks_are_capped_in_id_order(self, graph_store: GraphStore) -> None:
         tenant = new_tenant()
         entities = [make_entity(tenant, f"Common {i}") for i in range(12)]

@@ -17,6 +17,7 @@ from redstring.adapters.neo4j.connection import (
 )
 from redstring.adapters.neo4j.records import (
     Rows,
+    entities_from_columns,
     entity_from,
     entity_row,
     relationship_from,
@@ -105,7 +106,7 @@ class Neo4jGraphStore(OwnedConnection):
         records = await self._db.query(
             cypher.GET_ENTITIES, {"ids": wanted, "tenant_id": str(tenant_id)}
         )
-        found = {r["entity"]["id"]: entity_from(r["entity"]) for r in records}
+        found = {e["id"]: entity_from(e) for r in records for e in r["entities"]}
         return [found[i] for i in wanted if i in found]
 
     async def find_by_blocking_keys(
@@ -124,10 +125,14 @@ class Neo4jGraphStore(OwnedConnection):
             cypher.FIND_BY_BLOCKING_KEYS,
             {"keys": wanted, "tenant_id": str(tenant_id), "limit": limit},
         )
+        if not records:
+            return {}
+        [record] = records
+        by_id = dict(zip(record["ids"], entities_from_columns(tenant_id, record), strict=True))
         return {
-            record["key"]: [entity_from(e) for e in record["entities"]]
-            for record in records
-            if record["entities"]
+            key: [by_id[i] for i in members]
+            for key, members in zip(record["keys"], record["members"], strict=True)
+            if members
         }
 
     async def relationships_of(
@@ -157,9 +162,8 @@ class Neo4jGraphStore(OwnedConnection):
         )
         by_text = {str(i): i for i in wanted}
         for record in records:
-            result_map[by_text[record["id"]]] = [
-                relationship_from(r) for r in record["relationships"]
-            ]
+            for entity_id, relationships in record["found"]:
+                result_map[by_text[entity_id]] = [relationship_from(r) for r in relationships]
         return result_map
 
     async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:

@@ -39,7 +39,8 @@ def properties_json(properties: Mapping[str, PropertyValue]) -> str:
 
 
 def _properties(stored: str | None) -> dict[str, PropertyValue]:
-    raw = json.loads(stored) if stored else {}
+    # Most entities have none: skip the JSON parser for the empty object.
+    raw = json.loads(stored) if stored and stored != "{}" else {}
     return {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
 
 
@@ -73,6 +74,36 @@ def entity_from(stored: Mapping[str, Any]) -> Entity:
         normalized_name=stored["normalized_name"],
         blocking_keys=tuple(stored["blocking_keys"]),
     )
+
+
+def entities_from_columns(tenant_id: TenantId, columns: Mapping[str, Any]) -> list[Entity]:
+    """The entities of one tenant sent as parallel columns (`FIND_BY_BLOCKING_KEYS`).
+
+    Built like `entity_from`, without re-validation; `tenant_id` is the one the
+    statement was scoped to, so it is not parsed again per entity.
+    """
+    return [
+        Entity.model_construct(
+            id=EntityId(uuid.UUID(entity_id)),
+            tenant_id=tenant_id,
+            name=name,
+            entity_type=entity_type,
+            description=description,
+            properties=freeze_properties(_properties(properties)),
+            normalized_name=normalized_name,
+            blocking_keys=tuple(blocking_keys),
+        )
+        for entity_id, name, entity_type, description, normalized_name, blocking_keys, properties in zip(
+            columns["ids"],
+            columns["names"],
+            columns["entity_types"],
+            columns["descriptions"],
+            columns["normalized_names"],
+            columns["blocking_keys"],
+            columns["properties"],
+            strict=True,
+        )
+    ]
 
 
 def relationship_row(relationship: Relationship) -> dict[str, Any]:

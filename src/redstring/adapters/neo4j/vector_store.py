@@ -204,8 +204,9 @@ class Neo4jVectorStore(OwnedConnection):
                 _log.warning("vector index search failed (%s); answered by an exact scan", exc.code)
                 records = await self._db.query(exact, params)
         return [
-            (EntityId(uuid.UUID(r["entity_id"])), min(1.0, max(0.0, float(r["score"]))))
-            for r in records
+            (EntityId(uuid.UUID(entity_id)), min(1.0, max(0.0, float(score))))
+            for record in records
+            for entity_id, score in record["matches"]
         ]
 
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
