@@ -86,22 +86,26 @@ async def _end(info: strawberry.Info[RequestContext, None], key: EntityKey) -> E
     return Entity.from_domain(entity)
 
 
+def _end_of(
+    root: Relationship, info: strawberry.Info[RequestContext, None], end_id: EntityId
+) -> Entity | Awaitable[Entity]:
+    """The end at once when it came with the relationship, else through the loader."""
+    entity = root.ends.get(end_id)
+    if entity is not None:
+        return Entity.from_domain(entity)
+    return _end(info, EntityKey(root.domain.tenant_id, end_id))
+
+
 def _source(
     root: Relationship, info: strawberry.Info[RequestContext, None]
 ) -> Entity | Awaitable[Entity]:
-    entity = root.ends.get(root.domain.source_entity_id)
-    if entity is not None:
-        return Entity.from_domain(entity)
-    return _end(info, EntityKey(root.domain.tenant_id, root.domain.source_entity_id))
+    return _end_of(root, info, root.domain.source_entity_id)
 
 
 def _target(
     root: Relationship, info: strawberry.Info[RequestContext, None]
 ) -> Entity | Awaitable[Entity]:
-    entity = root.ends.get(root.domain.target_entity_id)
-    if entity is not None:
-        return Entity.from_domain(entity)
-    return _end(info, EntityKey(root.domain.tenant_id, root.domain.target_entity_id))
+    return _end_of(root, info, root.domain.target_entity_id)
 
 
 @strawberry.type(description="A named thing of one tenant's knowledge graph.")
