@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 
 from redstring import GraphStore, HashingEmbeddingProvider
 from redstring.api.demo import DEMO_TENANT_ID
+from redstring.api.settings import Settings
 from redstring.composition.services import Services
 from redstring.composition.stores import open_memory_services
+from redstring.testing import CountingGraphStore
 
 DEMO = str(DEMO_TENANT_ID)
 DIMENSION = 64
@@ -34,6 +37,16 @@ def memory_services() -> Services:
 def services_with_graph(base: Services, graph: GraphStore) -> Services:
     """`base`'s provider and vectors with another graph store (a double)."""
     return Services.over(embeddings=base.embeddings, vectors=base.vectors, graph=graph)
+
+
+def counting_client(
+    make_client: Callable[[Services, Settings | None], GraphQLClient],
+    base: Services,
+    settings: Settings | None = None,
+) -> tuple[CountingGraphStore, GraphQLClient]:
+    """A client over `base` whose graph store calls are counted."""
+    counting = CountingGraphStore(base.graph)
+    return counting, make_client(services_with_graph(base, counting), settings)
 
 
 class GraphQLClient:

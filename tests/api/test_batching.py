@@ -13,7 +13,7 @@ from redstring.api.schema import types
 from redstring.composition.services import Services
 from tests.api.conftest import MakeClient
 from tests.api.doubles import CountingGraphStore
-from tests.api.support import DEMO, services_with_graph
+from tests.api.support import DEMO, counting_client, services_with_graph
 
 TWO_HOPS = """
 query ($tenant: ID!, $k: Int!) {
@@ -25,8 +25,7 @@ query ($tenant: ID!, $k: Int!) {
 
 
 async def _calls_for(k: int, demo_services: Services, make_client: MakeClient) -> Counter[str]:
-    counting = CountingGraphStore(demo_services.graph)
-    client = make_client(services_with_graph(demo_services, counting))
+    counting, client = counting_client(make_client, demo_services)
     data = await client.data(TWO_HOPS, tenant=DEMO, k=k)
     matches = data["retrieve"]["matches"]
     assert len(matches) == k
@@ -56,8 +55,7 @@ async def test_store_calls_are_constant_in_k(
 async def test_equal_arguments_share_a_call_and_different_ones_do_not(
     demo_services: Services, make_client: MakeClient
 ) -> None:
-    counting = CountingGraphStore(demo_services.graph)
-    client = make_client(services_with_graph(demo_services, counting))
+    counting, client = counting_client(make_client, demo_services)
     await client.data(
         """query ($tenant: ID!) {
              retrieve(query: "Acme", tenantId: $tenant, k: 10) {
@@ -94,8 +92,8 @@ async def test_ends_are_loaded_with_their_relationships(
         raise AssertionError("an end was loaded on its own")
 
     monkeypatch.setattr(types, "_end", one_by_one)
-    counting = CountingGraphStore(demo_services.graph)
-    data = await make_client(services_with_graph(demo_services, counting)).data(ENDS, tenant=DEMO)
+    counting, client = counting_client(make_client, demo_services)
+    data = await client.data(ENDS, tenant=DEMO)
     assert data == baseline
     ends = [r for m in data["retrieve"]["matches"] for r in m["entity"]["relationships"]]
     assert ends
@@ -107,8 +105,7 @@ async def test_ends_are_loaded_with_their_relationships(
 async def test_ends_not_asked_for_are_not_loaded(
     demo_services: Services, make_client: MakeClient
 ) -> None:
-    counting = CountingGraphStore(demo_services.graph)
-    client = make_client(services_with_graph(demo_services, counting))
+    counting, client = counting_client(make_client, demo_services)
     await client.data(
         """query ($tenant: ID!) { retrieve(query: "Acme Corp", tenantId: $tenant, k: 3) {
              matches { entity { relationships { id relationshipType } } } } }""",

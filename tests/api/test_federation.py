@@ -18,8 +18,7 @@ from redstring.api.settings import Settings
 from redstring.composition.services import Services
 from redstring.domain.ids import TenantId
 from tests.api.conftest import MakeClient
-from tests.api.doubles import CountingGraphStore
-from tests.api.support import DEMO, GraphQLClient, services_with_graph
+from tests.api.support import DEMO, GraphQLClient, counting_client
 
 FEDERATED_SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schema.federation.graphql"
 KEY = '@key(fields: "tenantId id")'
@@ -78,8 +77,7 @@ async def test_the_plain_schema_is_served_by_default(client: GraphQLClient) -> N
 async def test_ten_representations_cost_one_get_entities_call(
     make_client: MakeClient, demo_services: Services
 ) -> None:
-    counting = CountingGraphStore(demo_services.graph)
-    client = make_client(services_with_graph(demo_services, counting), Settings(federation=True))
+    counting, client = counting_client(make_client, demo_services, Settings(federation=True))
     companies = _ten_demo_companies()
     data = await client.data(
         ENTITIES, representations=[_representation(DEMO, id_) for id_, _ in companies]
@@ -93,8 +91,7 @@ async def test_ten_representations_cost_one_get_entities_call(
 async def test_entities_walk_on_into_relationships_in_batches(
     make_client: MakeClient, demo_services: Services
 ) -> None:
-    counting = CountingGraphStore(demo_services.graph)
-    client = make_client(services_with_graph(demo_services, counting), Settings(federation=True))
+    counting, client = counting_client(make_client, demo_services, Settings(federation=True))
     data = await client.data(
         """query ($representations: [_Any!]!) {
              _entities(representations: $representations) {
@@ -111,8 +108,7 @@ async def test_entities_walk_on_into_relationships_in_batches(
 async def test_another_tenants_id_resolves_to_null(
     make_client: MakeClient, demo_services: Services
 ) -> None:
-    counting = CountingGraphStore(demo_services.graph)
-    client = make_client(services_with_graph(demo_services, counting), Settings(federation=True))
+    counting, client = counting_client(make_client, demo_services, Settings(federation=True))
     other = str(uuid.uuid4())
     data = await client.data(
         ENTITIES,
