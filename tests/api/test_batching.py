@@ -143,3 +143,21 @@ async def test_a_missing_end_is_an_internal_error(
     error = await make_client(services_with_graph(demo_services, hiding)).error(query, tenant=DEMO)
     assert error["extensions"] == {"code": "INTERNAL_SERVER_ERROR"}
     assert error["path"][-1] == "target"
+
+
+async def test_each_aliased_relationships_field_selects_its_own_ends(
+    demo_services: Services, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def one_by_one(*args: object) -> None:
+        raise AssertionError("an end was loaded on its own")
+
+    monkeypatch.setattr(types, "_end", one_by_one)
+    data = await make_client(demo_services).data(
+        """query ($tenant: ID!) { retrieve(query: "Acme Corp", tenantId: $tenant, k: 3) {
+             matches { entity { a: relationships { id } b: relationships { target { name } } } }
+           } }""",
+        tenant=DEMO,
+    )
+    walked = [r for m in data["retrieve"]["matches"] for r in m["entity"]["b"]]
+    assert walked
+    assert all(r["target"]["name"] for r in walked)

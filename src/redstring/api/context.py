@@ -22,6 +22,9 @@ class RequestContext:
     limits: Limits = field(default_factory=Limits)
     caller: Caller = field(default_factory=Caller.anonymous)
     loaders: Loaders = field(init=False)
+    # Per field of the operation (its response path without list indexes): which
+    # relationship ends it selects, worked out once rather than once per entity.
+    selected_ends: dict[tuple[str, ...], frozenset[str]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.loaders = Loaders(self.services.graph)

@@ -50,7 +50,7 @@ async def _relationships(
     # The ends the query walks to are loaded here, for every entity at this depth in
     # one batch (the resolvers of one depth resume together), so that `source` and
     # `target` resolve without an await each.
-    ends = _selected(info.selected_fields, frozenset({"source", "target"}))
+    ends = _selected_ends(info)
     end_keys = [
         EntityKey(r.tenant_id, end_id)
         for r in found
@@ -62,6 +62,17 @@ async def _relationships(
     loaded = await context.loaders.entities.load_many(end_keys) if end_keys else []
     known = {e.id: e for e in loaded if e is not None}
     return [Relationship.from_domain(r, known) for r in found]
+
+
+def _selected_ends(info: strawberry.Info[RequestContext, None]) -> frozenset[str]:
+    """Which of `source` and `target` this `relationships` field selects; every entity
+    at one depth shares the field, so the answer is remembered for the request."""
+    field_key = tuple(k for k in info.path.as_list() if isinstance(k, str))
+    known = info.context.selected_ends.get(field_key)
+    if known is None:
+        known = frozenset(_selected(info.selected_fields, frozenset({"source", "target"})))
+        info.context.selected_ends[field_key] = known
+    return known
 
 
 def _selected(selections: Iterable[Selection], names: frozenset[str]) -> set[str]:
