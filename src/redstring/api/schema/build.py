@@ -7,10 +7,13 @@ and log errors alike; the federated one (`federation.py`) adds only the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache
+from typing import Any
 
 import strawberry
-from graphql import GraphQLError
+from graphql import DocumentNode, GraphQLError, parse
 from strawberry.extensions import (
     AddValidationRules,
     MaxAliasesLimiter,
@@ -57,10 +60,34 @@ class RedstringSubgraphSchema(ErrorLogging, FederatedSchema):
     """The Federation 2 subgraph schema, for a gateway."""
 
 
+@lru_cache(maxsize=VALIDATED_DOCUMENTS)
+def _parsed(query: str, options: tuple[tuple[str, Any], ...]) -> DocumentNode:
+    return parse(query, **dict(options))
+
+
+class ParsedDocumentCache(SchemaExtension):
+    """Parses each distinct document once per process (documents are never mutated).
+
+    Unlike Strawberry's `ParserCache`, a document that does not parse is left to
+    Strawberry's own parse step, so its error is reported as a parse error.
+    """
+
+    def on_parse(self) -> Iterator[None]:
+        context = self.execution_context
+        if context.query and context.graphql_document is None:
+            # On an error the document is left unset: Strawberry parses it again and
+            # reports the error as a parse error.
+            with contextlib.suppress(GraphQLError):
+                context.graphql_document = _parsed(
+                    context.query, tuple(sorted(context.parse_options.items()))
+                )
+        yield
+
+
 def schema_extensions(limits: Limits) -> Sequence[ExtensionFactory]:
-    """The extensions every variant of the schema runs: document limits, error codes, and a
-    cache of validated documents (clients repeat a few operations, and validating one
-    costs about as much as resolving a small `retrieve`).
+    """The extensions every variant of the schema runs: document limits, error codes, and
+    caches of parsed and validated documents (clients repeat a few operations, and
+    parsing and validating one cost about as much as resolving a small `retrieve`).
 
     The depth and alias rules are made once, here: Strawberry's limiters make new
     rule classes per instance, and the validation cache is keyed by the rules, so
@@ -71,6 +98,7 @@ def schema_extensions(limits: Limits) -> Sequence[ExtensionFactory]:
         *MaxAliasesLimiter(max_alias_count=limits.max_aliases).validation_rules,
     ]
     return (
+        ParsedDocumentCache,
         lambda: ValidationCache(maxsize=VALIDATED_DOCUMENTS),
         lambda: MaxTokensLimiter(max_token_count=limits.max_tokens),
         lambda: AddValidationRules(limit_rules),
