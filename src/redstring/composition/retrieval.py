@@ -9,7 +9,7 @@ from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys
 from redstring.domain.entity import Entity
 from redstring.domain.errors import DimensionMismatchError, InvalidInputError
 from redstring.domain.fusion import reciprocal_rank_fusion
-from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.ids import EntityId, TenantId, id_order_key
 from redstring.domain.lexical import lexical_scores
 from redstring.domain.ranking import rank_by_score
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
@@ -24,7 +24,7 @@ async def _no_ranking() -> list[tuple[EntityId, float]]:
     return []
 
 
-async def _no_candidates() -> tuple[list[tuple[EntityId, float]], dict[EntityId, Entity]]:
+async def _no_candidates() -> tuple[list[tuple[EntityId, float]], dict[int, Entity]]:
     return [], {}
 
 
@@ -98,7 +98,8 @@ class Retriever:
         )
         fused = reciprocal_rank_fusion([[e for e, _ in semantic], [e for e, _ in lexical]])[:k]
         # Lexical candidates were read from the graph store in this call: fetch only the rest.
-        entities = {e: candidates[e] for e, _ in fused if e in candidates}
+        known = ((e, candidates.get(id_order_key(e))) for e, _ in fused)
+        entities = {e: entity for e, entity in known if entity is not None}
         missing = [e for e, _ in fused if e not in entities]
         if missing:
             entities.update((e.id, e) for e in await self._graph.get_entities(missing, tenant_id))
@@ -124,19 +125,25 @@ class Retriever:
 
     async def _lexical(
         self, query: str, tenant_id: TenantId, fetch: int, entity_types: Sequence[str] | None
-    ) -> tuple[list[tuple[EntityId, float]], dict[EntityId, Entity]]:
+    ) -> tuple[list[tuple[EntityId, float]], dict[int, Entity]]:
         blocks = await self._graph.find_by_blocking_keys(
             query_blocking_keys(query), tenant_id, limit_per_key=self._max_block_size
         )
         wanted = None if entity_types is None else set(entity_types)
-        candidates: dict[EntityId, Entity] = {}
+        tenant = id_order_key(tenant_id)
+        # Keyed by `id_order_key`, an int: hashing and comparing UUIDs runs Python code,
+        # and a block read holds a few hundred candidates.
+        candidates: dict[int, Entity] = {}
         for block in blocks.values():
             for entity in block:
-                if entity.tenant_id == tenant_id and (
-                    wanted is None or entity.entity_type in wanted
+                key = id_order_key(entity.id)
+                if (
+                    key not in candidates
+                    and id_order_key(entity.tenant_id) == tenant
+                    and (wanted is None or entity.entity_type in wanted)
                 ):
-                    candidates.setdefault(entity.id, entity)
+                    candidates[key] = entity
         pool = list(candidates.values())
         scores = lexical_scores(query, pool)
-        ranking = rank_by_score((e.id, s) for e, s in zip(pool, scores, strict=True))[:fetch]
-        return ranking, candidates
+        ordered = sorted(zip([-s for s in scores], candidates, pool, strict=True))[:fetch]
+        return [(e.id, -negated) for negated, _, e in ordered], candidates

@@ -19,23 +19,22 @@ PROPERTY_WEIGHT = 0.6
 
 def lexical_scores(query: str, entities: Sequence[Entity]) -> list[float]:
     """`lexical_score(query, e)` for every entity, with one batched similarity call."""
-    texts: list[str] = []
+    count = len(entities)
+    if not count:
+        return []
+    texts = [e.name for e in entities]
+    texts += [e.normalized_name for e in entities]
     owners: list[int] = []
-    weights: list[float] = []
     for index, entity in enumerate(entities):
-        for text, weight in (
-            (entity.name, 1.0),
-            (entity.normalized_name, 1.0),
-            *((value, PROPERTY_WEIGHT) for value in entity.property_strings()),
-        ):
-            texts.append(text)
-            owners.append(index)
-            weights.append(weight)
-    scores = np.zeros(len(entities), dtype=np.float64)
-    if texts:
-        weighted = string_similarities(query, texts) * np.asarray(weights)
-        np.maximum.at(scores, np.asarray(owners), weighted)
-    return [float(s) for s in scores]
+        if entity.properties:
+            strings = entity.property_strings()
+            texts += strings
+            owners += [index] * len(strings)
+    similarities = string_similarities(query, texts)
+    scores = np.maximum(similarities[:count], similarities[count : 2 * count])
+    if owners:
+        np.maximum.at(scores, np.asarray(owners), PROPERTY_WEIGHT * similarities[2 * count :])
+    return scores.tolist()  # type: ignore[no-any-return]
 
 
 def lexical_score(query: str, entity: Entity) -> float:

@@ -16,4 +16,6 @@ def rank_by_score(scored: Iterable[tuple[EntityId, float]]) -> list[tuple[Entity
     for entity_id, score in scored:
         if entity_id not in best or score > best[entity_id]:
             best[entity_id] = score
-    return sorted(best.items(), key=lambda item: (-item[1], id_order_key(item[0])))
+    # Decorated so the sort compares plain floats and ints; the id keys are distinct.
+    ordered = sorted([(-score, id_order_key(e), e) for e, score in best.items()])
+    return [(e, -negated) for negated, _, e in ordered]

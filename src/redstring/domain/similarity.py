@@ -41,9 +41,10 @@ def string_similarities(query: str, candidates: Sequence[str]) -> NDArray[np.flo
     if not candidates:
         return np.zeros(0, dtype=np.float64)
     q = normalize_name(query)
-    positions: dict[str, int] = {}
-    where = [positions.setdefault(normalize_name(c), len(positions)) for c in candidates]
-    names = list(positions)
+    normalized = list(map(normalize_name, candidates))
+    names = list(dict.fromkeys(normalized))
+    position = {name: index for index, name in enumerate(names)}
+    where = np.fromiter(map(position.__getitem__, normalized), dtype=np.intp, count=len(normalized))
     if not q:
         unique = np.array([1.0 if not n else 0.0 for n in names], dtype=np.float64)
         return unique[where]
