@@ -66,6 +66,25 @@ class GraphStoreCompliance:
         new = await graph_store.find_by_blocking_keys(["w:initech"], tenant)
         assert [e.id for e in new["w:initech"]] == [entity.id]
 
+    async def test_blocks_serve_the_latest_version(self, graph_store: GraphStore) -> None:
+        """An entity upserted again under the same name (so the same keys) is read from
+        its blocks as it now is, whole blocks and capped ones alike."""
+        tenant = new_tenant()
+        entities = [make_entity(tenant, f"Common {i}") for i in range(6)]
+        await graph_store.upsert_entities(entities)
+        await graph_store.find_by_blocking_keys(["w:common"], tenant, limit_per_key=3)
+        first = min(entities, key=lambda e: id_order_key(e.id))
+        changed = make_entity(
+            tenant, first.name, first.entity_type, entity_id=first.id, description="new"
+        )
+        await graph_store.upsert_entities([changed])
+        for limit in (None, 3):
+            found = await graph_store.find_by_blocking_keys(
+                ["w:common"], tenant, limit_per_key=limit
+            )
+            [got] = [e for e in found["w:common"] if e.id == first.id]
+            assert got.description == "new"
+
     async def test_find_by_blocking_keys(self, graph_store: GraphStore) -> None:
         tenant = new_tenant()
         acme = make_entity(tenant, "Acme Corp", "org")

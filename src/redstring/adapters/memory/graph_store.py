@@ -15,23 +15,26 @@ from redstring.domain.relationship import Direction, Relationship
 class _Tenant:
     entities: dict[EntityId, Entity] = field(default_factory=dict)
     relationships: dict[RelationshipId, Relationship] = field(default_factory=dict)
-    # blocking key -> ids carrying it (a dict used as an insertion-ordered set)
-    blocks: dict[str, dict[EntityId, None]] = field(default_factory=dict)
+    # blocking key -> the entities carrying it, by id (kept current by every upsert, so a
+    # lexical read takes the entities without looking each id up)
+    blocks: dict[str, dict[EntityId, Entity]] = field(default_factory=dict)
     # entity id -> ids of relationships touching it
     incident: dict[EntityId, dict[RelationshipId, None]] = field(default_factory=dict)
-    # blocking key -> its ids in `id_order_key` order, built when a capped read needs it
-    sorted_blocks: dict[str, list[EntityId]] = field(default_factory=dict)
+    # blocking key -> its entities in `id_order_key` order, built when a capped read needs it
+    sorted_blocks: dict[str, list[Entity]] = field(default_factory=dict)
 
     def index_entity(self, entity: Entity) -> None:
         for key in entity.blocking_keys:
-            self.blocks.setdefault(key, {})[entity.id] = None
+            self.blocks.setdefault(key, {})[entity.id] = entity
             self.sorted_blocks.pop(key, None)
 
-    def block_head(self, key: str, limit: int) -> list[EntityId]:
-        """The first `limit` ids of the block in `id_order_key` order."""
+    def block_head(self, key: str, limit: int) -> list[Entity]:
+        """The first `limit` entities of the block in `id_order_key` order of their ids."""
         ordered = self.sorted_blocks.get(key)
         if ordered is None:
-            ordered = self.sorted_blocks[key] = sorted(self.blocks[key], key=id_order_key)
+            ordered = self.sorted_blocks[key] = sorted(
+                self.blocks[key].values(), key=lambda entity: id_order_key(entity.id)
+            )
         return ordered[:limit]
 
     def unindex_entity(self, entity: Entity) -> None:
@@ -130,10 +133,9 @@ class InMemoryGraphStore:
             if not block:
                 continue
             if limit_per_key is not None and len(block) > limit_per_key:
-                ids = tenant.block_head(key, limit_per_key)
+                found[key] = tenant.block_head(key, limit_per_key)
             else:
-                ids = list(block)
-            found[key] = [tenant.entities[entity_id] for entity_id in ids]
+                found[key] = list(block.values())
         return found
 
     async def relationships_of(
