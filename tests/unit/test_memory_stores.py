@@ -67,6 +67,53 @@ async def test_search_equals_brute_force_after_deletes() -> None:
     assert [m.score for m in found] == pytest.approx([(1 + c) / 2 for c, _ in best], abs=1e-5)
 
 
+@pytest.mark.parametrize("nonzero", [3, 64])
+async def test_sparse_and_dense_queries_equal_brute_force(nonzero: int) -> None:
+    """A query with few nonzero components reads only those rows of the column matrix;
+    it must rank exactly as the plain product does, as a dense query does."""
+    rng = np.random.default_rng(nonzero)
+    store = InMemoryVectorStore(64)
+    tenant = new_tenant()
+    entities = [make_entity(tenant, f"e{i}") for i in range(300)]
+    vectors = rng.normal(size=(300, 64))
+    await store.upsert(
+        [
+            VectorRecord(entity_id=e.id, tenant_id=tenant, vector=tuple(v), entity_type="t")
+            for e, v in zip(entities, vectors, strict=True)
+        ]
+    )
+    query = np.zeros(64)
+    query[rng.choice(64, size=nonzero, replace=False)] = rng.normal(size=nonzero)
+    found = await store.search(query.tolist(), tenant, k=10)
+    units = vectors / np.linalg.norm(vectors, axis=1)[:, None]
+    cosine = units @ (query / np.linalg.norm(query))
+    best = np.argsort(-cosine)[:10]
+    assert [m.entity_id for m in found] == [entities[i].id for i in best]
+    assert [m.score for m in found] == pytest.approx((1 + cosine[best]) / 2, abs=1e-5)
+
+
+async def test_a_batch_may_repeat_a_record_and_mix_tenants() -> None:
+    """The last vector of a repeated entity wins, and each tenant keeps its own."""
+    store = InMemoryVectorStore(3)
+    one, two = new_tenant(), new_tenant()
+    a, b = make_entity(one, "a"), make_entity(two, "b")
+
+    def record(entity_id: uuid.UUID, tenant: TenantId, vector: tuple[float, ...]) -> VectorRecord:
+        return VectorRecord(entity_id=entity_id, tenant_id=tenant, vector=vector, entity_type="t")
+
+    await store.upsert(
+        [
+            record(a.id, one, (1.0, 0.0, 0.0)),
+            record(b.id, two, (0.0, 1.0, 0.0)),
+            record(a.id, one, (0.0, 0.0, 1.0)),
+        ]
+    )
+    [hit_a] = await store.search([0.0, 0.0, 1.0], one, k=5)
+    [hit_b] = await store.search([0.0, 1.0, 0.0], two, k=5)
+    assert (hit_a.entity_id, hit_a.score) == (a.id, pytest.approx(1.0))
+    assert (hit_b.entity_id, hit_b.score) == (b.id, pytest.approx(1.0))
+
+
 def test_a_batch_is_made_unit_exactly_as_record_by_record() -> None:
     """`upsert` converts a batch as one matrix: its rows are `_unit`'s floats, bit for bit."""
     rng = np.random.default_rng(5)

@@ -12,42 +12,63 @@ from redstring.domain.vectors import VectorMatch, VectorRecord, checked_vector, 
 
 
 class _TenantMatrix:
-    """Unit-length rows in one contiguous float32 matrix, grown by doubling."""
+    """Unit-length vectors as the columns of one float32 matrix (dimension x capacity),
+    grown by doubling.
+
+    Column storage keeps each component's values contiguous, so a query with few
+    nonzero components (the hashing provider's, a few dozen of 384) reads only
+    those rows of the matrix instead of streaming all of it through the caches.
+    """
 
     def __init__(self, dimension: int) -> None:
-        self.rows = np.zeros((16, dimension), dtype=np.float32)
+        self.columns = np.zeros((dimension, 16), dtype=np.float32)
         self.size = 0
         self.ids: list[EntityId] = []
         self.types: list[str] = []
         self.row_of: dict[EntityId, int] = {}
 
-    def put(self, entity_id: EntityId, unit: NDArray[np.float32], entity_type: str) -> None:
-        row = self.row_of.get(entity_id)
-        if row is None:
-            if self.size == len(self.rows):
-                grown = np.zeros((2 * len(self.rows), self.rows.shape[1]), dtype=np.float32)
-                grown[: self.size] = self.rows[: self.size]
-                self.rows = grown
-            row = self.size
-            self.size += 1
-            self.ids.append(entity_id)
-            self.types.append(entity_type)
-            self.row_of[entity_id] = row
-        self.rows[row] = unit
-        self.types[row] = entity_type
+    def put(self, records: Sequence[VectorRecord], units: NDArray[np.float32]) -> None:
+        """Store each record's unit vector; a record repeated in the batch keeps its last."""
+        slots: dict[int, int] = {}
+        for index, record in enumerate(records):
+            slot = self.row_of.get(record.entity_id)
+            if slot is None:
+                slot = self._append(record.entity_id, record.entity_type)
+            self.types[slot] = record.entity_type
+            slots[slot] = index
+        self.columns[:, list(slots)] = units[list(slots.values())].T
+
+    def _append(self, entity_id: EntityId, entity_type: str) -> int:
+        if self.size == self.columns.shape[1]:
+            grown = np.zeros((self.columns.shape[0], 2 * self.size), dtype=np.float32)
+            grown[:, : self.size] = self.columns[:, : self.size]
+            self.columns = grown
+        slot = self.size
+        self.size += 1
+        self.ids.append(entity_id)
+        self.types.append(entity_type)
+        self.row_of[entity_id] = slot
+        return slot
+
+    def scores(self, query: NDArray[np.float32]) -> NDArray[np.float32]:
+        """The dot product of `query` with every stored vector."""
+        nonzero = np.flatnonzero(query)
+        if len(nonzero) * 4 < len(query):
+            return query[nonzero] @ self.columns[nonzero, : self.size]
+        return query @ self.columns[:, : self.size]
 
     def remove(self, entity_id: EntityId) -> None:
-        """Move the last row into the hole, so the matrix stays contiguous."""
-        row = self.row_of.pop(entity_id, None)
-        if row is None:
+        """Move the last column into the hole, so the matrix stays contiguous."""
+        slot = self.row_of.pop(entity_id, None)
+        if slot is None:
             return
         last = self.size - 1
-        if row != last:
+        if slot != last:
             moved = self.ids[last]
-            self.rows[row] = self.rows[last]
-            self.ids[row] = moved
-            self.types[row] = self.types[last]
-            self.row_of[moved] = row
+            self.columns[:, slot] = self.columns[:, last]
+            self.ids[slot] = moved
+            self.types[slot] = self.types[last]
+            self.row_of[moved] = slot
         self.ids.pop()
         self.types.pop()
         self.size = last
@@ -93,11 +114,14 @@ class InMemoryVectorStore:
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
         units = _units([r.vector for r in records], self._dimension)
-        for record, unit in zip(records, units, strict=True):
-            matrix = self._tenants.get(record.tenant_id)
+        by_tenant: dict[TenantId, list[int]] = {}
+        for index, record in enumerate(records):
+            by_tenant.setdefault(record.tenant_id, []).append(index)
+        for tenant_id, indexes in by_tenant.items():
+            matrix = self._tenants.get(tenant_id)
             if matrix is None:
-                matrix = self._tenants[record.tenant_id] = _TenantMatrix(self._dimension)
-            matrix.put(record.entity_id, unit, record.entity_type)
+                matrix = self._tenants[tenant_id] = _TenantMatrix(self._dimension)
+            matrix.put([records[i] for i in indexes], units[indexes])
 
     async def search(
         self,
@@ -113,7 +137,7 @@ class InMemoryVectorStore:
         matrix = self._tenants.get(tenant_id)
         if matrix is None or k == 0 or matrix.size == 0:
             return []
-        scores = matrix.rows[: matrix.size] @ query
+        scores = matrix.scores(query)
         if entity_types is not None:
             wanted = set(entity_types)
             allowed = np.fromiter(
