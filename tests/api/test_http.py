@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import httpx
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
@@ -115,3 +117,15 @@ async def test_the_lifespan_caps_blas_threads(threads: int) -> None:
             blas = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
             assert blas
             assert {pool["num_threads"] for pool in blas} == {threads}
+
+
+@pytest.mark.parametrize("freeze", [True, False])
+async def test_the_lifespan_freezes_the_startup_heap_when_asked(freeze: bool) -> None:
+    app = create_app(Settings(gc_freeze=freeze), services=memory_services())
+    gc.unfreeze()
+    try:
+        async with app.router.lifespan_context(app):
+            frozen = gc.get_freeze_count()
+    finally:
+        gc.unfreeze()
+    assert (frozen > 0) is freeze

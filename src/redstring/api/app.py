@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 from collections.abc import AsyncIterator
 
@@ -35,6 +36,23 @@ class _Holder:
         return self.services
 
 
+def freeze_startup_heap() -> None:
+    """Move every object alive now out of the cyclic garbage collector's reach.
+
+    A server's heap is mostly what it loaded at start (modules, the schema, and
+    with the in-memory stores every entity and vector), and it lives as long as
+    the process. Left to the collector, each full collection walks all of it:
+    about 160 ms per collection for 10,000 entities with their relationships,
+    and under load several a second, because the objects of requests in flight
+    survive the young collections and count towards the next full one. Frozen,
+    those objects are still freed when their last reference goes; only cycles
+    among them would outlive it, so the cycles of start-up are collected first.
+    """
+    gc.collect()
+    gc.freeze()
+    logger.debug("%d objects exempted from garbage collection", gc.get_freeze_count())
+
+
 def create_app(settings: Settings | None = None, *, services: Services | None = None) -> Starlette:
     """The redstring ASGI app.
 
@@ -47,7 +65,9 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     instead of the plain one; `settings.graphiql_assets` says where GraphiQL's
     files come from (`local` adds the `/graphiql/...` route that serves them).
     `settings.blas_threads` (when not 0) caps numpy's BLAS threads for the whole
-    process when the app starts.
+    process when the app starts; `settings.gc_freeze` exempts everything alive once
+    the app has started (the in-memory stores' data included) from the cyclic
+    garbage collector (`freeze_startup_heap`).
     """
     settings = settings or Settings()
     holder = _Holder(services)
@@ -59,6 +79,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             # BLAS thread, and idle BLAS threads spin on the cores the event loop needs.
             threadpool_limits(limits=settings.blas_threads, user_api="blas")
         if holder.services is not None:
+            if settings.gc_freeze:
+                freeze_startup_heap()
             yield
             return
         opened = await open_services(settings)
@@ -67,6 +89,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
                 count = await load_demo(opened)
                 logger.info("demo dataset loaded: %d entities", count)
             holder.services = opened
+            if settings.gc_freeze:
+                freeze_startup_heap()
             yield
         finally:
             holder.services = None

@@ -58,6 +58,7 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=0, le=65535)
     workers: int = Field(default=1, ge=1)
     blas_threads: int = Field(default=1, ge=0)
+    gc_freeze: bool = True
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
 
     demo: bool = False
