@@ -4,7 +4,8 @@
                                       [--load wrk|httpx]
 
 A server process (uvicorn, one worker, 127.0.0.1, free port) holds `--size`
-in-memory entities with relationships; this process builds the same corpus
+in-memory entities with relationships (and, as `redstring serve` by default,
+a cache of query embeddings); this process builds the same corpus
 for the in-process baseline. Measured in one run: the HTTP median of
 `retrieve(k: 10)` with `relationships(first: 10) { target { name } }`, the
 median of `Retriever.retrieve` in process, then `--clients` concurrent
@@ -52,6 +53,7 @@ from redstring import (
     build_graph,
 )
 from redstring.api.app import create_app
+from redstring.api.settings import Settings
 from redstring.composition.services import Services
 
 TENANT = TenantId(uuid.UUID(int=7))
@@ -80,7 +82,13 @@ async def build_services(size: int) -> tuple[Services, list[str]]:
     embeddings = HashingEmbeddingProvider(384)
     vectors, graph = InMemoryVectorStore(384), InMemoryGraphStore()
     await build_graph(corpus, relationships, embeddings=embeddings, vectors=vectors, graph=graph)
-    services = Services.over(embeddings=embeddings, vectors=vectors, graph=graph)
+    # As `redstring serve` runs by default: with the cache of query embeddings.
+    services = Services.over(
+        embeddings=embeddings,
+        vectors=vectors,
+        graph=graph,
+        query_cache_size=Settings().query_cache_size,
+    )
     queries = [e.name for e in rng.sample(corpus, 50)]
     return services, queries
 
