@@ -20,7 +20,12 @@ class FailingGraphStore:
         raise self.make_error()
 
     async def find_by_blocking_keys(
-        self, keys: Sequence[str], tenant_id: TenantId, *, limit_per_key: int | None = None
+        self,
+        keys: Sequence[str],
+        tenant_id: TenantId,
+        *,
+        limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
     ) -> dict[str, list[Entity]]:
         raise self.make_error()
 

@@ -20,9 +20,16 @@ class RebuildingGraphStore(InMemoryGraphStore):
         return [Entity(**e.model_dump()) for e in await super().get_entities(ids, tenant_id)]
 
     async def find_by_blocking_keys(
-        self, keys: Sequence[str], tenant_id: TenantId, *, limit_per_key: int | None = None
+        self,
+        keys: Sequence[str],
+        tenant_id: TenantId,
+        *,
+        limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
     ) -> dict[str, list[Entity]]:
-        found = await super().find_by_blocking_keys(keys, tenant_id, limit_per_key=limit_per_key)
+        found = await super().find_by_blocking_keys(
+            keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
+        )
         return {k: [Entity(**e.model_dump()) for e in reversed(v)] for k, v in found.items()}
 
 

@@ -307,3 +307,20 @@ async def test_build_graph_embeds_in_batches_and_writes_relationships() -> None:
     assert embeddings.documents == 3
     found = await graph.relationships_of([entities[0].id], tenant)
     assert [r.id for r in found[entities[0].id]] == [rel.id]
+
+
+async def test_a_type_filter_reaches_past_the_block_cap() -> None:
+    """The rare type's entity sorts after the cap of its block: the filter must come
+    before the cap for the lexical channel to find it."""
+    tenant = new_tenant()
+    common = [make_entity(tenant, f"Common {i}", "org") for i in range(8)]
+    last = max(id_order_key(e.id) for e in common)
+    rare = make_entity(tenant, "Common Rare", "person", entity_id=uuid.UUID(int=last + 1))
+    embeddings = CountingEmbeddings(DIM)
+    vectors, graph = InMemoryVectorStore(DIM), InMemoryGraphStore()
+    await build_graph([*common, rare], embeddings=embeddings, vectors=vectors, graph=graph)
+    retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph, max_block_size=3)
+    result = await retriever.retrieve(
+        "Common", tenant, k=5, entity_types=["person"], mode=RetrievalMode.LEXICAL
+    )
+    assert _names(result) == ["Common Rare"]

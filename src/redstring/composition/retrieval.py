@@ -127,7 +127,10 @@ class Retriever:
         self, query: str, tenant_id: TenantId, fetch: int, entity_types: Sequence[str] | None
     ) -> tuple[list[tuple[EntityId, float]], dict[int, Entity]]:
         blocks = await self._graph.find_by_blocking_keys(
-            query_blocking_keys(query), tenant_id, limit_per_key=self._max_block_size
+            query_blocking_keys(query),
+            tenant_id,
+            limit_per_key=self._max_block_size,
+            entity_types=entity_types,
         )
         wanted = None if entity_types is None else set(entity_types)
         tenant = id_order_key(tenant_id)

@@ -24,12 +24,15 @@ class GraphReader(Protocol):
         tenant_id: TenantId,
         *,
         limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
     ) -> dict[str, list[Entity]]:
         """For each key that has entities, those carrying it (at most `limit_per_key`,
         taken in `id_order_key` order when the block is larger).
 
-        Keys are lookup keys, as `query_blocking_keys` makes them; a store may
-        answer a type key (`t:`), which no query asks for, with nothing."""
+        With `entity_types`, only entities of those types are read, and the cap
+        applies to them alone: a type that is rare in a large block keeps its
+        members. Keys are lookup keys, as `query_blocking_keys` makes them; a
+        store may answer a type key (`t:`), which no query asks for, with nothing."""
         ...
 
     async def relationships_of(

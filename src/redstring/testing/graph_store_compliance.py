@@ -7,6 +7,7 @@ import uuid
 import pytest
 
 from redstring.domain.blocking import query_blocking_keys
+from redstring.domain.entity import Entity
 from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import EntityId, id_order_key
 from redstring.domain.relationship import Direction
@@ -137,6 +138,41 @@ class GraphStoreCompliance:
         assert sorted((e.id for e in found["w:common"]), key=id_order_key) == expected
         everything = await graph_store.find_by_blocking_keys(["w:common"], tenant)
         assert len(everything["w:common"]) == 12
+
+    async def test_types_filter_blocks_before_the_cap(self, graph_store: GraphStore) -> None:
+        """A type that is rare in a capped block keeps every member: the cap counts
+        only entities of the asked types."""
+        tenant = new_tenant()
+        common = [make_entity(tenant, f"Common {i}", "org") for i in range(12)]
+        await graph_store.upsert_entities(common)
+        first_ids = sorted((e.id for e in common), key=id_order_key)[:5]
+        # Rare entities whose ids all sort after the first five of the block.
+        rare: list[Entity] = []
+        while len(rare) < 2:
+            candidate = make_entity(tenant, f"Common rare {len(rare)}", "person")
+            if id_order_key(candidate.id) > id_order_key(first_ids[-1]):
+                rare.append(candidate)
+        await graph_store.upsert_entities(rare)
+        typed = await graph_store.find_by_blocking_keys(
+            ["w:common"], tenant, limit_per_key=5, entity_types=["person"]
+        )
+        assert {e.id for e in typed["w:common"]} == {e.id for e in rare}
+        mixed = await graph_store.find_by_blocking_keys(
+            ["w:common"], tenant, limit_per_key=5, entity_types=["person", "org"]
+        )
+        expected = sorted((e.id for e in [*common, *rare]), key=id_order_key)[:5]
+        assert sorted((e.id for e in mixed["w:common"]), key=id_order_key) == expected
+        whole = await graph_store.find_by_blocking_keys(
+            ["w:common"], tenant, entity_types=["person"]
+        )
+        assert {e.id for e in whole["w:common"]} == {e.id for e in rare}
+        assert (
+            await graph_store.find_by_blocking_keys(
+                ["w:common"], tenant, limit_per_key=5, entity_types=["place"]
+            )
+            == {}
+        )
+        assert await graph_store.find_by_blocking_keys(["w:common"], tenant, entity_types=[]) == {}
 
     async def test_tenants_never_see_each_other(self, graph_store: GraphStore) -> None:
         tenant_a, tenant_b = new_tenant(), new_tenant()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 
 from redstring.domain.entity import Entity
 from redstring.domain.errors import MissingEndpointError
@@ -28,14 +29,24 @@ class _Tenant:
             self.blocks.setdefault(key, {})[entity.id] = entity
             self.sorted_blocks.pop(key, None)
 
-    def block_head(self, key: str, limit: int) -> list[Entity]:
-        """The first `limit` entities of the block in `id_order_key` order of their ids."""
+    def block_head(
+        self, key: str, limit: int | None, wanted: frozenset[str] | None = None
+    ) -> list[Entity]:
+        """The block's entities (of the `wanted` types only, when given): the first
+        `limit` in `id_order_key` order of their ids when the block is larger, else all."""
+        block = self.blocks[key]
+        if limit is None or len(block) <= limit:
+            if wanted is None:
+                return list(block.values())
+            return [e for e in block.values() if e.entity_type in wanted]
         ordered = self.sorted_blocks.get(key)
         if ordered is None:
             ordered = self.sorted_blocks[key] = sorted(
-                self.blocks[key].values(), key=lambda entity: id_order_key(entity.id)
+                block.values(), key=lambda entity: id_order_key(entity.id)
             )
-        return ordered[:limit]
+        if wanted is None:
+            return ordered[:limit]
+        return list(islice((e for e in ordered if e.entity_type in wanted), limit))
 
     def unindex_entity(self, entity: Entity) -> None:
         for key in entity.blocking_keys:
@@ -123,19 +134,20 @@ class InMemoryGraphStore:
         tenant_id: TenantId,
         *,
         limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
     ) -> dict[str, list[Entity]]:
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return {}
+        wanted = None if entity_types is None else frozenset(entity_types)
         found: dict[str, list[Entity]] = {}
         for key in dict.fromkeys(keys):
             block = tenant.blocks.get(key)
             if not block:
                 continue
-            if limit_per_key is not None and len(block) > limit_per_key:
-                found[key] = tenant.block_head(key, limit_per_key)
-            else:
-                found[key] = list(block.values())
+            members = tenant.block_head(key, limit_per_key, wanted)
+            if members:
+                found[key] = members
         return found
 
     async def relationships_of(

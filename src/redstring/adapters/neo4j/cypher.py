@@ -73,6 +73,7 @@ MATCH (e:Entity {tenant_id: $tenant_id, id: id})
 RETURN collect(e {.*}) AS entities
 """
 
+# The type filter comes before the cap, so a rare type keeps its members of a large block.
 # One record: the keys found, each key's member ids, and every distinct member once, as
 # parallel columns. An entity in several blocks is sent and decoded once, and columns
 # decode faster than one map per entity (list comprehensions keep nulls aligned, where
@@ -82,6 +83,7 @@ UNWIND $keys AS key
 MATCH (b:BlockingKey {tenant_id: $tenant_id, key: key})
 CALL (b) {
     MATCH (b)-[:BLOCKS]->(e:Entity)
+    WHERE $types IS NULL OR e.entity_type IN $types
     RETURN e ORDER BY e.id LIMIT $limit
 }
 WITH key, collect(e) AS block

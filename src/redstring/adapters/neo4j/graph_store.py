@@ -115,15 +115,16 @@ class Neo4jGraphStore(OwnedConnection):
         tenant_id: TenantId,
         *,
         limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
     ) -> dict[str, list[Entity]]:
         wanted = list(dict.fromkeys(keys))
-        if not wanted:
+        if not wanted or (entity_types is not None and not entity_types):
             return {}
         limit = _NO_LIMIT if limit_per_key is None else limit_per_key
-
+        types = None if entity_types is None else list(dict.fromkeys(entity_types))
         records = await self._db.query(
             cypher.FIND_BY_BLOCKING_KEYS,
-            {"keys": wanted, "tenant_id": str(tenant_id), "limit": limit},
+            {"keys": wanted, "tenant_id": str(tenant_id), "limit": limit, "types": types},
         )
         if not records:
             return {}
