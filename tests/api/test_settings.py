@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from redstring.api import server
 from redstring.api.cli import main
 from redstring.api.settings import Backend, Settings
 
@@ -50,3 +51,33 @@ def test_every_setting_is_documented() -> None:
     docs = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
     for name in Settings.model_fields:
         assert f"`REDSTRING_{name.upper()}`" in docs, name
+
+
+@pytest.mark.parametrize(
+    ("variables", "message"),
+    [
+        ({"REDSTRING_EMBEDDINGS": "openai"}, "needs a model"),
+        (
+            {"REDSTRING_EMBEDDINGS": "openai", "REDSTRING_EMBEDDING_MODEL": "m"},
+            "needs a base_url",
+        ),
+        ({"REDSTRING_EMBEDDING_QUERY_PROMPT": "query: "}, "sentence-transformers only"),
+    ],
+)
+def test_an_incomplete_provider_is_refused_before_the_server_starts(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    variables: dict[str, str],
+    message: str,
+) -> None:
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+
+    def started(settings: Settings) -> None:
+        raise AssertionError("the server was started")
+
+    monkeypatch.setattr(server, "serve", started)
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err

@@ -31,7 +31,7 @@ from redstring.api.errors import describe_validation_error
 from redstring.api.load import CountedLines, load_jsonl
 from redstring.api.schema.build import schema_sdl
 from redstring.api.settings import Backend, Settings
-from redstring.api.startup import open_services
+from redstring.api.startup import check_settings, open_services
 from redstring.composition.ingest import DEFAULT_INGEST_BATCH_SIZE, IngestReport, InvalidLine
 from redstring.domain.errors import InvalidInputError, RedstringError
 from redstring.domain.ids import TenantId
@@ -47,7 +47,14 @@ def _settings(**overrides: Any) -> Settings:
 def _serve(args: argparse.Namespace) -> int:
     from redstring.api.server import serve  # uvicorn is only needed here
 
-    serve(_settings(host=args.host, port=args.port, workers=args.workers, demo=args.demo))
+    settings = _settings(host=args.host, port=args.port, workers=args.workers, demo=args.demo)
+    try:
+        check_settings(settings)
+    except InvalidInputError as exc:
+        # Refused here, in one line: in the app's start-up it would be a traceback.
+        Console(stderr=True).print(f"[red]bad settings:[/red] {escape(str(exc))}", highlight=False)
+        return EXIT_USAGE
+    serve(settings)
     return EXIT_OK
 
 

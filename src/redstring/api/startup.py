@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 from redstring.api.settings import Backend, Settings
-from redstring.composition.embedding_choice import make_embedding_provider
+from redstring.composition.embedding_choice import check_embedding_choice, make_embedding_provider
 from redstring.composition.services import Services
 from redstring.composition.stores import open_memory_services, open_neo4j_services
 from redstring.ports.embedding_provider import EmbeddingProvider
+
+
+def check_settings(settings: Settings) -> None:
+    """Raise `InvalidInputError` for a choice `open_services` would refuse, before any
+    server starts: an unknown or incomplete embedding provider. Builds nothing."""
+    check_embedding_choice(
+        settings.embeddings.value,
+        model=settings.embedding_model,
+        base_url=settings.embedding_base_url,
+        query_prompt=settings.embedding_query_prompt,
+        document_prompt=settings.embedding_document_prompt,
+    )
 
 
 def open_embeddings(settings: Settings) -> EmbeddingProvider:

@@ -11,6 +11,35 @@ from redstring.ports.embedding_provider import EmbeddingProvider
 EMBEDDING_KINDS = ("hashing", "openai", "sentence-transformers")
 
 
+def check_embedding_choice(
+    kind: str,
+    *,
+    model: str | None,
+    base_url: str | None,
+    query_prompt: str | None,
+    document_prompt: str | None,
+) -> str:
+    """The canonical spelling of `kind`, once the options it needs are there; else
+    `InvalidInputError` saying what is missing. Builds nothing and loads no model."""
+    chosen = kind.strip().lower().replace("_", "-")
+    if chosen not in EMBEDDING_KINDS:
+        raise InvalidInputError(
+            f"unknown embedding provider {kind!r}; choose one of {', '.join(EMBEDDING_KINDS)}"
+        )
+    if chosen != "sentence-transformers" and (query_prompt or document_prompt):
+        raise InvalidInputError(
+            f"query_prompt and document_prompt are applied by sentence-transformers only, "
+            f"not by {chosen!r}"
+        )
+    if chosen == "hashing":
+        return chosen
+    if not model:
+        raise InvalidInputError(f"the {chosen!r} embedding provider needs a model")
+    if chosen == "openai" and not base_url:
+        raise InvalidInputError("the 'openai' embedding provider needs a base_url")
+    return chosen
+
+
 def make_embedding_provider(
     kind: str,
     *,
@@ -37,23 +66,18 @@ def make_embedding_provider(
     The `openai` provider owns an HTTP client: `await provider.aclose()` at
     shutdown.
     """
-    chosen = kind.strip().lower().replace("_", "-")
-    if chosen not in EMBEDDING_KINDS:
-        raise InvalidInputError(
-            f"unknown embedding provider {kind!r}; choose one of {', '.join(EMBEDDING_KINDS)}"
-        )
-    if chosen != "sentence-transformers" and (query_prompt or document_prompt):
-        raise InvalidInputError(
-            f"query_prompt and document_prompt are applied by sentence-transformers only, "
-            f"not by {chosen!r}"
-        )
+    chosen = check_embedding_choice(
+        kind,
+        model=model,
+        base_url=base_url,
+        query_prompt=query_prompt,
+        document_prompt=document_prompt,
+    )
     if chosen == "hashing":
         return HashingEmbeddingProvider(dimension)
-    if not model:
-        raise InvalidInputError(f"the {chosen!r} embedding provider needs a model")
+    assert model is not None  # checked above
     if chosen == "openai":
-        if not base_url:
-            raise InvalidInputError("the 'openai' embedding provider needs a base_url")
+        assert base_url is not None  # checked above
         return OpenAICompatibleEmbeddings(
             base_url=base_url,
             model=model,
