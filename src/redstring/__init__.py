@@ -26,7 +26,7 @@ from redstring.domain.ids import (
     id_order_key,
     relationship_id_for,
 )
-from redstring.domain.lexical import lexical_score
+from redstring.domain.lexical import LexicalCandidate, lexical_score
 from redstring.domain.normalization import normalize_name
 from redstring.domain.properties import PropertyScalar, PropertyValue
 from redstring.domain.relationship import Direction, Relationship
@@ -52,6 +52,7 @@ __all__ = [
     "InMemoryGraphStore",
     "InMemoryVectorStore",
     "InvalidInputError",
+    "LexicalCandidate",
     "MissingEndpointError",
     "PropertyScalar",
     "PropertyValue",

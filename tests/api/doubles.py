@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from redstring import Direction, Entity, EntityId, Relationship, TenantId
+from redstring.domain.lexical import LexicalCandidate
 from redstring.testing import CountingGraphStore
 
 __all__ = ["CountingGraphStore", "FailingGraphStore"]
@@ -27,6 +28,16 @@ class FailingGraphStore:
         limit_per_key: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> dict[str, list[Entity]]:
+        raise self.make_error()
+
+    async def find_lexical_candidates(
+        self,
+        keys: Sequence[str],
+        tenant_id: TenantId,
+        *,
+        limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[LexicalCandidate]:
         raise self.make_error()
 
     async def relationships_of(

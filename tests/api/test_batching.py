@@ -49,7 +49,7 @@ async def test_store_calls_are_constant_in_k(
         # (lexical candidates are reused) and once per depth.
         assert calls["relationships_of"] == 2
         assert calls["get_entities"] <= 3
-        assert calls["find_by_blocking_keys"] == 1
+        assert calls["find_lexical_candidates"] == 1
 
 
 async def test_equal_arguments_share_a_call_and_different_ones_do_not(

@@ -69,12 +69,11 @@ async def test_empty_schema_fails_and_ensure_schema_fixes_it(driver: neo4j.Async
     await vectors.ensure_schema()  # idempotent
     [match] = await vectors.search([1.0] * COMPLIANCE_DIMENSION, tenant, k=3)
     assert match.entity_id == record.entity_id
-    lookup = await _plan_operators(
-        driver, cypher.FIND_BY_BLOCKING_KEYS, keys=["w:x"], tenant_id="t", limit=5
-    )
-    assert "NodeUniqueIndexSeek" in lookup
-    assert "LabelScan" not in lookup
-    assert "AllNodesScan" not in lookup
+    for statement in (cypher.FIND_BY_BLOCKING_KEYS, cypher.FIND_LEXICAL_CANDIDATES):
+        lookup = await _plan_operators(driver, statement, keys=["w:x"], tenant_id="t", limit=5)
+        assert "NodeUniqueIndexSeek" in lookup
+        assert "LabelScan" not in lookup
+        assert "AllNodesScan" not in lookup
 
 
 async def test_index_of_another_dimension_is_refused(driver: neo4j.AsyncDriver) -> None:

@@ -11,6 +11,7 @@ from redstring import (
     InMemoryGraphStore,
     TenantId,
 )
+from redstring.domain.lexical import LexicalCandidate
 
 
 class RebuildingGraphStore(InMemoryGraphStore):
@@ -31,6 +32,19 @@ class RebuildingGraphStore(InMemoryGraphStore):
             keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
         )
         return {k: [Entity(**e.model_dump()) for e in reversed(v)] for k, v in found.items()}
+
+    async def find_lexical_candidates(
+        self,
+        keys: Sequence[str],
+        tenant_id: TenantId,
+        *,
+        limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[LexicalCandidate]:
+        found = await super().find_lexical_candidates(
+            keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
+        )
+        return [Entity(**e.model_dump()) for e in reversed(found)]  # type: ignore[attr-defined]
 
 
 class CountingEmbeddings(HashingEmbeddingProvider):

@@ -268,8 +268,8 @@ async def test_store_calls_are_batched() -> None:
     retriever, embeddings = await _retriever(entities, graph)
     graph.calls.clear()
     await retriever.retrieve("Acme", tenant, k=10)
-    # Lexical candidates are reused; only semantic-only matches are fetched, in one call.
-    assert graph.calls["find_by_blocking_keys"] == 1
+    # Whole lexical candidates are reused; the rest are fetched in one call.
+    assert graph.calls["find_lexical_candidates"] == 1
     assert graph.calls["get_entities"] <= 1
     assert embeddings.queries == 1
 

@@ -10,7 +10,7 @@ from redstring.domain.entity import Entity
 from redstring.domain.errors import DimensionMismatchError, InvalidInputError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.ids import EntityId, TenantId, id_order_key
-from redstring.domain.lexical import lexical_scores
+from redstring.domain.lexical import LexicalCandidate, lexical_scores
 from redstring.domain.ranking import rank_by_score
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.ports.embedding_provider import EmbeddingProvider
@@ -24,7 +24,7 @@ async def _no_ranking() -> list[tuple[EntityId, float]]:
     return []
 
 
-async def _no_candidates() -> tuple[list[tuple[EntityId, float]], dict[int, Entity]]:
+async def _no_candidates() -> tuple[list[tuple[EntityId, float]], dict[int, LexicalCandidate]]:
     return [], {}
 
 
@@ -97,9 +97,10 @@ class Retriever:
             else _no_candidates(),
         )
         fused = reciprocal_rank_fusion([[e for e, _ in semantic], [e for e, _ in lexical]])[:k]
-        # Lexical candidates were read from the graph store in this call: fetch only the rest.
+        # A lexical candidate that is a whole entity (an in-memory store's) is used as it
+        # is; the others, and the semantic channel's, are fetched in one call.
         known = ((e, candidates.get(id_order_key(e))) for e, _ in fused)
-        entities = {e: entity for e, entity in known if entity is not None}
+        entities = {e: entity for e, entity in known if isinstance(entity, Entity)}
         missing = [e for e, _ in fused if e not in entities]
         if missing:
             entities.update((e.id, e) for e in await self._graph.get_entities(missing, tenant_id))
@@ -125,8 +126,8 @@ class Retriever:
 
     async def _lexical(
         self, query: str, tenant_id: TenantId, fetch: int, entity_types: Sequence[str] | None
-    ) -> tuple[list[tuple[EntityId, float]], dict[int, Entity]]:
-        blocks = await self._graph.find_by_blocking_keys(
+    ) -> tuple[list[tuple[EntityId, float]], dict[int, LexicalCandidate]]:
+        found = await self._graph.find_lexical_candidates(
             query_blocking_keys(query),
             tenant_id,
             limit_per_key=self._max_block_size,
@@ -135,17 +136,16 @@ class Retriever:
         wanted = None if entity_types is None else set(entity_types)
         tenant = id_order_key(tenant_id)
         # Keyed by `id_order_key`, an int: hashing and comparing UUIDs runs Python code,
-        # and a block read holds a few hundred candidates.
-        candidates: dict[int, Entity] = {}
-        for block in blocks.values():
-            for entity in block:
-                key = id_order_key(entity.id)
-                if (
-                    key not in candidates
-                    and id_order_key(entity.tenant_id) == tenant
-                    and (wanted is None or entity.entity_type in wanted)
-                ):
-                    candidates[key] = entity
+        # and a lookup reads a few hundred candidates.
+        candidates: dict[int, LexicalCandidate] = {}
+        for candidate in found:
+            key = id_order_key(candidate.id)
+            if (
+                key not in candidates
+                and id_order_key(candidate.tenant_id) == tenant
+                and (wanted is None or candidate.entity_type in wanted)
+            ):
+                candidates[key] = candidate
         pool = list(candidates.values())
         scores = lexical_scores(query, pool)
         ordered = sorted(zip([-s for s in scores], candidates, pool, strict=True))[:fetch]

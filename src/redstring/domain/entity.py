@@ -67,6 +67,8 @@ class Entity(BaseModel):
 
     def property_strings(self) -> list[str]:
         """Every string property value, list items included."""
+        if not self.properties:
+            return []
         out: list[str] = []
         for value in self.properties.values():
             items: tuple[PropertyValue, ...] = value if isinstance(value, tuple) else (value,)

@@ -8,16 +8,45 @@ each string property value (aliases, tickers, former names).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
 from redstring.domain.entity import Entity
+from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.similarity import string_similarities
 
 PROPERTY_WEIGHT = 0.6
 
 
-def lexical_scores(query: str, entities: Sequence[Entity]) -> list[float]:
+class LexicalCandidate(Protocol):
+    """What the lexical channel reads of an entity: its identity, type and names.
+
+    An `Entity` is one. A remote store may hand out lighter objects instead, so
+    that a query does not build a few hundred whole entities to keep ten.
+    """
+
+    @property
+    def id(self) -> EntityId: ...
+
+    @property
+    def tenant_id(self) -> TenantId: ...
+
+    @property
+    def entity_type(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def normalized_name(self) -> str: ...
+
+    def property_strings(self) -> list[str]:
+        """Every string property value, list items included."""
+        ...
+
+
+def lexical_scores(query: str, entities: Sequence[LexicalCandidate]) -> list[float]:
     """`lexical_score(query, e)` for every entity, with one batched similarity call."""
     count = len(entities)
     if not count:
@@ -26,8 +55,8 @@ def lexical_scores(query: str, entities: Sequence[Entity]) -> list[float]:
     texts += [e.normalized_name for e in entities]
     owners: list[int] = []
     for index, entity in enumerate(entities):
-        if entity.properties:
-            strings = entity.property_strings()
+        strings = entity.property_strings()
+        if strings:
             texts += strings
             owners += [index] * len(strings)
     similarities = string_similarities(query, texts)

@@ -7,6 +7,7 @@ from typing import Protocol, runtime_checkable
 
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.relationship import Direction, Relationship
 
 
@@ -33,6 +34,22 @@ class GraphReader(Protocol):
         applies to them alone: a type that is rare in a large block keeps its
         members. Keys are lookup keys, as `query_blocking_keys` makes them; a
         store may answer a type key (`t:`), which no query asks for, with nothing."""
+        ...
+
+    async def find_lexical_candidates(
+        self,
+        keys: Sequence[str],
+        tenant_id: TenantId,
+        *,
+        limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[LexicalCandidate]:
+        """The entities `find_by_blocking_keys` would read with the same arguments, each
+        once, in any order: what the lexical channel scores.
+
+        A candidate may be the `Entity` itself or a lighter object with the same
+        id, tenant, type, names and string properties; the `Retriever` fetches
+        whole entities only for the candidates it keeps."""
         ...
 
     async def relationships_of(

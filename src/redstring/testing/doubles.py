@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.relationship import Direction, Relationship
 from redstring.ports.graph_store import GraphStore
 
@@ -32,6 +33,19 @@ class CountingGraphStore:
     ) -> dict[str, list[Entity]]:
         self.calls["find_by_blocking_keys"] += 1
         return await self.inner.find_by_blocking_keys(
+            keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
+        )
+
+    async def find_lexical_candidates(
+        self,
+        keys: Sequence[str],
+        tenant_id: TenantId,
+        *,
+        limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[LexicalCandidate]:
+        self.calls["find_lexical_candidates"] += 1
+        return await self.inner.find_lexical_candidates(
             keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
         )
 

@@ -174,6 +174,45 @@ class GraphStoreCompliance:
         )
         assert await graph_store.find_by_blocking_keys(["w:common"], tenant, entity_types=[]) == {}
 
+    async def test_lexical_candidates_are_the_block_members_once(
+        self, graph_store: GraphStore
+    ) -> None:
+        """`find_lexical_candidates` reads what `find_by_blocking_keys` reads, each entity
+        once, with the fields the lexical channel scores."""
+        tenant = new_tenant()
+        entities = [make_entity(tenant, f"Acme Widget {i}", "org") for i in range(8)]
+        entities.append(
+            make_entity(
+                tenant,
+                "Acme Person",
+                "person",
+                properties={"aliases": ("AP", "Ace"), "age": 3, "note": "widget maker"},
+            )
+        )
+        await graph_store.upsert_entities(entities)
+        by_id = {e.id: e for e in entities}
+        keys = query_blocking_keys("Acme Widget")
+        for limit, types in ((None, None), (3, None), (3, ["person"]), (None, ["org"])):
+            blocks = await graph_store.find_by_blocking_keys(
+                keys, tenant, limit_per_key=limit, entity_types=types
+            )
+            candidates = await graph_store.find_lexical_candidates(
+                keys, tenant, limit_per_key=limit, entity_types=types
+            )
+            ids = [c.id for c in candidates]
+            assert len(ids) == len(set(ids))
+            assert set(ids) == {e.id for block in blocks.values() for e in block}
+            for candidate in candidates:
+                entity = by_id[candidate.id]
+                assert candidate.tenant_id == tenant
+                assert candidate.entity_type == entity.entity_type
+                assert candidate.name == entity.name
+                assert candidate.normalized_name == entity.normalized_name
+                assert sorted(candidate.property_strings()) == sorted(entity.property_strings())
+        assert await graph_store.find_lexical_candidates([], tenant) == []
+        assert await graph_store.find_lexical_candidates(keys, new_tenant()) == []
+        assert await graph_store.find_lexical_candidates(keys, tenant, entity_types=[]) == []
+
     async def test_tenants_never_see_each_other(self, graph_store: GraphStore) -> None:
         tenant_a, tenant_b = new_tenant(), new_tenant()
         shared_id = uuid.uuid4()

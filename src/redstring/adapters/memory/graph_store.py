@@ -9,6 +9,7 @@ from itertools import islice
 from redstring.domain.entity import Entity
 from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import EntityId, RelationshipId, TenantId, id_order_key
+from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.relationship import Direction, Relationship
 
 
@@ -149,6 +150,24 @@ class InMemoryGraphStore:
             if members:
                 found[key] = members
         return found
+
+    async def find_lexical_candidates(
+        self,
+        keys: Sequence[str],
+        tenant_id: TenantId,
+        *,
+        limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[LexicalCandidate]:
+        blocks = await self.find_by_blocking_keys(
+            keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
+        )
+        # The entities themselves: they are in memory already, and whole.
+        distinct: dict[int, Entity] = {}
+        for block in blocks.values():
+            for entity in block:
+                distinct.setdefault(id_order_key(entity.id), entity)
+        return list(distinct.values())
 
     async def relationships_of(
         self,

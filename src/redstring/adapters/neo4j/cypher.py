@@ -104,6 +104,25 @@ RETURN keys, members,
        [e IN entities | e.properties] AS properties
 """
 
+# What the lexical channel reads: the same members as `FIND_BY_BLOCKING_KEYS`, each
+# once, with only the columns it scores (no description or keys), in one record.
+FIND_LEXICAL_CANDIDATES = """
+UNWIND $keys AS key
+MATCH (b:BlockingKey {tenant_id: $tenant_id, key: key})
+CALL (b) {
+    MATCH (b)-[:BLOCKS]->(e:Entity)
+    WHERE $types IS NULL OR e.entity_type IN $types
+    RETURN e ORDER BY e.id LIMIT $limit
+}
+WITH DISTINCT e
+WITH collect(e) AS entities
+RETURN [e IN entities | e.id] AS ids,
+       [e IN entities | e.entity_type] AS entity_types,
+       [e IN entities | e.name] AS names,
+       [e IN entities | e.normalized_name] AS normalized_names,
+       [e IN entities | e.properties] AS properties
+"""
+
 _RELATIONSHIPS_OF = """
 UNWIND $ids AS id
 MATCH (e:Entity {tenant_id: $tenant_id, id: id})

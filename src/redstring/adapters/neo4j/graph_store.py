@@ -17,6 +17,7 @@ from redstring.adapters.neo4j.connection import (
 )
 from redstring.adapters.neo4j.records import (
     Rows,
+    candidates_from_columns,
     entities_from_columns,
     entity_from,
     entity_row,
@@ -26,6 +27,7 @@ from redstring.adapters.neo4j.records import (
 from redstring.domain.entity import Entity
 from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.relationship import Direction, Relationship
 
 # LIMIT takes no null: "no limit" is the largest value Cypher accepts.
@@ -135,6 +137,25 @@ class Neo4jGraphStore(OwnedConnection):
             for key, members in zip(record["keys"], record["members"], strict=True)
             if members
         }
+
+    async def find_lexical_candidates(
+        self,
+        keys: Sequence[str],
+        tenant_id: TenantId,
+        *,
+        limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[LexicalCandidate]:
+        wanted = list(dict.fromkeys(keys))
+        if not wanted or (entity_types is not None and not entity_types):
+            return []
+        limit = _NO_LIMIT if limit_per_key is None else limit_per_key
+        types = None if entity_types is None else list(dict.fromkeys(entity_types))
+        [record] = await self._db.query(
+            cypher.FIND_LEXICAL_CANDIDATES,
+            {"keys": wanted, "tenant_id": str(tenant_id), "limit": limit, "types": types},
+        )
+        return list(candidates_from_columns(tenant_id, record))
 
     async def relationships_of(
         self,

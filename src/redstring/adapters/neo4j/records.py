@@ -106,6 +106,53 @@ def entities_from_columns(tenant_id: TenantId, columns: Mapping[str, Any]) -> li
     ]
 
 
+class StoredCandidate:
+    """A lexical candidate as `FIND_LEXICAL_CANDIDATES` reads it: no description or
+    keys, and its properties decoded only when asked for their strings."""
+
+    __slots__ = ("_properties", "entity_type", "id", "name", "normalized_name", "tenant_id")
+
+    def __init__(
+        self,
+        entity_id: EntityId,
+        tenant_id: TenantId,
+        entity_type: str,
+        name: str,
+        normalized_name: str,
+        properties: str | None,
+    ) -> None:
+        self.id = entity_id
+        self.tenant_id = tenant_id
+        self.entity_type = entity_type
+        self.name = name
+        self.normalized_name = normalized_name
+        self._properties = properties
+
+    def property_strings(self) -> list[str]:
+        if not self._properties or self._properties == "{}":
+            return []
+        values = _properties(self._properties).values()
+        items = (v for value in values for v in (value if isinstance(value, tuple) else (value,)))
+        return [v for v in items if isinstance(v, str)]
+
+
+def candidates_from_columns(
+    tenant_id: TenantId, columns: Mapping[str, Any]
+) -> list[StoredCandidate]:
+    """The candidates of one tenant sent as parallel columns (`FIND_LEXICAL_CANDIDATES`)."""
+    return [
+        StoredCandidate(EntityId(uuid.UUID(entity_id)), tenant_id, *rest)
+        for entity_id, *rest in zip(
+            columns["ids"],
+            columns["entity_types"],
+            columns["names"],
+            columns["normalized_names"],
+            columns["properties"],
+            strict=True,
+        )
+    ]
+
+
 def relationship_row(relationship: Relationship) -> dict[str, Any]:
     return {
         "tenant_id": str(relationship.tenant_id),
