@@ -26,6 +26,7 @@ from redstring import (
     build_graph,
     id_order_key,
 )
+from redstring.domain.lexical import LexicalCandidate
 from redstring.testing import CountingGraphStore, make_entity, new_tenant
 
 from .doubles import CountingEmbeddings, RebuildingGraphStore
@@ -324,3 +325,53 @@ async def test_a_type_filter_reaches_past_the_block_cap() -> None:
         "Common", tenant, k=5, entity_types=["person"], mode=RetrievalMode.LEXICAL
     )
     assert _names(result) == ["Common Rare"]
+
+
+class _LightCandidates(InMemoryGraphStore):
+    """Hands out lexical candidates that are not whole entities, as the Neo4j store does."""
+
+    async def find_lexical_candidates(
+        self,
+        keys: Sequence[str],
+        tenant_id: TenantId,
+        *,
+        limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[LexicalCandidate]:
+        found = await super().find_lexical_candidates(
+            keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
+        )
+        return [_Light(e) for e in found]  # type: ignore[arg-type]
+
+
+class _Light:
+    def __init__(self, entity: Entity) -> None:
+        self.id, self.tenant_id, self.entity_type = entity.id, entity.tenant_id, entity.entity_type
+        self.name, self.normalized_name = entity.name, entity.normalized_name
+        self._strings = entity.property_strings()
+
+    def property_strings(self) -> list[str]:
+        return self._strings
+
+
+@pytest.mark.parametrize("mode", list(RetrievalMode))
+async def test_whole_entities_come_in_one_fetch_after_the_channels(
+    mode: RetrievalMode,
+) -> None:
+    """Matches that came as light lexical candidates or from the vector store are
+    fetched whole after the channels, in one call; a dangling one is skipped."""
+    tenant = new_tenant()
+    acme, acme_co = make_entity(tenant, "Acme", description="a"), make_entity(tenant, "Acme Co")
+    other = make_entity(tenant, "Zzyzx")
+    graph = CountingGraphStore(_LightCandidates())
+    await graph.upsert_entities([acme, acme_co, other])
+    ghost = EntityId(uuid.uuid4())
+    vectors = _FixedVectors([(ghost, 0.95), (other.id, 0.9), (acme_co.id, 0.8)])
+    retriever = Retriever(embeddings=HashingEmbeddingProvider(DIM), vectors=vectors, graph=graph)
+    graph.calls.clear()
+    result = await retriever.retrieve("Acme", tenant, k=3, mode=mode)
+    assert all(isinstance(m.entity, Entity) for m in result.matches)
+    assert ghost not in {m.entity.id for m in result.matches}
+    if mode is not RetrievalMode.SEMANTIC:
+        assert next(m.entity for m in result.matches if m.entity.id == acme.id) == acme
+    assert graph.calls["get_entities"] == 1
