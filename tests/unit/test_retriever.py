@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import uuid
@@ -20,6 +21,7 @@ from redstring import (
     InMemoryVectorStore,
     RetrievalMode,
     Retriever,
+    StoreUnavailableError,
     TenantId,
     VectorMatch,
     VectorRecord,
@@ -375,3 +377,55 @@ async def test_whole_entities_come_in_one_fetch_after_the_channels(
     if mode is not RetrievalMode.SEMANTIC:
         assert next(m.entity for m in result.matches if m.entity.id == acme.id) == acme
     assert graph.calls["get_entities"] == 1
+
+
+class _HangingVectors(_FixedVectors):
+    """A vector search that waits until cancelled, and says whether it was."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+        self.started = asyncio.Event()
+        self.cancelled = False
+
+    async def search(
+        self,
+        vector: Sequence[float],
+        tenant_id: TenantId,
+        *,
+        k: int,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[VectorMatch]:
+        self.started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+        return []
+
+
+class _DownGraph(InMemoryGraphStore):
+    def __init__(self, vectors: _HangingVectors) -> None:
+        super().__init__()
+        self.vectors = vectors
+
+    async def find_lexical_candidates(
+        self,
+        keys: Sequence[str],
+        tenant_id: TenantId,
+        *,
+        limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[LexicalCandidate]:
+        await self.vectors.started.wait()
+        raise StoreUnavailableError("graph store down")
+
+
+async def test_a_failed_channel_cancels_the_other_and_raises_its_own_error() -> None:
+    vectors = _HangingVectors()
+    retriever = Retriever(
+        embeddings=HashingEmbeddingProvider(DIM), vectors=vectors, graph=_DownGraph(vectors)
+    )
+    with pytest.raises(StoreUnavailableError, match="graph store down"):
+        await asyncio.wait_for(retriever.retrieve("Acme", new_tenant(), k=3), timeout=10)
+    assert vectors.cancelled
