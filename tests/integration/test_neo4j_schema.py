@@ -9,7 +9,12 @@ import pytest
 from neo4j.exceptions import ClientError
 
 from redstring import EntityId, VectorRecord
-from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore
+from redstring.adapters.neo4j import (
+    Neo4jGraphStore,
+    Neo4jVectorStore,
+    VectorIndexMismatchError,
+    cypher,
+)
 from redstring.domain.errors import DimensionMismatchError
 from redstring.testing import new_tenant
 
@@ -45,8 +50,6 @@ async def _plan_operators(driver: neo4j.AsyncDriver, query: str, **params: objec
 
 
 async def test_empty_schema_fails_and_ensure_schema_fixes_it(driver: neo4j.AsyncDriver) -> None:
-    from redstring.adapters.neo4j import cypher
-
     await _drop_redstring_schema(driver)
     vectors = Neo4jVectorStore(driver, COMPLIANCE_DIMENSION, label=LABEL, exact_below=0)
     tenant = new_tenant()
@@ -80,3 +83,34 @@ async def test_index_of_another_dimension_is_refused(driver: neo4j.AsyncDriver) 
     await Neo4jVectorStore(driver, 8, label="DimensionProbe").ensure_schema()
     with pytest.raises(DimensionMismatchError):
         await Neo4jVectorStore(driver, 9, label="DimensionProbe").ensure_schema()
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ("`vector.similarity_function`: 'euclidean', `vector.quantization.enabled`: false",
+         "similarity function euclidean"),
+        ("`vector.similarity_function`: 'cosine', `vector.quantization.enabled`: true",
+         "quantization"),
+    ],
+)  # fmt: skip
+async def test_index_of_other_options_is_refused(
+    driver: neo4j.AsyncDriver, options: str, named: str
+) -> None:
+    label = f"OptionsProbe{uuid.uuid4().hex[:8]}"
+    index = cypher.vector_index_name(label)
+    async with driver.session() as session:
+        statement = (
+            f"CYPHER 25 CREATE VECTOR INDEX {index} FOR (v:{label}) ON v.embedding "
+            f"WITH [v.tenant_id, v.entity_type] "
+            f"OPTIONS {{indexConfig: {{`vector.dimensions`: 8, {options}}}}}"
+        )
+        await (await session.run(statement)).consume()
+    try:
+        with pytest.raises(VectorIndexMismatchError, match=named) as refused:
+            await Neo4jVectorStore(driver, 8, label=label).ensure_schema()
+        assert f"DROP INDEX {index}" in str(refused.value)
+    finally:
+        async with driver.session() as session:
+            await (await session.run(f"DROP INDEX {index} IF EXISTS")).consume()
+    await Neo4jVectorStore(driver, 8, label=label).ensure_schema()  # rebuilt as wanted

@@ -5,12 +5,17 @@ The only package where Cypher lives (all of it in `cypher.py`).
 
 from redstring.adapters.neo4j.connection import Neo4jSettings, connect_driver
 from redstring.adapters.neo4j.graph_store import Neo4jGraphStore
-from redstring.adapters.neo4j.vector_store import Neo4jVectorStore, VectorSearchMode
+from redstring.adapters.neo4j.vector_store import (
+    Neo4jVectorStore,
+    VectorIndexMismatchError,
+    VectorSearchMode,
+)
 
 __all__ = [
     "Neo4jGraphStore",
     "Neo4jSettings",
     "Neo4jVectorStore",
+    "VectorIndexMismatchError",
     "VectorSearchMode",
     "connect_driver",
 ]

@@ -210,10 +210,11 @@ def vector_schema(label: str, dimension: int) -> tuple[str, ...]:
     )
 
 
-VECTOR_INDEX_DIMENSION = """
-SHOW VECTOR INDEXES YIELD name, options
+# What `vector_schema` declares, as an existing index reports it.
+VECTOR_INDEX_SHAPE = """
+SHOW VECTOR INDEXES YIELD name, labelsOrTypes, properties, options
 WHERE name = $name
-RETURN options.indexConfig['vector.dimensions'] AS dimension
+RETURN labelsOrTypes AS labels, properties, options.indexConfig AS config
 """
 
 AWAIT_INDEXES = "CALL db.awaitIndexes($seconds)"

@@ -21,7 +21,7 @@ from redstring.adapters.neo4j.connection import (
     connect_driver,
 )
 from redstring.adapters.neo4j.records import Rows
-from redstring.domain.errors import DimensionMismatchError
+from redstring.domain.errors import DimensionMismatchError, RedstringError
 from redstring.domain.ids import EntityId, TenantId, id_order_key
 from redstring.domain.vectors import VectorMatch, VectorRecord, checked_vector
 
@@ -47,6 +47,42 @@ _log = logging.getLogger(__name__)
 # them, exact by construction, and clear of a Lucene fault seen in 2026.08 when an
 # in-index filter matches almost nothing (docs/neo4j.md).
 DEFAULT_EXACT_BELOW = 2000
+
+
+class VectorIndexMismatchError(RedstringError, ValueError):
+    """An index of the vector store's name exists with options or properties other
+    than those `ensure_schema` creates (similarity, quantization, filter
+    properties); searching it would give other scores, recall or filters."""
+
+
+def _index_problems(
+    label: str, labels: Sequence[str], properties: Sequence[str], config: dict[str, Any]
+) -> list[str]:
+    """How an existing vector index differs from what `cypher.vector_schema` creates."""
+    problems = []
+    if list(labels) != [label]:
+        problems.append(f"labels {list(labels)} instead of [{label!r}]")
+    if (
+        not properties
+        or properties[0] != "embedding"
+        or set(properties[1:])
+        != {
+            "tenant_id",
+            "entity_type",
+        }
+    ):
+        problems.append(
+            f"properties {list(properties)} instead of embedding with the filter "
+            "properties tenant_id and entity_type"
+        )
+    similarity = str(config.get("vector.similarity_function", "")).lower()
+    if similarity != "cosine":
+        problems.append(f"similarity function {similarity or 'unknown'} instead of cosine")
+    quantization = config.get("vector.quantization.type")
+    enabled = config.get("vector.quantization.enabled")
+    if (quantization is not None and str(quantization).upper() != "NONE") or enabled is True:
+        problems.append(f"quantization {quantization or 'enabled'} instead of none")
+    return problems
 
 
 class Neo4jVectorStore(OwnedConnection):
@@ -113,12 +149,22 @@ class Neo4jVectorStore(OwnedConnection):
             await self._db.run_schema(statement)
 
         name = cypher.vector_index_name(self._label)
-        found = await self._db.query(cypher.VECTOR_INDEX_DIMENSION, {"name": name})
-        existing = found[0]["dimension"] if found else None
-        if existing is not None and int(existing) != self._dimension:
-            raise DimensionMismatchError(
-                int(existing), self._dimension, f"the vector store for label {self._label}"
+        found = await self._db.query(cypher.VECTOR_INDEX_SHAPE, {"name": name})
+        if found:
+            config = found[0]["config"] or {}
+            existing = config.get("vector.dimensions")
+            if existing is not None and int(existing) != self._dimension:
+                raise DimensionMismatchError(
+                    int(existing), self._dimension, f"the vector store for label {self._label}"
+                )
+            problems = _index_problems(
+                self._label, found[0]["labels"], found[0]["properties"], config
             )
+            if problems:
+                raise VectorIndexMismatchError(
+                    f"vector index {name} exists with {'; '.join(problems)}. Drop it "
+                    f"(DROP INDEX {name}) and run ensure_schema again to rebuild it"
+                )
         await self._db.run_schema(cypher.AWAIT_INDEXES, seconds=wait_seconds)
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
