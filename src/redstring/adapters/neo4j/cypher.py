@@ -73,19 +73,24 @@ MATCH (e:Entity {tenant_id: $tenant_id, id: id})
 RETURN collect(e {.*}) AS entities
 """
 
-# The type filter comes before the cap, so a rare type keeps its members of a large block.
-# One record: the keys found, each key's member ids, and every distinct member once, as
-# parallel columns. An entity in several blocks is sent and decoded once, and columns
-# decode faster than one map per entity (list comprehensions keep nulls aligned, where
-# collect() would drop them).
-FIND_BY_BLOCKING_KEYS = """
+# Each key's block members `e`, of the asked types, capped in id order. The type filter
+# comes before the cap, so a rare type keeps its members of a large block.
+_BLOCK_MEMBERS = """
 UNWIND $keys AS key
 MATCH (b:BlockingKey {tenant_id: $tenant_id, key: key})
 CALL (b) {
     MATCH (b)-[:BLOCKS]->(e:Entity)
     WHERE $types IS NULL OR e.entity_type IN $types
     RETURN e ORDER BY e.id LIMIT $limit
-}
+}"""
+
+# One record: the keys found, each key's member ids, and every distinct member once, as
+# parallel columns. An entity in several blocks is sent and decoded once, and columns
+# decode faster than one map per entity (list comprehensions keep nulls aligned, where
+# collect() would drop them).
+FIND_BY_BLOCKING_KEYS = (
+    _BLOCK_MEMBERS
+    + """
 WITH key, collect(e) AS block
 WITH collect(key) AS keys, collect([e IN block | e.id]) AS members, collect(block) AS blocks
 CALL (blocks) {
@@ -103,17 +108,13 @@ RETURN keys, members,
        [e IN entities | e.blocking_keys] AS blocking_keys,
        [e IN entities | e.properties] AS properties
 """
+)
 
 # What the lexical channel reads: the same members as `FIND_BY_BLOCKING_KEYS`, each
 # once, with only the columns it scores (no description or keys), in one record.
-FIND_LEXICAL_CANDIDATES = """
-UNWIND $keys AS key
-MATCH (b:BlockingKey {tenant_id: $tenant_id, key: key})
-CALL (b) {
-    MATCH (b)-[:BLOCKS]->(e:Entity)
-    WHERE $types IS NULL OR e.entity_type IN $types
-    RETURN e ORDER BY e.id LIMIT $limit
-}
+FIND_LEXICAL_CANDIDATES = (
+    _BLOCK_MEMBERS
+    + """
 WITH DISTINCT e
 WITH collect(e) AS entities
 RETURN [e IN entities | e.id] AS ids,
@@ -122,6 +123,7 @@ RETURN [e IN entities | e.id] AS ids,
        [e IN entities | e.normalized_name] AS normalized_names,
        [e IN entities | e.properties] AS properties
 """
+)
 
 _RELATIONSHIPS_OF = """
 UNWIND $ids AS id

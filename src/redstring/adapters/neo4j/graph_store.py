@@ -38,6 +38,25 @@ def _batches(rows: list[dict[str, Any]], size: int) -> list[Rows]:
     return [Rows(rows[i : i + size]) for i in range(0, len(rows), size)]
 
 
+def _lookup(
+    keys: Sequence[str],
+    tenant_id: TenantId,
+    limit_per_key: int | None,
+    entity_types: Sequence[str] | None,
+) -> dict[str, Any] | None:
+    """The parameters of a block lookup (`cypher._BLOCK_MEMBERS`); None when it can
+    find nothing (no keys, or an empty type filter)."""
+    wanted = list(dict.fromkeys(keys))
+    if not wanted or (entity_types is not None and not entity_types):
+        return None
+    return {
+        "keys": wanted,
+        "tenant_id": str(tenant_id),
+        "limit": _NO_LIMIT if limit_per_key is None else limit_per_key,
+        "types": None if entity_types is None else list(dict.fromkeys(entity_types)),
+    }
+
+
 class Neo4jGraphStore(OwnedConnection):
     """Entities, blocking keys and relationships in Neo4j; identity is `(tenant_id, id)`.
 
@@ -119,15 +138,10 @@ class Neo4jGraphStore(OwnedConnection):
         limit_per_key: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> dict[str, list[Entity]]:
-        wanted = list(dict.fromkeys(keys))
-        if not wanted or (entity_types is not None and not entity_types):
+        params = _lookup(keys, tenant_id, limit_per_key, entity_types)
+        if params is None:
             return {}
-        limit = _NO_LIMIT if limit_per_key is None else limit_per_key
-        types = None if entity_types is None else list(dict.fromkeys(entity_types))
-        records = await self._db.query(
-            cypher.FIND_BY_BLOCKING_KEYS,
-            {"keys": wanted, "tenant_id": str(tenant_id), "limit": limit, "types": types},
-        )
+        records = await self._db.query(cypher.FIND_BY_BLOCKING_KEYS, params)
         if not records:
             return {}
         [record] = records
@@ -146,15 +160,10 @@ class Neo4jGraphStore(OwnedConnection):
         limit_per_key: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
-        wanted = list(dict.fromkeys(keys))
-        if not wanted or (entity_types is not None and not entity_types):
+        params = _lookup(keys, tenant_id, limit_per_key, entity_types)
+        if params is None:
             return []
-        limit = _NO_LIMIT if limit_per_key is None else limit_per_key
-        types = None if entity_types is None else list(dict.fromkeys(entity_types))
-        [record] = await self._db.query(
-            cypher.FIND_LEXICAL_CANDIDATES,
-            {"keys": wanted, "tenant_id": str(tenant_id), "limit": limit, "types": types},
-        )
+        [record] = await self._db.query(cypher.FIND_LEXICAL_CANDIDATES, params)
         return list(candidates_from_columns(tenant_id, record))
 
     async def relationships_of(
