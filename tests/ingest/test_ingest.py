@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -18,6 +19,7 @@ from redstring import (
     RetrievalMode,
     StoreUnavailableError,
     TenantId,
+    VectorRecord,
     entity_id_for,
     relationship_id_for,
 )
@@ -330,3 +332,37 @@ async def test_a_provider_of_another_dimension_is_refused_before_anything_is_rea
 
     with pytest.raises(DimensionMismatchError):
         await ingest(never(), wrong)
+
+
+class _MeetingStores:
+    """A graph store whose relationship writes wait for the vector write of the same
+    batch to start: a load that wrote them one after the other would never finish."""
+
+    def __init__(self) -> None:
+        self.vectors_started = asyncio.Event()
+        meeting = self
+
+        class Graph(InMemoryGraphStore):
+            async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+                await meeting.vectors_started.wait()
+                await super().upsert_relationships(relationships)
+
+        class Vectors(InMemoryVectorStore):
+            async def upsert(self, records: Sequence[VectorRecord]) -> None:
+                meeting.vectors_started.set()
+                await asyncio.sleep(0)
+                await super().upsert(records)
+
+        self.graph, self.vectors = Graph(), Vectors(DIMENSION)
+
+
+async def test_a_batch_writes_its_vectors_beside_its_relationships() -> None:
+    tenant = new_tenant()
+    stores = _MeetingStores()
+    services = services_over(graph=stores.graph, vectors=stores.vectors)
+    report = await asyncio.wait_for(
+        ingest(numbered(*chain(tenant, 4)), services, batch_size=10), timeout=10
+    )
+    assert (report.entities, report.relationships) == (4, 3)
+    state = await snapshot(services, tenant, ids(tenant, 4))
+    assert state.vector_ids == set(ids(tenant, 4))

@@ -5,10 +5,11 @@ whole before anything of it is written: an invalid line stops the load
 before its batch (earlier batches stay written), or, with `skip_invalid`,
 is reported and passed over. A batch's entities are embedded first
 (`embed_documents`, so a provider failure writes nothing of the batch),
-then written to the graph store with the batch's relationships, and only
-then their vectors: a failure between the two stores leaves entities
-without vectors (found lexically, repaired by running again), never a
-vector without its entity, the order `build_graph` keeps too.
+then written to the graph store, and only then are their vectors written,
+beside the batch's relationships (the two touch different nodes, and a
+remote store runs them on two cores): a failure between the two stores
+leaves entities without vectors (found lexically, repaired by running
+again), never a vector without its entity, the order `build_graph` keeps too.
 
 A relationship whose end is not in the graph store yet (an entity of a
 later batch, or none) waits for the end of the input and is then written
@@ -28,6 +29,7 @@ from itertools import islice
 
 import numpy as np
 
+from redstring.composition.concurrency import both
 from redstring.composition.services import Services
 from redstring.domain.entity import Entity
 from redstring.domain.errors import DimensionMismatchError, MissingEndpointError
@@ -156,9 +158,13 @@ class _Load:
         vectors = await _embedded(entities, self.services.embeddings)  # before any write
         if entities:
             await self.services.graph.upsert_entities(entities)
-        await self._relationships([(n, r) for n, r in batch if isinstance(r, Relationship)])
-        if vectors:
-            await self.services.vectors.upsert(vectors)  # after the graph, never before
+        relationships = self._relationships(
+            [(n, r) for n, r in batch if isinstance(r, Relationship)]
+        )
+        if vectors:  # after the entities, never before; beside the relationships
+            await both(relationships, self.services.vectors.upsert(vectors))
+        else:
+            await relationships
         self.report.entities += len(entities)
         self.report.skipped += len(bad)
         self.on_batch(self.report)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Sequence
-from typing import TypeVar
+from collections.abc import Sequence
 
+from redstring.composition.concurrency import both
 from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys
 from redstring.domain.entity import Entity
 from redstring.domain.errors import DimensionMismatchError, InvalidInputError
@@ -20,9 +19,6 @@ from redstring.ports.vector_store import VectorStore
 
 DEFAULT_OVERFETCH = 3
 
-A = TypeVar("A")
-B = TypeVar("B")
-
 
 async def _no_ranking() -> list[tuple[EntityId, float]]:
     return []
@@ -30,21 +26,6 @@ async def _no_ranking() -> list[tuple[EntityId, float]]:
 
 async def _no_candidates() -> tuple[list[tuple[EntityId, float]], dict[int, LexicalCandidate]]:
     return [], {}
-
-
-async def _both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
-    """Both results, run concurrently. When one fails, the other is cancelled (and
-    waited for) before the failure is raised as it is, not as an `ExceptionGroup`:
-    a channel whose store is down does not leave the other's query running."""
-    tasks = (asyncio.ensure_future(first), asyncio.ensure_future(second))
-    try:
-        a, b = await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
-    return a, b
 
 
 class Retriever:
@@ -107,7 +88,7 @@ class Retriever:
         fetch = k * self._overfetch
         # The channels are independent: run them concurrently, so a remote store's
         # round trips overlap and a hybrid retrieve costs the slower channel, not both.
-        semantic, (lexical, candidates) = await _both(
+        semantic, (lexical, candidates) = await both(
             self._semantic(query, tenant_id, fetch, entity_types)
             if mode is not RetrievalMode.LEXICAL
             else _no_ranking(),
