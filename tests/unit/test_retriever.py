@@ -350,6 +350,7 @@ class _Light:
     def __init__(self, entity: Entity) -> None:
         self.id, self.tenant_id, self.entity_type = entity.id, entity.tenant_id, entity.entity_type
         self.name, self.normalized_name = entity.name, entity.normalized_name
+        self.properties = entity.properties
         self._strings = entity.property_strings()
 
     def property_strings(self) -> list[str]:

@@ -134,7 +134,7 @@ class Retriever:
             entity_types=entity_types,
         )
         wanted = None if entity_types is None else set(entity_types)
-        tenant = id_order_key(tenant_id)
+        tenant = tenant_id.int
         # Keyed by `id_order_key`, an int: hashing and comparing UUIDs runs Python code,
         # and a lookup reads a few hundred candidates.
         candidates: dict[int, LexicalCandidate] = {}
@@ -142,7 +142,7 @@ class Retriever:
             key = id_order_key(candidate.id)
             if (
                 key not in candidates
-                and id_order_key(candidate.tenant_id) == tenant
+                and candidate.tenant_id.int == tenant
                 and (wanted is None or candidate.entity_type in wanted)
             ):
                 candidates[key] = candidate

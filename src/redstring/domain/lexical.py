@@ -7,13 +7,14 @@ each string property value (aliases, tickers, former names).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
 
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.properties import PropertyValue
 from redstring.domain.similarity import string_similarities
 
 PROPERTY_WEIGHT = 0.6
@@ -41,6 +42,9 @@ class LexicalCandidate(Protocol):
     @property
     def normalized_name(self) -> str: ...
 
+    @property
+    def properties(self) -> Mapping[str, PropertyValue]: ...
+
     def property_strings(self) -> list[str]:
         """Every string property value, list items included."""
         ...
@@ -55,8 +59,8 @@ def lexical_scores(query: str, entities: Sequence[LexicalCandidate]) -> list[flo
     texts += [e.normalized_name for e in entities]
     owners: list[int] = []
     for index, entity in enumerate(entities):
-        strings = entity.property_strings()
-        if strings:
+        if entity.properties:
+            strings = entity.property_strings()
             texts += strings
             owners += [index] * len(strings)
     similarities = string_similarities(query, texts)

@@ -162,11 +162,12 @@ class InMemoryGraphStore:
         blocks = await self.find_by_blocking_keys(
             keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
         )
-        # The entities themselves: they are in memory already, and whole.
+        # The entities themselves: they are in memory already, and whole. Every block
+        # holds the one stored object of an entity, so identity tells repeats apart.
         distinct: dict[int, Entity] = {}
         for block in blocks.values():
             for entity in block:
-                distinct.setdefault(id_order_key(entity.id), entity)
+                distinct[id(entity)] = entity
         return list(distinct.values())
 
     async def relationships_of(

@@ -110,7 +110,15 @@ class StoredCandidate:
     """A lexical candidate as `FIND_LEXICAL_CANDIDATES` reads it: no description or
     keys, and its properties decoded only when asked for their strings."""
 
-    __slots__ = ("_properties", "entity_type", "id", "name", "normalized_name", "tenant_id")
+    __slots__ = (
+        "_decoded",
+        "_properties",
+        "entity_type",
+        "id",
+        "name",
+        "normalized_name",
+        "tenant_id",
+    )
 
     def __init__(
         self,
@@ -127,11 +135,16 @@ class StoredCandidate:
         self.name = name
         self.normalized_name = normalized_name
         self._properties = properties
+        self._decoded: Mapping[str, PropertyValue] | None = None
+
+    @property
+    def properties(self) -> Mapping[str, PropertyValue]:
+        if self._decoded is None:
+            self._decoded = freeze_properties(_properties(self._properties))
+        return self._decoded
 
     def property_strings(self) -> list[str]:
-        if not self._properties or self._properties == "{}":
-            return []
-        values = _properties(self._properties).values()
+        values = self.properties.values()
         items = (v for value in values for v in (value if isinstance(value, tuple) else (value,)))
         return [v for v in items if isinstance(v, str)]
 
