@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from redstring.domain.ids import EntityId
+from redstring.domain.ids import EntityId, id_order_key
 from redstring.domain.ranking import rank_by_score
 
 # k = 60 as chosen by Cormack, Clarke and Buettcher, "Reciprocal Rank Fusion
@@ -25,12 +25,16 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[EntityId]]) -> list[tuple
     summed with `math.fsum`, exactly rounded, so equal rank profiles give equal
     scores whatever the order of the rankings; ties then break by id.
     """
-    terms: dict[EntityId, list[float]] = {}
+    # Keyed by `id_order_key`, an int: a UUID hashes in Python code, an int does not.
+    ids: dict[int, EntityId] = {}
+    terms: dict[int, list[float]] = {}
     for ranking in rankings:
-        seen: set[EntityId] = set()
+        seen: set[int] = set()
         for rank, entity_id in enumerate(ranking, start=1):
-            if entity_id in seen:
+            key = id_order_key(entity_id)
+            if key in seen:
                 continue
-            seen.add(entity_id)
-            terms.setdefault(entity_id, []).append(1.0 / (RRF_K + rank))
-    return rank_by_score((entity_id, math.fsum(parts)) for entity_id, parts in terms.items())
+            seen.add(key)
+            ids[key] = entity_id
+            terms.setdefault(key, []).append(1.0 / (RRF_K + rank))
+    return rank_by_score((ids[key], math.fsum(parts)) for key, parts in terms.items())

@@ -12,10 +12,13 @@ def rank_by_score(scored: Iterable[tuple[EntityId, float]]) -> list[tuple[Entity
 
     The order is total, so it is the same whatever order the input came in.
     """
-    best: dict[EntityId, float] = {}
+    # Keyed by `id_order_key`, an int: a UUID hashes in Python code, an int does not.
+    best: dict[int, tuple[float, EntityId]] = {}
     for entity_id, score in scored:
-        if entity_id not in best or score > best[entity_id]:
-            best[entity_id] = score
-    # Decorated so the sort compares plain floats and ints; the id keys are distinct.
-    ordered = sorted([(-score, id_order_key(e), e) for e, score in best.items()])
+        key = id_order_key(entity_id)
+        kept = best.get(key)
+        if kept is None or score > kept[0]:
+            best[key] = (score, entity_id)
+    # Decorated so the sort compares plain floats and ints; the keys are distinct.
+    ordered = sorted([(-score, key, e) for key, (score, e) in best.items()])
     return [(e, -negated) for negated, _, e in ordered]
