@@ -27,6 +27,11 @@ class EntityKey:
     tenant_id: TenantId
     entity_id: EntityId
 
+    def ident(self) -> tuple[int, int]:
+        """The key as plain ints, for the loader's cache: a UUID hashes and compares in
+        Python code, and a request looks keys up a few hundred times."""
+        return (self.tenant_id.int, self.entity_id.int)
+
 
 @dataclass(frozen=True)
 class RelationshipsKey:
@@ -42,6 +47,10 @@ class RelationshipsKey:
         """What must be equal for two keys to share a store call."""
         return (self.tenant_id, self.direction, self.types, self.first)
 
+    def ident(self) -> tuple[int, int, Direction, tuple[str, ...] | None, int]:
+        """The key with its ids as plain ints, for the loader's cache (see `EntityKey`)."""
+        return (self.tenant_id.int, self.entity_id.int, self.direction, self.types, self.first)
+
 
 class Loaders:
     """The DataLoaders of one request, over the graph reader they batch calls to.
@@ -52,9 +61,11 @@ class Loaders:
 
     def __init__(self, graph: GraphReader) -> None:
         self._graph = graph
-        self.entities: DataLoader[EntityKey, Entity | None] = DataLoader(self._load_entities)
+        self.entities: DataLoader[EntityKey, Entity | None] = DataLoader(
+            self._load_entities, cache_key_fn=EntityKey.ident
+        )
         self.relationships: DataLoader[RelationshipsKey, list[Relationship]] = DataLoader(
-            self._load_relationships
+            self._load_relationships, cache_key_fn=RelationshipsKey.ident
         )
 
     def prime_entities(self, entities: Sequence[Entity]) -> None:
@@ -65,18 +76,19 @@ class Loaders:
         by_tenant: dict[TenantId, list[EntityId]] = defaultdict(list)
         for key in keys:
             by_tenant[key.tenant_id].append(key.entity_id)
-        found: dict[EntityKey, Entity] = {}
+        found: dict[tuple[int, int], Entity] = {}
         for tenant_id, ids in by_tenant.items():
             for entity in await self._graph.get_entities(ids, tenant_id):
-                found[EntityKey(tenant_id, entity.id)] = entity
-        return [found.get(key) for key in keys]
+                found[(tenant_id.int, entity.id.int)] = entity
+        return [found.get(key.ident()) for key in keys]
 
     async def _load_relationships(self, keys: list[RelationshipsKey]) -> list[list[Relationship]]:
         groups: dict[tuple[TenantId, Direction, tuple[str, ...] | None, int], list[EntityId]]
         groups = defaultdict(list)
         for key in keys:
             groups[key.arguments()].append(key.entity_id)
-        found: dict[RelationshipsKey, list[Relationship]] = {}
+        found: dict[tuple[int, int, Direction, tuple[str, ...] | None, int], list[Relationship]]
+        found = {}
         for (tenant_id, direction, types, first), ids in groups.items():
             if first == 0:
                 answer: dict[EntityId, list[Relationship]] = {}
@@ -85,6 +97,6 @@ class Loaders:
                     ids, tenant_id, direction=direction, types=types, limit_per_entity=first
                 )
             for entity_id in ids:
-                key = RelationshipsKey(tenant_id, entity_id, direction, types, first)
-                found[key] = answer.get(entity_id, [])
-        return [found[key] for key in keys]
+                ident = (tenant_id.int, entity_id.int, direction, types, first)
+                found[ident] = answer.get(entity_id, [])
+        return [found[key.ident()] for key in keys]
