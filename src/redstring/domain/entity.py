@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from redstring.domain.blocking import blocking_keys_for
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.normalization import normalize_name
-from redstring.domain.properties import Properties, PropertyValue
+from redstring.domain.properties import Properties, string_values
 from redstring.domain.text import check_nonblank, check_storable
 
 
@@ -67,13 +67,7 @@ class Entity(BaseModel):
 
     def property_strings(self) -> list[str]:
         """Every string property value, list items included."""
-        if not self.properties:
-            return []
-        out: list[str] = []
-        for value in self.properties.values():
-            items: tuple[PropertyValue, ...] = value if isinstance(value, tuple) else (value,)
-            out.extend(v for v in items if isinstance(v, str))
-        return out
+        return string_values(self.properties)
 
     def embedding_text(self) -> str:
         """What the semantic channel embeds for this entity: name, type, description."""

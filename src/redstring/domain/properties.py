@@ -41,6 +41,15 @@ def freeze_properties(raw: Mapping[str, PropertyValue]) -> Mapping[str, Property
     return MappingProxyType(checked)
 
 
+def string_values(properties: Mapping[str, PropertyValue]) -> list[str]:
+    """Every string value of `properties`, list items included, in order."""
+    out: list[str] = []
+    for value in properties.values():
+        items: tuple[PropertyValue, ...] = value if isinstance(value, tuple) else (value,)
+        out.extend(v for v in items if isinstance(v, str))
+    return out
+
+
 def thaw_properties(frozen: Mapping[str, PropertyValue]) -> dict[str, object]:
     """A plain, JSON-ready dict (tuples become lists)."""
     return {k: list(v) if isinstance(v, tuple) else v for k, v in frozen.items()}

@@ -15,7 +15,12 @@ from typing import Any
 from redstring.domain.blocking import lookup_keys
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, RelationshipId, TenantId
-from redstring.domain.properties import PropertyValue, freeze_properties, thaw_properties
+from redstring.domain.properties import (
+    PropertyValue,
+    freeze_properties,
+    string_values,
+    thaw_properties,
+)
 from redstring.domain.relationship import Relationship
 
 
@@ -144,9 +149,7 @@ class StoredCandidate:
         return self._decoded
 
     def property_strings(self) -> list[str]:
-        values = self.properties.values()
-        items = (v for value in values for v in (value if isinstance(value, tuple) else (value,)))
-        return [v for v in items if isinstance(v, str)]
+        return string_values(self.properties)
 
 
 def candidates_from_columns(
