@@ -28,6 +28,22 @@ def checked_vector(vector: Sequence[float], dimension: int, what: str) -> NDArra
     return array
 
 
+def checked_vectors(
+    vectors: Sequence[Sequence[float]], dimension: int, what: str
+) -> NDArray[np.float64]:
+    """`checked_vector` of each vector, as the rows of one float64 matrix, checked as one
+    array; vector by vector only when the array is not right, so that the error names
+    the first wrong vector exactly as `checked_vector` does for one."""
+    try:
+        matrix = np.array(vectors, dtype=np.float64)
+    except (ValueError, TypeError):  # ragged, or not numbers
+        matrix = np.empty((0, 0))
+    if matrix.shape != (len(vectors), dimension) or not np.isfinite(matrix).all():
+        rows = [checked_vector(v, dimension, what) for v in vectors]
+        matrix = np.array(rows, dtype=np.float64).reshape(len(rows), dimension)
+    return matrix
+
+
 def check_finite(vector: Sequence[float], what: str) -> None:
     """Raise `ValueError` when any component is NaN or infinite."""
     if not np.isfinite(np.asarray(vector, dtype=np.float64)).all():

@@ -8,7 +8,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from redstring.domain.ids import EntityId, TenantId, id_order_key
-from redstring.domain.vectors import VectorMatch, VectorRecord, checked_vector, cosine_to_unit
+from redstring.domain.vectors import (
+    VectorMatch,
+    VectorRecord,
+    checked_vector,
+    checked_vectors,
+    cosine_to_unit,
+)
 
 
 class _TenantMatrix:
@@ -81,20 +87,10 @@ def _unit(vector: Sequence[float], dimension: int, what: str) -> NDArray[np.floa
 
 
 def _units(vectors: Sequence[Sequence[float]], dimension: int) -> NDArray[np.float32]:
-    """`_unit` of each vector, as the rows of one matrix, converted and checked in one go.
-
-    Anything unusual (a ragged or mis-sized batch, a NaN) goes row by row
-    through `_unit`, so the error names the same thing it always did. Each
-    norm is still taken row by row as `_unit` takes it, so that the rows are
-    the very floats `_unit` gives.
-    """
-    try:
-        matrix = np.array(vectors, dtype=np.float64)
-    except (ValueError, TypeError):  # ragged, or not numbers: `_unit` says what is wrong
-        matrix = np.empty((0, 0))
-    if matrix.shape != (len(vectors), dimension) or not np.isfinite(matrix).all():
-        rows = [_unit(v, dimension, "vector record") for v in vectors]
-        return np.array(rows, dtype=np.float32).reshape(len(rows), dimension)
+    """`_unit` of each vector, as the rows of one matrix, converted and checked in one go
+    (`checked_vectors`). Each norm is still taken row by row as `_unit` takes it, so
+    that the rows are the very floats `_unit` gives."""
+    matrix = checked_vectors(vectors, dimension, "vector record")
     norms = np.array([float(np.linalg.norm(row)) for row in matrix], dtype=np.float64)
     return (matrix / np.where(norms > 0, norms, 1.0)[:, None]).astype(np.float32)
 

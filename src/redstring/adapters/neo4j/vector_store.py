@@ -9,7 +9,6 @@ from enum import StrEnum
 from typing import Any, Self
 
 import neo4j
-import numpy as np
 from neo4j import exceptions as neo4j_errors
 
 from redstring.adapters.neo4j import cypher
@@ -23,7 +22,7 @@ from redstring.adapters.neo4j.connection import (
 from redstring.adapters.neo4j.records import Rows
 from redstring.domain.errors import DimensionMismatchError, RedstringError
 from redstring.domain.ids import EntityId, TenantId, id_order_key
-from redstring.domain.vectors import VectorMatch, VectorRecord, checked_vector
+from redstring.domain.vectors import VectorMatch, VectorRecord, checked_vector, checked_vectors
 
 
 class VectorSearchMode(StrEnum):
@@ -190,21 +189,10 @@ class Neo4jVectorStore(OwnedConnection):
             await self._db.write(work)
 
     def _checked_vectors(self, records: Sequence[VectorRecord]) -> list[list[float]]:
-        """The records' vectors as float lists, checked as one array (dimension, finite);
-        record by record only to name the error when the array is not right."""
+        """The records' vectors as float lists, checked as one array (`checked_vectors`)."""
         if not records:
             return []
-        try:
-            matrix = np.asarray([r.vector for r in records], dtype=np.float64)
-        except ValueError:  # vectors of different lengths
-            matrix = np.empty((0, 0))
-        if (
-            matrix.ndim != 2
-            or matrix.shape != (len(records), self._dimension)
-            or not np.isfinite(matrix).all()
-        ):
-            for r in records:
-                checked_vector(r.vector, self._dimension, "vector record")
+        matrix = checked_vectors([r.vector for r in records], self._dimension, "vector record")
         rows: list[list[float]] = matrix.tolist()
         return rows
 
