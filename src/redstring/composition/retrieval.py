@@ -11,7 +11,7 @@ from redstring.domain.errors import DimensionMismatchError, InvalidInputError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.ids import EntityId, TenantId, id_order_key
 from redstring.domain.lexical import LexicalCandidate, lexical_scores
-from redstring.domain.ranking import rank_by_score
+from redstring.domain.ranking import order_by_score, rank_by_score
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import GraphReader
@@ -148,5 +148,6 @@ class Retriever:
                 candidates[key] = candidate
         pool = list(candidates.values())
         scores = lexical_scores(query, pool)
-        ordered = sorted(zip([-s for s in scores], candidates, pool, strict=True))[:fetch]
-        return [(e.id, -negated) for negated, _, e in ordered], candidates
+        scored = zip(candidates, pool, scores, strict=True)
+        ranking = order_by_score({key: (s, c.id) for key, c, s in scored})[:fetch]
+        return ranking, candidates

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from redstring.domain.ids import EntityId, id_order_key
 
@@ -19,6 +19,12 @@ def rank_by_score(scored: Iterable[tuple[EntityId, float]]) -> list[tuple[Entity
         kept = best.get(key)
         if kept is None or score > kept[0]:
             best[key] = (score, entity_id)
+    return order_by_score(best)
+
+
+def order_by_score(best: Mapping[int, tuple[float, EntityId]]) -> list[tuple[EntityId, float]]:
+    """Distinct ids keyed by their `id_order_key`, each with its score, ordered by score
+    then key: `rank_by_score` for ids already known to be distinct and keyed."""
     # Decorated so the sort compares plain floats and ints; the keys are distinct.
     ordered = sorted([(-score, key, e) for key, (score, e) in best.items()])
     return [(e, -negated) for negated, _, e in ordered]
