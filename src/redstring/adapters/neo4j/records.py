@@ -63,42 +63,51 @@ def entity_row(entity: Entity) -> dict[str, Any]:
     }
 
 
-def entity_from(stored: Mapping[str, Any]) -> Entity:
-    """The entity as written by `entity_row`.
-
-    Built without re-validation (`model_construct`): every stored entity was
-    validated on its way in, and the lexical channel reads hundreds per query.
-    """
+def _stored_entity(
+    entity_id: str,
+    tenant_id: TenantId,
+    name: str,
+    entity_type: str,
+    description: str | None,
+    normalized_name: str,
+    blocking_keys: list[str],
+    properties: str | None,
+) -> Entity:
+    """An entity as written by `entity_row`, built without re-validation
+    (`model_construct`): every stored entity was validated on its way in, and the
+    lexical channel reads hundreds per query."""
     return Entity.model_construct(
-        id=EntityId(uuid.UUID(stored["id"])),
-        tenant_id=TenantId(uuid.UUID(stored["tenant_id"])),
-        name=stored["name"],
-        entity_type=stored["entity_type"],
-        description=stored.get("description"),
-        properties=freeze_properties(_properties(stored.get("properties"))),
-        normalized_name=stored["normalized_name"],
-        blocking_keys=tuple(stored["blocking_keys"]),
+        id=EntityId(uuid.UUID(entity_id)),
+        tenant_id=tenant_id,
+        name=name,
+        entity_type=entity_type,
+        description=description,
+        properties=freeze_properties(_properties(properties)),
+        normalized_name=normalized_name,
+        blocking_keys=tuple(blocking_keys),
+    )
+
+
+def entity_from(stored: Mapping[str, Any]) -> Entity:
+    """The entity as written by `entity_row`, from its property map."""
+    return _stored_entity(
+        stored["id"],
+        TenantId(uuid.UUID(stored["tenant_id"])),
+        stored["name"],
+        stored["entity_type"],
+        stored.get("description"),
+        stored["normalized_name"],
+        stored["blocking_keys"],
+        stored.get("properties"),
     )
 
 
 def entities_from_columns(tenant_id: TenantId, columns: Mapping[str, Any]) -> list[Entity]:
-    """The entities of one tenant sent as parallel columns (`FIND_BY_BLOCKING_KEYS`).
-
-    Built like `entity_from`, without re-validation; `tenant_id` is the one the
-    statement was scoped to, so it is not parsed again per entity.
-    """
+    """The entities of one tenant sent as parallel columns (`FIND_BY_BLOCKING_KEYS`);
+    `tenant_id` is the one the statement was scoped to, so it is not parsed per entity."""
     return [
-        Entity.model_construct(
-            id=EntityId(uuid.UUID(entity_id)),
-            tenant_id=tenant_id,
-            name=name,
-            entity_type=entity_type,
-            description=description,
-            properties=freeze_properties(_properties(properties)),
-            normalized_name=normalized_name,
-            blocking_keys=tuple(blocking_keys),
-        )
-        for entity_id, name, entity_type, description, normalized_name, blocking_keys, properties in zip(
+        _stored_entity(entity_id, tenant_id, *rest)
+        for entity_id, *rest in zip(
             columns["ids"],
             columns["names"],
             columns["entity_types"],
