@@ -42,7 +42,7 @@ def freeze_startup_heap() -> None:
     A server's heap is mostly what it loaded at start (modules, the schema, and
     with the in-memory stores every entity and vector), and it lives as long as
     the process. Left to the collector, each full collection walks all of it:
-    about 160 ms per collection for 10,000 entities with their relationships,
+    about 150 ms per collection for 10,000 entities with their relationships,
     and under load several a second, because the objects of requests in flight
     survive the young collections and count towards the next full one. Frozen,
     those objects are still freed when their last reference goes; only cycles
