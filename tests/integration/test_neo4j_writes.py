@@ -1,4 +1,4 @@
-"""How the graph store writes: one edge per lookup key, no type keys; failed batches undone."""
+"""How the graph store writes: one loop per lookup key, no type keys; failed batches undone."""
 
 from __future__ import annotations
 
@@ -14,21 +14,23 @@ from redstring.testing import make_entity, make_relationship, new_tenant
 
 
 async def _edges_by_key(driver: neo4j.AsyncDriver, entity: Entity) -> dict[str, int]:
-    """How many `BLOCKS` edges reach `entity` from each key node."""
+    """How many `LOOKUP_KEY` loops `entity` has for each key (each checked to name it)."""
     async with driver.session() as session:
         result = await session.run(
-            "MATCH (b:BlockingKey)-[:BLOCKS]->(:Entity {tenant_id: $t, id: $id}) "
-            "RETURN b.key AS key, count(*) AS edges",
+            "MATCH (e:Entity {tenant_id: $t, id: $id})-[k:LOOKUP_KEY]->(e) "
+            "WHERE k.tenant_id = $t AND k.entity_id = $id "
+            "RETURN k.key AS key, count(*) AS edges",
             t=str(entity.tenant_id),
             id=str(entity.id),
         )
         return {record["key"]: record["edges"] async for record in result}
 
 
-async def _key_nodes(driver: neo4j.AsyncDriver, tenant: TenantId) -> set[str]:
+async def _tenant_keys(driver: neo4j.AsyncDriver, tenant: TenantId) -> set[str]:
     async with driver.session() as session:
         result = await session.run(
-            "MATCH (b:BlockingKey {tenant_id: $t}) RETURN b.key AS key", t=str(tenant)
+            "MATCH ()-[k:LOOKUP_KEY {tenant_id: $t}]->() RETURN DISTINCT k.key AS key",
+            t=str(tenant),
         )
         return {record["key"] async for record in result}
 
@@ -37,7 +39,7 @@ def _lookup(entity: Entity) -> dict[str, int]:
     return {k: 1 for k in entity.blocking_keys if not k.startswith("t:")}
 
 
-async def test_type_keys_get_no_key_node(driver: neo4j.AsyncDriver) -> None:
+async def test_type_keys_get_no_loop(driver: neo4j.AsyncDriver) -> None:
     store = Neo4jGraphStore(driver)
     await store.ensure_schema()
     tenant = new_tenant()
@@ -45,12 +47,12 @@ async def test_type_keys_get_no_key_node(driver: neo4j.AsyncDriver) -> None:
     await store.upsert_entities([entity])
 
     assert "t:org" in entity.blocking_keys
-    assert await _key_nodes(driver, tenant) == set(_lookup(entity))
+    assert await _tenant_keys(driver, tenant) == set(_lookup(entity))
     [stored] = await store.get_entities([entity.id], tenant)
     assert stored.blocking_keys == entity.blocking_keys  # the entity keeps all its keys
 
 
-async def test_one_edge_per_key_however_the_entity_is_written(driver: neo4j.AsyncDriver) -> None:
+async def test_one_loop_per_key_however_the_entity_is_written(driver: neo4j.AsyncDriver) -> None:
     store = Neo4jGraphStore(driver)
     await store.ensure_schema()
     tenant = new_tenant()
@@ -63,7 +65,7 @@ async def test_one_edge_per_key_however_the_entity_is_written(driver: neo4j.Asyn
 
     await store.upsert_entities([first, renamed])  # twice in one batch, the last wins
     assert await _edges_by_key(driver, first) == _lookup(renamed)
-    assert "w:corporation" not in await _key_nodes(driver, tenant)  # emptied, so removed
+    assert "w:corporation" not in await _tenant_keys(driver, tenant)
 
     names = ["Globex Alpha", "Globex Beta", "Globex Gamma", "Globex Delta"]
     versions = [make_entity(tenant, n, "org", entity_id=first.id) for n in names * 3]
@@ -72,26 +74,59 @@ async def test_one_edge_per_key_however_the_entity_is_written(driver: neo4j.Asyn
     assert await _edges_by_key(driver, first) == _lookup(last)
 
 
-async def test_a_type_key_edge_of_the_earlier_layout_goes_on_the_next_upsert(
+async def test_deleting_an_entity_deletes_its_loops(driver: neo4j.AsyncDriver) -> None:
+    store = Neo4jGraphStore(driver)
+    await store.ensure_schema()
+    tenant = new_tenant()
+    kept, gone = make_entity(tenant, "Acme Corp"), make_entity(tenant, "Acme Labs")
+    await store.upsert_entities([kept, gone])
+
+    assert await store.delete_entities([gone.id], tenant) == 1
+    assert await _tenant_keys(driver, tenant) == set(_lookup(kept))
+    assert await store.find_by_blocking_keys(["w:acme"], tenant) == {"w:acme": [kept]}
+
+
+async def test_ensure_schema_rewrites_the_blocks_of_the_earlier_layout(
     driver: neo4j.AsyncDriver,
 ) -> None:
     store = Neo4jGraphStore(driver)
     await store.ensure_schema()
     tenant = new_tenant()
-    entity = make_entity(tenant, "Umbrella", "org")
-    await store.upsert_entities([entity])
-    async with driver.session() as session:  # as earlier versions wrote it
-        await session.run(
-            "MATCH (e:Entity {tenant_id: $t, id: $id}) "
-            "CREATE (:BlockingKey {tenant_id: $t, key: 't:org'})-[:BLOCKS]->(e)",
-            t=str(tenant),
-            id=str(entity.id),
-        )
-    assert "t:org" in await _edges_by_key(driver, entity)
+    acme, umbrella = make_entity(tenant, "Acme Corp", "org"), make_entity(tenant, "Umbrella", "org")
+    await store.upsert_entities([acme, umbrella])
+    async with driver.session() as session:  # as earlier versions stored blocks
+        await (
+            await session.run(
+                "MATCH (e:Entity {tenant_id: $t})-[k:LOOKUP_KEY]->(e) DELETE k", t=str(tenant)
+            )
+        ).consume()
+        await (
+            await session.run(
+                "CREATE CONSTRAINT redstring_blocking_key_identity IF NOT EXISTS "
+                "FOR (b:BlockingKey) REQUIRE (b.tenant_id, b.key) IS UNIQUE"
+            )
+        ).consume()
+        await (
+            await session.run(
+                "MATCH (e:Entity {tenant_id: $t}) UNWIND e.blocking_keys AS key "
+                "MERGE (b:BlockingKey {tenant_id: $t, key: key}) CREATE (b)-[:BLOCKS]->(e)",
+                t=str(tenant),
+            )
+        ).consume()
+    assert await store.find_by_blocking_keys(["w:acme"], tenant) == {}
 
-    await store.upsert_entities([make_entity(tenant, "Umbrella Corp", "org", entity_id=entity.id)])
-    assert "t:org" not in await _edges_by_key(driver, entity)
-    assert "t:org" not in await _key_nodes(driver, tenant)
+    await store.ensure_schema()
+    assert await store.find_by_blocking_keys(["w:acme", "w:umbrella"], tenant) == {
+        "w:acme": [acme],
+        "w:umbrella": [umbrella],
+    }
+    for entity in (acme, umbrella):
+        assert await _edges_by_key(driver, entity) == _lookup(entity)  # no `t:` loop
+    async with driver.session() as session:
+        left = await (await session.run("MATCH (b:BlockingKey) RETURN count(b) AS n")).single()
+        constraints = await (await session.run("SHOW CONSTRAINTS YIELD name")).value("name")
+    assert left is not None and left["n"] == 0
+    assert "redstring_blocking_key_identity" not in constraints
 
 
 async def test_a_failed_relationship_batch_leaves_the_replaced_edge(

@@ -1,11 +1,12 @@
 """Every Cypher statement redstring runs, in one place.
 
-Model: `(:Entity {tenant_id, id, ...})`, `(:BlockingKey {tenant_id, key})
--[:BLOCKS]->(:Entity)`, `(:Entity)-[:RELATES {tenant_id, id, relationship_type,
-...}]->(:Entity)`, and vectors on their own nodes `(:<label> {tenant_id,
-entity_id, entity_type, embedding})` so that the vector store stands apart
-from the graph store. Ids are stored as lower-case UUID strings, so
-`ORDER BY id` is the domain's tie-break order.
+Model: `(:Entity {tenant_id, id, ...})`, one `(e)-[:LOOKUP_KEY {tenant_id, key,
+entity_id}]->(e)` loop on an entity per lookup key it has,
+`(:Entity)-[:RELATES {tenant_id, id, relationship_type, ...}]->(:Entity)`, and
+vectors on their own nodes `(:<label> {tenant_id, entity_id, entity_type,
+embedding})` so that the vector store stands apart from the graph store. Ids
+are stored as lower-case UUID strings, so `ORDER BY id` is the domain's
+tie-break order.
 """
 
 from __future__ import annotations
@@ -14,24 +15,44 @@ import re
 
 # --- graph store schema ------------------------------------------------------
 
+# A block is the `LOOKUP_KEY` loops of one `(tenant_id, key)`: the range index on
+# `(tenant_id, key, entity_id)` finds them and hands them over in id order, so a
+# capped block reads only its first `limit` members.
 GRAPH_SCHEMA = (
     "CREATE CONSTRAINT redstring_entity_identity IF NOT EXISTS "
     "FOR (e:Entity) REQUIRE (e.tenant_id, e.id) IS UNIQUE",
-    "CREATE CONSTRAINT redstring_blocking_key_identity IF NOT EXISTS "
-    "FOR (b:BlockingKey) REQUIRE (b.tenant_id, b.key) IS UNIQUE",
+    "CREATE INDEX redstring_lookup_key IF NOT EXISTS "
+    "FOR ()-[k:LOOKUP_KEY]-() ON (k.tenant_id, k.key, k.entity_id)",
     "CREATE CONSTRAINT redstring_relationship_identity IF NOT EXISTS "
     "FOR ()-[r:RELATES]-() REQUIRE (r.tenant_id, r.id) IS UNIQUE",
+)
+
+# Earlier versions kept blocks as `(:BlockingKey {tenant_id, key})-[:BLOCKS]->(:Entity)`.
+# `ensure_schema` turns them into `LOOKUP_KEY` loops (type keys, `t:`, get none) in
+# batches of their own transactions, so an interrupted run is finished by the next.
+HAS_OLD_BLOCKS = "RETURN EXISTS { MATCH (:BlockingKey) } AS found"
+MIGRATE_OLD_BLOCKS = (
+    """
+MATCH (b:BlockingKey)-[old:BLOCKS]->(e:Entity)
+CALL (b, old, e) {
+    DELETE old
+    WITH b, e
+    WHERE NOT b.key STARTS WITH 't:'
+    CREATE (e)-[:LOOKUP_KEY {tenant_id: e.tenant_id, key: b.key, entity_id: e.id}]->(e)
+} IN TRANSACTIONS OF 5000 ROWS
+""",
+    "MATCH (b:BlockingKey) CALL (b) { DETACH DELETE b } IN TRANSACTIONS OF 5000 ROWS",
+    "DROP CONSTRAINT redstring_blocking_key_identity IF EXISTS",
 )
 
 # --- graph store -------------------------------------------------------------
 
 # `SET e.name` first takes the entity's write lock, so the keys read next are the
 # latest committed ones even when another transaction upserts the same entity: a
-# `BLOCKS` edge is then created for exactly the lookup keys the entity did not have
-# (`CREATE`, cheaper than `MERGE`), and removed for those it no longer has. Type
-# keys (`t:`) get no `BlockingKey` node: no query asks for them, and their node
-# would link every entity of the type. Any `t:` edge an earlier version wrote is
-# dropped as stale when its entity is upserted again.
+# `LOOKUP_KEY` loop is then created for exactly the lookup keys the entity did not
+# have, and removed for those it no longer has. Type keys (`t:`) get no loop: no query
+# asks for them, and their block would be every entity of the type. No node is shared
+# between entities, so concurrent upserts of different entities take no common lock.
 UPSERT_ENTITIES = """
 UNWIND $rows AS row
 MERGE (e:Entity {tenant_id: row.tenant_id, id: row.id})
@@ -45,26 +66,15 @@ SET e.entity_type = row.entity_type,
 WITH e, row,
      [k IN old_keys WHERE NOT k IN row.lookup_keys] AS stale_keys,
      [k IN row.lookup_keys WHERE NOT k IN old_keys] AS new_keys
-CALL (e, row, stale_keys) {
+CALL (e, stale_keys) {
     UNWIND stale_keys AS key
-    MATCH (old:BlockingKey {tenant_id: row.tenant_id, key: key})-[edge:BLOCKS]->(e)
-    DELETE edge
-    WITH old
-    WHERE NOT (old)-[:BLOCKS]->()
-    DELETE old
+    MATCH (e)-[entry:LOOKUP_KEY {key: key}]->(e)
+    DELETE entry
 }
 CALL (e, row, new_keys) {
     UNWIND new_keys AS key
-    MERGE (b:BlockingKey {tenant_id: row.tenant_id, key: key})
-    CREATE (b)-[:BLOCKS]->(e)
+    CREATE (e)-[:LOOKUP_KEY {tenant_id: row.tenant_id, key: key, entity_id: row.id}]->(e)
 }
-"""
-
-DELETE_EMPTY_BLOCKING_KEYS = """
-UNWIND $keys AS key
-MATCH (b:BlockingKey {tenant_id: $tenant_id, key: key})
-WHERE NOT (b)-[:BLOCKS]->()
-DELETE b
 """
 
 GET_ENTITIES = """
@@ -73,15 +83,18 @@ MATCH (e:Entity {tenant_id: $tenant_id, id: id})
 RETURN collect(e {.*}) AS entities
 """
 
-# Each key's block members `e`, of the asked types, capped in id order. The type filter
-# comes before the cap, so a rare type keeps its members of a large block.
+# Each key's block members `e`, of the asked types, capped in id order. The index seek
+# on `(tenant_id, key, entity_id)` yields a block's loops in id order (hence `ORDER BY`
+# the three: the planner then keeps the index order and sorts nothing), so `LIMIT`
+# stops after the first `$limit` members. The type filter comes before the cap, so a
+# rare type keeps its members of a large block.
 _BLOCK_MEMBERS = """
 UNWIND $keys AS key
-MATCH (b:BlockingKey {tenant_id: $tenant_id, key: key})
-CALL (b) {
-    MATCH (b)-[:BLOCKS]->(e:Entity)
-    WHERE $types IS NULL OR e.entity_type IN $types
-    RETURN e ORDER BY e.id LIMIT $limit
+CALL (key) {
+    MATCH (e:Entity)-[entry:LOOKUP_KEY]->(e)
+    WHERE entry.tenant_id = $tenant_id AND entry.key = key AND entry.entity_id IS NOT NULL
+      AND ($types IS NULL OR e.entity_type IN $types)
+    RETURN e ORDER BY entry.tenant_id, entry.key, entry.entity_id LIMIT $limit
 }"""
 
 # One record: the keys found, each key's member ids, and every distinct member once, as
@@ -176,9 +189,8 @@ RETURN count(r) AS written
 DELETE_ENTITIES = """
 UNWIND $ids AS id
 MATCH (e:Entity {tenant_id: $tenant_id, id: id})
-WITH e, e.blocking_keys AS keys
 DETACH DELETE e
-RETURN count(*) AS deleted, collect(keys) AS keys
+RETURN count(*) AS deleted
 """
 
 

@@ -58,7 +58,7 @@ def _lookup(
 
 
 class Neo4jGraphStore(OwnedConnection):
-    """Entities, blocking keys and relationships in Neo4j; identity is `(tenant_id, id)`.
+    """Entities, their lookup keys and relationships in Neo4j; identity is `(tenant_id, id)`.
 
     Construct from an injected `neo4j.AsyncDriver` (neither owned nor closed)
     or with `connect(uri, auth)` (owned, closed by `close()` or `async with`).
@@ -90,9 +90,17 @@ class Neo4jGraphStore(OwnedConnection):
         )
 
     async def ensure_schema(self) -> None:
-        """Create every constraint and index the queries rely on, if missing."""
+        """Create every constraint and index the queries rely on, if missing.
+
+        Blocks an earlier version stored as `BlockingKey` nodes are rewritten in
+        the current layout first (docs/neo4j.md); a database without them costs
+        one index lookup."""
         for statement in cypher.GRAPH_SCHEMA:
             await self._db.run_schema(statement)
+        [record] = await self._db.query(cypher.HAS_OLD_BLOCKS, {})
+        if record["found"]:
+            for statement in cypher.MIGRATE_OLD_BLOCKS:
+                await self._db.run_schema(statement)
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         rows = [entity_row(e) for e in entities]
@@ -206,10 +214,6 @@ class Neo4jGraphStore(OwnedConnection):
             record = await (
                 await tx.run(cypher.DELETE_ENTITIES, ids=wanted, tenant_id=str(tenant_id))
             ).single(strict=True)
-            keys = sorted({k for ks in record["keys"] for k in ks})
-            await (
-                await tx.run(cypher.DELETE_EMPTY_BLOCKING_KEYS, keys=keys, tenant_id=str(tenant_id))
-            ).consume()
             return int(record["deleted"])
 
         return await self._db.write(work)
