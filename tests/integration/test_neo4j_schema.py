@@ -77,7 +77,8 @@ async def test_empty_schema_fails_and_ensure_schema_fixes_it(driver: neo4j.Async
         assert "DirectedRelationshipIndexSeek" in lookup
         assert "Scan" not in lookup
         # The index hands each block over in id order: nothing sorts it.
-        assert "Sort" not in lookup and "Top" not in lookup
+        assert "Sort" not in lookup
+        assert "Top" not in lookup
 
 
 async def test_index_of_another_dimension_is_refused(driver: neo4j.AsyncDriver) -> None:

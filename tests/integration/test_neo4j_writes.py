@@ -125,7 +125,8 @@ async def test_ensure_schema_rewrites_the_blocks_of_the_earlier_layout(
     async with driver.session() as session:
         left = await (await session.run("MATCH (b:BlockingKey) RETURN count(b) AS n")).single()
         constraints = await (await session.run("SHOW CONSTRAINTS YIELD name")).value("name")
-    assert left is not None and left["n"] == 0
+    assert left is not None
+    assert left["n"] == 0
     assert "redstring_blocking_key_identity" not in constraints
 
 
