@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import signal
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -54,7 +57,11 @@ def numbered(*records: Entity | Relationship | str) -> list[NumberedRecord]:
 
 class GraphStoreFailingAt(InMemoryGraphStore):
     """An in-memory graph store whose `fail_at`-th `upsert_entities` call raises before
-    writing, as a server that goes down mid-load would; `fail_at = None` heals it."""
+    writing, as a server that goes down mid-load would; `fail_at = None` heals it.
+
+    With `failure = KeyboardInterrupt` the call is Ctrl-C instead: SIGINT to this
+    process, which `asyncio.run` turns into cancelling the load, as a user's key
+    press would be."""
 
     def __init__(self, fail_at: int | None) -> None:
         super().__init__()
@@ -65,6 +72,9 @@ class GraphStoreFailingAt(InMemoryGraphStore):
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         self.entity_calls += 1
         if self.entity_calls == self.fail_at:
+            if self.failure is KeyboardInterrupt:
+                os.kill(os.getpid(), signal.SIGINT)
+                await asyncio.sleep(60)  # cancelled long before
             raise self.failure("the graph store went away")
         await super().upsert_entities(entities)
 

@@ -366,3 +366,53 @@ async def test_a_batch_writes_its_vectors_beside_its_relationships() -> None:
     assert (report.entities, report.relationships) == (4, 3)
     state = await snapshot(services, tenant, ids(tenant, 4))
     assert state.vector_ids == set(ids(tenant, 4))
+
+
+class _OverlappingStores:
+    """A vector store whose first write waits for the graph store to start writing the
+    next batch's entities: a load that finished each batch before reading the next
+    would never finish."""
+
+    def __init__(self) -> None:
+        self.second_entities = asyncio.Event()
+        overlap = self
+
+        class Graph(InMemoryGraphStore):
+            calls = 0
+
+            async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+                Graph.calls += 1
+                if Graph.calls == 2:
+                    overlap.second_entities.set()
+                await super().upsert_entities(entities)
+
+        class Vectors(InMemoryVectorStore):
+            calls = 0
+
+            async def upsert(self, records: Sequence[VectorRecord]) -> None:
+                Vectors.calls += 1
+                if Vectors.calls == 1:
+                    await overlap.second_entities.wait()
+                await super().upsert(records)
+
+        self.graph, self.vectors = Graph(), Vectors(DIMENSION)
+
+
+async def test_the_next_batch_is_written_while_this_one_writes_its_vectors() -> None:
+    tenant = new_tenant()
+    stores = _OverlappingStores()
+    services = services_over(graph=stores.graph, vectors=stores.vectors)
+    done: list[int] = []
+    report = await asyncio.wait_for(
+        ingest(
+            numbered(*chain(tenant, 9)),
+            services,
+            batch_size=5,
+            on_batch=lambda r: done.append(r.records),
+        ),
+        timeout=10,
+    )
+    assert (report.entities, report.relationships) == (9, 8)
+    assert done == [5, 10, 15, 17]  # each batch reported once it is written whole
+    state = await snapshot(services, tenant, ids(tenant, 9))
+    assert state.vector_ids == set(ids(tenant, 9))

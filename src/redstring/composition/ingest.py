@@ -11,6 +11,12 @@ remote store runs them on two cores): a failure between the two stores
 leaves entities without vectors (found lexically, repaired by running
 again), never a vector without its entity, the order `build_graph` keeps too.
 
+Batches overlap by one stage: while a batch's vectors and relationships are
+written, the next batch is read, checked, embedded and its entities written.
+Entities are still written in input order, and vectors too. Whatever fails,
+the batch before is left to finish its writes (a Ctrl-C too), so the
+batches a report counts as written are written whole.
+
 A relationship whose end is not in the graph store yet (an entity of a
 later batch, or none) waits for the end of the input and is then written
 or reported. Memory is one batch plus those waiting relationships, which
@@ -23,9 +29,11 @@ finishes an interrupted load and otherwise changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
+from typing import TypeVar
 
 import numpy as np
 
@@ -124,6 +132,39 @@ def _batches(records: Iterable[NumberedRecord], size: int) -> Iterator[list[Numb
         yield batch
 
 
+@dataclass(frozen=True)
+class _Ready:
+    """A checked and embedded batch, nothing of it written yet."""
+
+    entities: list[Entity]
+    vectors: list[VectorRecord]
+    relationships: list[Numbered]
+    skipped: int
+
+
+async def _nothing() -> None:
+    return None
+
+
+T = TypeVar("T")
+
+
+async def _beside(finishing: asyncio.Future[None], work: Awaitable[T]) -> T:
+    """`work`'s result, run while the batch before is `finishing`, which is always left
+    to finish, whatever happens to `work` and even when the load is cancelled: the
+    batches a report counts as written are written whole. Then the batch before's
+    failure is raised first, else `work`'s."""
+    task = asyncio.ensure_future(work)
+    try:
+        await asyncio.wait((finishing, task))
+    except BaseException:  # cancelled (Ctrl-C): drop the new work, finish the old
+        task.cancel()
+        await asyncio.gather(finishing, task, return_exceptions=True)
+        raise
+    finishing.result()
+    return task.result()
+
+
 class _Load:
     """One run of `ingest`: its options, its report so far, and the deferred relationships."""
 
@@ -144,31 +185,38 @@ class _Load:
         # and one written in the meantime removes it, so the last line still wins.
         self.deferred: dict[RelationshipId, Numbered] = {}
 
-    async def batch(self, batch: list[NumberedRecord]) -> bool:
-        """Write one batch; False when an invalid line stops the load (nothing written)."""
+    async def start(self, batch: list[NumberedRecord]) -> _Ready | list[InvalidLine]:
+        """Check and embed one batch, then write its entities; or, when invalid lines
+        stop the load before this batch, write nothing and return them."""
         bad = [record for _, record in batch if isinstance(record, InvalidLine)]
         for line in bad:
             self.on_invalid(line)
         if bad and not self.skip_invalid:
-            self.report.invalid += len(bad)
-            self.report.stopped_at_line = batch[0][0]
-            self.report.deferred_dropped = len(self.deferred)
-            return False
+            return bad
         entities = [record for _, record in batch if isinstance(record, Entity)]
         vectors = await _embedded(entities, self.services.embeddings)  # before any write
         if entities:
             await self.services.graph.upsert_entities(entities)
-        relationships = self._relationships(
-            [(n, r) for n, r in batch if isinstance(r, Relationship)]
-        )
-        if vectors:  # after the entities, never before; beside the relationships
-            await both(relationships, self.services.vectors.upsert(vectors))
+        relationships = [(n, r) for n, r in batch if isinstance(r, Relationship)]
+        return _Ready(entities, vectors, relationships, skipped=len(bad))
+
+    def stop(self, batch: list[NumberedRecord], bad: list[InvalidLine]) -> None:
+        """Report a load stopped before `batch` by its `bad` lines."""
+        self.report.invalid += len(bad)
+        self.report.stopped_at_line = batch[0][0]
+        self.report.deferred_dropped = len(self.deferred)
+
+    async def finish(self, ready: _Ready) -> None:
+        """The rest of a batch whose entities are written: its vectors beside its
+        relationships (after the entities, never before), then its report."""
+        relationships = self._relationships(ready.relationships)
+        if ready.vectors:
+            await both(relationships, self.services.vectors.upsert(ready.vectors))
         else:
             await relationships
-        self.report.entities += len(entities)
-        self.report.skipped += len(bad)
+        self.report.entities += len(ready.entities)
+        self.report.skipped += ready.skipped
         self.on_batch(self.report)
-        return True
 
     async def _relationships(self, relationships: list[Numbered]) -> None:
         written, waiting = await _write_relationships(self.services, relationships)
@@ -248,8 +296,16 @@ async def ingest(
             services.vectors.dimension, services.embeddings.dimension, "the embedding provider"
         )
     load = _Load(services, skip_invalid=skip_invalid, on_invalid=on_invalid, on_batch=on_batch)
+    # Batch n's vectors and relationships are written while batch n+1 is read, embedded
+    # and its entities written: two stages in flight at most.
+    finishing: asyncio.Future[None] = asyncio.ensure_future(_nothing())
     for batch in _batches(records, batch_size):
-        if not await load.batch(batch):
+        started = await _beside(finishing, load.start(batch))
+        if not isinstance(started, _Ready):
+            load.stop(batch, started)
             return load.report
+        finishing = asyncio.ensure_future(load.finish(started))
+        await asyncio.sleep(0)  # let its writes start before the next batch is read
+    await _beside(finishing, _nothing())
     await load.deferred_relationships(batch_size)
     return load.report
