@@ -30,7 +30,11 @@ GRAPH_SCHEMA = (
 # Earlier versions kept blocks as `(:BlockingKey {tenant_id, key})-[:BLOCKS]->(:Entity)`.
 # `ensure_schema` turns them into `LOOKUP_KEY` loops (type keys, `t:`, get none) in
 # batches of their own transactions, so an interrupted run is finished by the next.
-HAS_OLD_BLOCKS = "RETURN EXISTS { MATCH (:BlockingKey) } AS found"
+# Asked of the label list, so that a database that never had the label raises no
+# "label does not exist" notification.
+HAS_OLD_BLOCKS = (
+    "CALL db.labels() YIELD label WHERE label = 'BlockingKey' RETURN count(*) > 0 AS found"
+)
 MIGRATE_OLD_BLOCKS = (
     """
 MATCH (b:BlockingKey)-[old:BLOCKS]->(e:Entity)
