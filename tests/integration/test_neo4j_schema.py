@@ -23,16 +23,26 @@ from .conftest import COMPLIANCE_DIMENSION
 LABEL = "SchemaProbeVector"
 
 
+# What the test drops: the graph store's schema and the probe label's, nothing else, so
+# a run against a server that holds other data (NEO4J_URI set) leaves its schema alone.
+_GRAPH_SCHEMA_NAMES = (
+    "redstring_entity_identity",
+    "redstring_lookup_key",
+    "redstring_relationship_identity",
+)
+
+
 async def _drop_redstring_schema(driver: neo4j.AsyncDriver) -> None:
+    probe = cypher.vector_index_name(LABEL).removesuffix("_embedding")
     async with driver.session() as session:
         constraints = await (await session.run("SHOW CONSTRAINTS YIELD name")).value("name")
         for name in constraints:
-            if name.startswith("redstring_"):
-                await session.run(f"DROP CONSTRAINT {name}")
+            if name in _GRAPH_SCHEMA_NAMES or name.startswith(probe):
+                await (await session.run(f"DROP CONSTRAINT {name}")).consume()
         indexes = await (await session.run("SHOW INDEXES YIELD name")).value("name")
         for name in indexes:
-            if name.startswith("redstring_schemaprobe") or name == "redstring_lookup_key":
-                await session.run(f"DROP INDEX {name}")
+            if name in _GRAPH_SCHEMA_NAMES or name.startswith(probe):
+                await (await session.run(f"DROP INDEX {name}")).consume()
 
 
 async def _plan_operators(driver: neo4j.AsyncDriver, query: str, **params: object) -> str:
