@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import signal
 import threading
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -221,6 +223,17 @@ def test_an_incomplete_provider_choice_is_bad_settings(
     assert "Traceback" not in err
 
 
+@pytest.fixture
+def python_sigint() -> Iterator[None]:
+    """Python's own SIGINT handler, as `redstring load` starts with. `asyncio.run` turns
+    Ctrl-C into cancelling the load only over that handler, and an earlier test can leave
+    another: uvicorn puts back the handler it found, which may be pytest-asyncio's."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("python_sigint")
 def test_ctrl_c_says_how_to_finish_the_load(
     tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
 ) -> None:
