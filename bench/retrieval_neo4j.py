@@ -2,6 +2,7 @@
 
     make neo4j-start && set -a && . .cache/neo4j/env && set +a
     .venv/bin/python -m bench.retrieval_neo4j [--size 100000] [--repeats 50] [--tenant UUID]
+                                              [--breakdown]
 
 One fresh tenant of `--size` synthetic entities, dimension 384, hashing
 provider. Vectors are computed first, so ingestion is timed on the stores
@@ -14,6 +15,10 @@ overlapped batches (one batch's vectors beside the next batch's entities, as
 `redstring load` does), so both are measured in the same state of the server.
 Targets (issue 3):
 hybrid median <= 1.5x the bare index query; ingestion >= 5,000 entities/s.
+
+`--breakdown` also times each part of a hybrid `retrieve` alone (each
+channel's store call, the `get_entities` call after them, and `retrieve` in
+each mode), taken in turn.
 
 `--tenant` reuses a tenant an earlier run of the same `--size` loaded into
 the same server (the run prints its tenant): ingestion is skipped, not timed,
@@ -28,6 +33,7 @@ import os
 import random
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 
 from bench.corpus import make_corpus
 from bench.measure import alternating_medians_ms, machine, median_ms, peak_rss_mib
@@ -36,17 +42,20 @@ from redstring import (
     HashingEmbeddingProvider,
     Relationship,
     RelationshipId,
+    RetrievalMode,
     Retriever,
     TenantId,
     VectorRecord,
 )
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_driver, cypher
+from redstring.composition.retrieval import DEFAULT_OVERFETCH
+from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys
 
 DIMENSION = 384
 LABEL = "BenchVector384"
 
 
-async def main(size: int, repeats: int, reuse: TenantId | None) -> None:
+async def main(size: int, repeats: int, reuse: TenantId | None, breakdown: bool) -> None:
     driver = connect_driver(
         os.environ["NEO4J_URI"], (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
     )
@@ -112,8 +121,62 @@ async def main(size: int, repeats: int, reuse: TenantId | None) -> None:
     print(f"hybrid retrieve k=10 median: {hybrid_ms:.2f} ms")
     print(f"hybrid / bare index query: {hybrid_ms / bare_ms:.2f}x")
     print(f"relationships_of 10 entities (one round trip) median: {edges_ms:.2f} ms")
+    if breakdown:
+        await print_breakdown(retriever, graph, vectors, tenant, queries, query_vectors, repeats)
     print(f"client peak RSS: {peak_rss_mib():.0f} MiB")
     await driver.close()
+
+
+async def print_breakdown(
+    retriever: Retriever,
+    graph: Neo4jGraphStore,
+    vectors: Neo4jVectorStore,
+    tenant: TenantId,
+    queries: list[str],
+    query_vectors: list[list[float]],
+    repeats: int,
+) -> None:
+    """Each part of a hybrid `retrieve`, timed alone, taken in turn with the whole."""
+    fetch = 10 * DEFAULT_OVERFETCH
+    cursors = {name: iter(range(10**9)) for name in ("semantic", "lexical", "hybrid", "s", "l")}
+
+    def nth(name: str) -> int:
+        return next(cursors[name]) % len(queries)
+
+    async def search() -> object:
+        return await vectors.search(query_vectors[nth("semantic")], tenant, k=fetch)
+
+    async def candidates() -> object:
+        keys = query_blocking_keys(queries[nth("lexical")])
+        return await graph.find_lexical_candidates(keys, tenant, limit_per_key=MAX_BLOCK_SIZE)
+
+    some = await retriever.retrieve(queries[0], tenant, k=10)
+    ids = [m.entity.id for m in some.matches]
+
+    async def fetch_ten() -> object:
+        return await graph.get_entities(ids, tenant)
+
+    async def whole() -> object:
+        return await retriever.retrieve(queries[nth("hybrid")], tenant, k=10)
+
+    async def semantic_only() -> object:
+        return await retriever.retrieve(
+            queries[nth("s")], tenant, k=10, mode=RetrievalMode.SEMANTIC
+        )
+
+    async def lexical_only() -> object:
+        return await retriever.retrieve(queries[nth("l")], tenant, k=10, mode=RetrievalMode.LEXICAL)
+
+    runs: dict[str, Callable[[], Awaitable[object]]] = {
+        f"vector store search k={fetch} (the semantic channel's store call)": search,
+        "find_lexical_candidates (the lexical channel's store call)": candidates,
+        "get_entities of 10 ids (after both channels)": fetch_ten,
+        "retrieve, semantic mode": semantic_only,
+        "retrieve, lexical mode": lexical_only,
+        "retrieve, hybrid": whole,
+    }
+    for name, ms in (await alternating_medians_ms(runs, repeats)).items():
+        print(f"  {name}: median {ms:.2f} ms")
 
 
 async def ingest(
@@ -201,7 +264,9 @@ if __name__ == "__main__":
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=50)
     parser.add_argument("--tenant", type=uuid.UUID, help="reuse this already-loaded tenant")
-    args = parser.parse_args()
-    asyncio.run(
-        main(args.size, args.repeats, None if args.tenant is None else TenantId(args.tenant))
+    parser.add_argument(
+        "--breakdown", action="store_true", help="also time each part of a hybrid retrieve"
     )
+    args = parser.parse_args()
+    tenant = None if args.tenant is None else TenantId(args.tenant)
+    asyncio.run(main(args.size, args.repeats, tenant, args.breakdown))
