@@ -416,3 +416,17 @@ async def test_the_next_batch_is_written_while_this_one_writes_its_vectors() -> 
     assert done == [5, 10, 15, 17]  # each batch reported once it is written whole
     state = await snapshot(services, tenant, ids(tenant, 9))
     assert state.vector_ids == set(ids(tenant, 9))
+
+
+async def test_a_read_error_lets_the_batch_before_finish_its_writes() -> None:
+    tenant = new_tenant()
+    services = services_over()
+
+    def stream() -> Iterator[NumberedRecord]:
+        yield from numbered(*(company(tenant, i) for i in range(3)))
+        raise OSError("the disk went away")
+
+    with pytest.raises(OSError, match="disk"):
+        await ingest(stream(), services, batch_size=3)
+    state = await snapshot(services, tenant, ids(tenant, 3))
+    assert state.vector_ids == set(ids(tenant, 3))  # written whole before the error

@@ -299,13 +299,17 @@ async def ingest(
     # Batch n's vectors and relationships are written while batch n+1 is read, embedded
     # and its entities written: two stages in flight at most.
     finishing: asyncio.Future[None] = asyncio.ensure_future(_nothing())
-    for batch in _batches(records, batch_size):
-        started = await _beside(finishing, load.start(batch))
-        if not isinstance(started, _Ready):
-            load.stop(batch, started)
-            return load.report
-        finishing = asyncio.ensure_future(load.finish(started))
-        await asyncio.sleep(0)  # let its writes start before the next batch is read
-    await _beside(finishing, _nothing())
+    try:
+        for batch in _batches(records, batch_size):
+            started = await _beside(finishing, load.start(batch))
+            if not isinstance(started, _Ready):
+                load.stop(batch, started)
+                return load.report
+            finishing = asyncio.ensure_future(load.finish(started))
+            await asyncio.sleep(0)  # let its writes start before the next batch is read
+        await _beside(finishing, _nothing())
+    finally:
+        if not finishing.done():  # reading the next batch failed: finish this one first
+            await asyncio.gather(finishing, return_exceptions=True)
     await load.deferred_relationships(batch_size)
     return load.report
