@@ -8,6 +8,7 @@ from typing import TypeVar
 
 A = TypeVar("A")
 B = TypeVar("B")
+T = TypeVar("T")
 
 
 async def both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
@@ -23,3 +24,23 @@ async def both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
     return a, b
+
+
+async def beside(finishing: asyncio.Future[None], work: Awaitable[T]) -> T:
+    """`work`'s result, run while `finishing` (earlier work already under way) ends.
+
+    Unlike `both`, the earlier work is never cut short: it is left to finish
+    whatever happens to `work`, and even when the caller is cancelled (then
+    `work` is cancelled, `finishing` awaited, and the cancellation raised).
+    Once both are done, `finishing`'s failure is raised first, else `work`'s.
+    `ingest` runs a batch's first stage beside the stage of the batch before,
+    so the batches a report counts as written are written whole."""
+    task = asyncio.ensure_future(work)
+    try:
+        await asyncio.wait((finishing, task))
+    except BaseException:
+        task.cancel()
+        await asyncio.gather(finishing, task, return_exceptions=True)
+        raise
+    finishing.result()
+    return task.result()

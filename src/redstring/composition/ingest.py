@@ -30,14 +30,13 @@ finishes an interrupted load and otherwise changes nothing.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import TypeVar
 
 import numpy as np
 
-from redstring.composition.concurrency import both
+from redstring.composition.concurrency import beside, both
 from redstring.composition.services import Services
 from redstring.domain.entity import Entity
 from redstring.domain.errors import DimensionMismatchError, MissingEndpointError
@@ -144,25 +143,6 @@ class _Ready:
 
 async def _nothing() -> None:
     return None
-
-
-T = TypeVar("T")
-
-
-async def _beside(finishing: asyncio.Future[None], work: Awaitable[T]) -> T:
-    """`work`'s result, run while the batch before is `finishing`, which is always left
-    to finish, whatever happens to `work` and even when the load is cancelled: the
-    batches a report counts as written are written whole. Then the batch before's
-    failure is raised first, else `work`'s."""
-    task = asyncio.ensure_future(work)
-    try:
-        await asyncio.wait((finishing, task))
-    except BaseException:  # cancelled (Ctrl-C): drop the new work, finish the old
-        task.cancel()
-        await asyncio.gather(finishing, task, return_exceptions=True)
-        raise
-    finishing.result()
-    return task.result()
 
 
 class _Load:
@@ -301,13 +281,13 @@ async def ingest(
     finishing: asyncio.Future[None] = asyncio.ensure_future(_nothing())
     try:
         for batch in _batches(records, batch_size):
-            started = await _beside(finishing, load.start(batch))
+            started = await beside(finishing, load.start(batch))
             if not isinstance(started, _Ready):
                 load.stop(batch, started)
                 return load.report
             finishing = asyncio.ensure_future(load.finish(started))
             await asyncio.sleep(0)  # let its writes start before the next batch is read
-        await _beside(finishing, _nothing())
+        await beside(finishing, _nothing())
     finally:
         if not finishing.done():  # reading the next batch failed: finish this one first
             await asyncio.gather(finishing, return_exceptions=True)
