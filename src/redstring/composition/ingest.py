@@ -133,7 +133,7 @@ def _batches(records: Iterable[NumberedRecord], size: int) -> Iterator[list[Numb
 
 @dataclass(frozen=True)
 class _Ready:
-    """A checked and embedded batch, nothing of it written yet."""
+    """A checked and embedded batch whose entities are written, and nothing else yet."""
 
     entities: list[Entity]
     vectors: list[VectorRecord]
