@@ -11,7 +11,7 @@ from redstring.domain.errors import DimensionMismatchError, InvalidInputError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.ids import EntityId, TenantId, id_order_key
 from redstring.domain.lexical import LexicalCandidate, lexical_scores
-from redstring.domain.ranking import order_by_score, rank_by_score
+from redstring.domain.ranking import order_keys_by_score, rank_by_score
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import GraphReader
@@ -135,19 +135,18 @@ class Retriever:
         )
         wanted = None if entity_types is None else set(entity_types)
         tenant = tenant_id.int
-        # Keyed by `id_order_key`, an int: hashing and comparing UUIDs runs Python code,
-        # and a lookup reads a few hundred candidates.
+        # Keyed by `order_key`, an int: hashing and comparing UUIDs runs Python code, and
+        # a lookup reads a few hundred candidates, of which `fetch` are kept.
         candidates: dict[int, LexicalCandidate] = {}
         for candidate in found:
-            key = id_order_key(candidate.id)
+            key = candidate.order_key
             if (
                 key not in candidates
                 and candidate.tenant_id.int == tenant
                 and (wanted is None or candidate.entity_type in wanted)
             ):
                 candidates[key] = candidate
-        pool = list(candidates.values())
-        scores = lexical_scores(query, pool)
-        scored = zip(candidates, pool, scores, strict=True)
-        ranking = order_by_score({key: (s, c.id) for key, c, s in scored})[:fetch]
+        scores = lexical_scores(query, list(candidates.values()))
+        kept = order_keys_by_score(zip(candidates, scores, strict=True))[:fetch]
+        ranking = [(candidates[key].id, score) for key, score in kept]
         return ranking, candidates

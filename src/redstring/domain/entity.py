@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from redstring.domain.blocking import blocking_keys_for
-from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.ids import EntityId, TenantId, id_order_key
 from redstring.domain.normalization import normalize_name
 from redstring.domain.properties import Properties, string_values
 from redstring.domain.text import check_nonblank, check_storable
@@ -68,6 +68,11 @@ class Entity(BaseModel):
     def property_strings(self) -> list[str]:
         """Every string property value, list items included."""
         return string_values(self.properties)
+
+    @property
+    def order_key(self) -> int:
+        """`id_order_key(self.id)`: where the entity falls among ties."""
+        return id_order_key(self.id)
 
     def embedding_text(self) -> str:
         """What the semantic channel embeds for this entity: name, type, description."""

@@ -31,6 +31,12 @@ class LexicalCandidate(Protocol):
     def id(self) -> EntityId: ...
 
     @property
+    def order_key(self) -> int:
+        """`id_order_key(self.id)`. The lexical channel sorts and deduplicates by it,
+        so a store can hand it out without building a few hundred ids."""
+        ...
+
+    @property
     def tenant_id(self) -> TenantId: ...
 
     @property
@@ -59,8 +65,8 @@ def lexical_scores(query: str, entities: Sequence[LexicalCandidate]) -> list[flo
     texts += [e.normalized_name for e in entities]
     owners: list[int] = []
     for index, entity in enumerate(entities):
-        if entity.properties:
-            strings = entity.property_strings()
+        strings = entity.property_strings()
+        if strings:
             texts += strings
             owners += [index] * len(strings)
     similarities = string_similarities(query, texts)

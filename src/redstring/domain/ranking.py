@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from redstring.domain.ids import EntityId, id_order_key
 
@@ -19,12 +19,13 @@ def rank_by_score(scored: Iterable[tuple[EntityId, float]]) -> list[tuple[Entity
         kept = best.get(key)
         if kept is None or score > kept[0]:
             best[key] = (score, entity_id)
-    return order_by_score(best)
+    ordered = order_keys_by_score((key, score) for key, (score, _) in best.items())
+    return [(best[key][1], score) for key, score in ordered]
 
 
-def order_by_score(best: Mapping[int, tuple[float, EntityId]]) -> list[tuple[EntityId, float]]:
-    """Distinct ids keyed by their `id_order_key`, each with its score, ordered by score
-    then key: `rank_by_score` for ids already known to be distinct and keyed."""
+def order_keys_by_score(scored: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
+    """Distinct `id_order_key`s with their scores, ordered by score then key: the order
+    of `rank_by_score`, for callers that build the ids only for what they keep."""
     # Decorated so the sort compares plain floats and ints; the keys are distinct.
-    ordered = sorted([(-score, key, e) for key, (score, e) in best.items()])
-    return [(e, -negated) for negated, _, e in ordered]
+    ordered = sorted([(-score, key) for key, score in scored])
+    return [(key, -negated) for negated, key in ordered]

@@ -205,6 +205,7 @@ class GraphStoreCompliance:
             for candidate in candidates:
                 entity = by_id[candidate.id]
                 assert candidate.tenant_id == tenant
+                assert candidate.order_key == id_order_key(entity.id)
                 assert candidate.entity_type == entity.entity_type
                 assert candidate.name == entity.name
                 assert candidate.normalized_name == entity.normalized_name

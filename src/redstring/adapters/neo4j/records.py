@@ -122,28 +122,32 @@ def entities_from_columns(tenant_id: TenantId, columns: Mapping[str, Any]) -> li
 
 class StoredCandidate:
     """A lexical candidate as `FIND_LEXICAL_CANDIDATES` reads it: no description or
-    keys, and its properties decoded only when asked for their strings."""
+    keys. A query reads a few hundred and keeps a few: the id is kept as its
+    `order_key` and built only when asked for, and the properties are decoded
+    only when the entity has any and they are asked for."""
 
     __slots__ = (
         "_decoded",
         "_properties",
         "entity_type",
-        "id",
         "name",
         "normalized_name",
+        "order_key",
         "tenant_id",
     )
 
     def __init__(
         self,
-        entity_id: EntityId,
+        entity_id: str,
         tenant_id: TenantId,
         entity_type: str,
         name: str,
         normalized_name: str,
         properties: str | None,
     ) -> None:
-        self.id = entity_id
+        # The id as written by `entity_row`: canonical lower-case hex, so its digits
+        # are the UUID's integer, which is `id_order_key`.
+        self.order_key = int(entity_id.replace("-", ""), 16)
         self.tenant_id = tenant_id
         self.entity_type = entity_type
         self.name = name
@@ -152,12 +156,18 @@ class StoredCandidate:
         self._decoded: Mapping[str, PropertyValue] | None = None
 
     @property
+    def id(self) -> EntityId:
+        return EntityId(uuid.UUID(int=self.order_key))
+
+    @property
     def properties(self) -> Mapping[str, PropertyValue]:
         if self._decoded is None:
             self._decoded = freeze_properties(_properties(self._properties))
         return self._decoded
 
     def property_strings(self) -> list[str]:
+        if not self._properties or self._properties == "{}":
+            return []
         return string_values(self.properties)
 
 
@@ -166,7 +176,7 @@ def candidates_from_columns(
 ) -> list[StoredCandidate]:
     """The candidates of one tenant sent as parallel columns (`FIND_LEXICAL_CANDIDATES`)."""
     return [
-        StoredCandidate(EntityId(uuid.UUID(entity_id)), tenant_id, *rest)
+        StoredCandidate(entity_id, tenant_id, *rest)
         for entity_id, *rest in zip(
             columns["ids"],
             columns["entity_types"],
