@@ -29,8 +29,9 @@ def _uuid5(key: str) -> uuid.UUID:
 
 
 @lru_cache(maxsize=1 << 14)
-def _text(value: uuid.UUID) -> str:
-    """`str(value)`, remembered: the same tenant and entity ids are spelled again and again."""
+def id_text(value: uuid.UUID) -> str:
+    """`str(value)`, remembered: the same tenant and entity ids are spelled again and
+    again (derived ids, and each row a store writes)."""
     return str(value)
 
 
@@ -39,7 +40,7 @@ def entity_id_for(tenant_id: TenantId, entity_type: str, name: str) -> EntityId:
 
     Names that normalise alike (`ACME Corp.` and `acme corp`) give the same id.
     """
-    key = f"{_text(tenant_id)}\x1f{normalize_name(entity_type)}\x1f{normalize_name(name)}"
+    key = f"{id_text(tenant_id)}\x1f{normalize_name(entity_type)}\x1f{normalize_name(name)}"
     return EntityId(_uuid5(key))
 
 
@@ -48,7 +49,7 @@ def relationship_id_for(
 ) -> RelationshipId:
     """The deterministic id of the `relationship_type` edge from `source` to `target`."""
     kind = relationship_type.strip()
-    key = f"{_text(tenant_id)}\x1f{_text(source)}\x1f{kind}\x1f{_text(target)}"
+    key = f"{id_text(tenant_id)}\x1f{id_text(source)}\x1f{kind}\x1f{id_text(target)}"
     return RelationshipId(_uuid5(key))
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from redstring.domain.blocking import lookup_keys
 from redstring.domain.entity import Entity
-from redstring.domain.ids import EntityId, RelationshipId, TenantId
+from redstring.domain.ids import EntityId, RelationshipId, TenantId, id_text
 from redstring.domain.properties import (
     PropertyValue,
     freeze_properties,
@@ -40,6 +40,8 @@ class Rows(list[dict[str, Any]]):
 
 
 def properties_json(properties: Mapping[str, PropertyValue]) -> str:
+    if not properties:  # most entities and relationships have none
+        return "{}"
     return json.dumps(thaw_properties(properties), ensure_ascii=False, sort_keys=True)
 
 
@@ -51,8 +53,8 @@ def _properties(stored: str | None) -> dict[str, PropertyValue]:
 
 def entity_row(entity: Entity) -> dict[str, Any]:
     return {
-        "tenant_id": str(entity.tenant_id),
-        "id": str(entity.id),
+        "tenant_id": id_text(entity.tenant_id),
+        "id": id_text(entity.id),
         "name": entity.name,
         "entity_type": entity.entity_type,
         "description": entity.description,
@@ -190,10 +192,10 @@ def candidates_from_columns(
 
 def relationship_row(relationship: Relationship) -> dict[str, Any]:
     return {
-        "tenant_id": str(relationship.tenant_id),
+        "tenant_id": id_text(relationship.tenant_id),
         "id": str(relationship.id),
-        "source": str(relationship.source_entity_id),
-        "target": str(relationship.target_entity_id),
+        "source": id_text(relationship.source_entity_id),
+        "target": id_text(relationship.target_entity_id),
         "relationship_type": relationship.relationship_type,
         "confidence": relationship.confidence,
         "properties": properties_json(relationship.properties),

@@ -21,7 +21,7 @@ from redstring.adapters.neo4j.connection import (
 )
 from redstring.adapters.neo4j.records import Rows
 from redstring.domain.errors import DimensionMismatchError, RedstringError
-from redstring.domain.ids import EntityId, TenantId, id_order_key
+from redstring.domain.ids import EntityId, TenantId, id_order_key, id_text
 from redstring.domain.vectors import VectorMatch, VectorRecord, checked_vector, checked_vectors
 
 
@@ -171,8 +171,8 @@ class Neo4jVectorStore(OwnedConnection):
         vectors = self._checked_vectors(latest)
         rows = [
             {
-                "tenant_id": str(r.tenant_id),
-                "entity_id": str(r.entity_id),
+                "tenant_id": id_text(r.tenant_id),
+                "entity_id": id_text(r.entity_id),
                 "entity_type": r.entity_type,
                 "vector": vector,
             }
