@@ -48,6 +48,15 @@ _log = logging.getLogger(__name__)
 DEFAULT_EXACT_BELOW = 2000
 
 
+def _first_fetch(k: int) -> int:
+    """How many matches `search` asks for first: `k`, one more to see whether the `k`-th
+    is tied past the cut, and a quarter of `k` more. Equal vectors (entities of the
+    same name, type and description) tie, and with `k + 1` alone a tie at the cut
+    took a second round trip: in a fifth of the bench's semantic-channel searches
+    (k=30), none with the margin."""
+    return k + 1 + k // 4
+
+
 class VectorIndexMismatchError(RedstringError, ValueError):
     """An index of the vector store's name exists with options or properties other
     than those `ensure_schema` creates (similarity, quantization, filter
@@ -210,7 +219,7 @@ class Neo4jVectorStore(OwnedConnection):
         if k == 0 or (entity_types is not None and len(entity_types) == 0):
             return []
         types = None if entity_types is None else sorted(set(entity_types))
-        fetch = k + 1
+        fetch = _first_fetch(k)
         while True:
             rows = await self._nearest(query, str(tenant_id), fetch, types)
             ranked = sorted(rows, key=lambda row: (-row[1], id_order_key(row[0])))
