@@ -18,7 +18,8 @@ hybrid median <= 1.5x the bare index query; ingestion >= 5,000 entities/s.
 
 `--breakdown` also times each part of a hybrid `retrieve` alone (each
 channel's store call, the `get_entities` call after them, and `retrieve` in
-each mode), taken in turn.
+each mode), taken in turn, with the median CPU time of this process (the
+client's share; the server's shows only in the wall time).
 
 `--tenant` reuses a tenant an earlier run of the same `--size` loaded into
 the same server (the run prints its tenant): ingestion is skipped, not timed,
@@ -36,7 +37,13 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 from bench.corpus import make_corpus
-from bench.measure import alternating_medians_ms, machine, median_ms, peak_rss_mib
+from bench.measure import (
+    alternating_medians,
+    alternating_medians_ms,
+    machine,
+    median_ms,
+    peak_rss_mib,
+)
 from redstring import (
     Entity,
     HashingEmbeddingProvider,
@@ -175,8 +182,8 @@ async def print_breakdown(
         "retrieve, lexical mode": lexical_only,
         "retrieve, hybrid": whole,
     }
-    for name, ms in (await alternating_medians_ms(runs, repeats)).items():
-        print(f"  {name}: median {ms:.2f} ms")
+    for name, medians in (await alternating_medians(runs, repeats)).items():
+        print(f"  {name}: median {medians.wall_ms:.2f} ms, client CPU {medians.cpu_ms:.2f} ms")
 
 
 async def precomputed_vectors(
