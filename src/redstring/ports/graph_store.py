@@ -48,8 +48,8 @@ class GraphReader(Protocol):
         once, in any order: what the lexical channel scores.
 
         A candidate may be the `Entity` itself or a lighter object with the same
-        id, tenant, type, names and string properties; the `Retriever` fetches
-        whole entities only for the candidates it keeps."""
+        id (and its `order_key`), tenant, type, names and string properties; the
+        `Retriever` fetches whole entities only for the candidates it keeps."""
         ...
 
     async def relationships_of(
