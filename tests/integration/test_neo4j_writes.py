@@ -8,7 +8,7 @@ import neo4j
 import pytest
 
 from redstring import Entity, TenantId
-from redstring.adapters.neo4j import Neo4jGraphStore
+from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jSettings
 from redstring.domain.errors import MissingEndpointError
 from redstring.testing import make_entity, make_relationship, new_tenant
 
@@ -149,3 +149,24 @@ async def test_a_failed_relationship_batch_leaves_the_replaced_edge(
     assert raised.value.missing == [str(ghost.id)]
     found = await store.relationships_of([a.id], tenant)
     assert [(r.id, r.target_entity_id) for r in found[a.id]] == [(edge.id, b.id)]
+
+
+async def test_entity_batches_written_two_at_a_time_leave_what_one_by_one_would(
+    driver: neo4j.AsyncDriver,
+) -> None:
+    """Small batches, two in flight: every entity is written once, with its last value
+    and one loop per lookup key, and none of the batches deadlocks the other."""
+    settings = Neo4jSettings(batch_size=2, entity_write_concurrency=2)
+    store = Neo4jGraphStore(driver, settings=settings)
+    await store.ensure_schema()
+    tenant = new_tenant()
+    entities = [make_entity(tenant, f"Acme Widget {i}", "org") for i in range(9)]
+    renamed = make_entity(tenant, "Acme Gadget", "org", entity_id=entities[1].id)
+    # The rename would land in the batch after the original's: the two are in flight at once.
+    await store.upsert_entities([*entities[:2], renamed, *entities[2:]])
+
+    stored = {e.id: e for e in await store.get_entities([e.id for e in entities], tenant)}
+    assert len(stored) == 9
+    assert stored[renamed.id] == renamed
+    for entity in [*entities[:1], renamed, *entities[2:]]:
+        assert await _edges_by_key(driver, entity) == _lookup(entity)

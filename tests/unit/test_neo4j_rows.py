@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from redstring.adapters.neo4j.records import Rows, entity_row
+from redstring.adapters.neo4j.records import Rows, distinct_entity_rows, entity_row
 from redstring.testing import make_entity, new_tenant
 
 
@@ -19,3 +19,18 @@ def test_entity_row_keeps_every_key_and_looks_up_all_but_the_type_key() -> None:
     assert row["blocking_keys"] == list(entity.blocking_keys)
     assert "t:org" in row["blocking_keys"]
     assert row["lookup_keys"] == [k for k in entity.blocking_keys if k != "t:org"]
+
+
+def test_distinct_entity_rows_keep_each_entity_once_with_its_last_value() -> None:
+    tenant, other = new_tenant(), new_tenant()
+    first = make_entity(tenant, "Acme Corp", "org", description="old")
+    second = make_entity(tenant, "Globex", "org")
+    again = make_entity(tenant, "Acme Corp", "org", description="new", entity_id=first.id)
+    elsewhere = make_entity(other, "Acme Corp", "org", entity_id=first.id)
+    rows = distinct_entity_rows([first, second, again, elsewhere])
+    assert [(r["tenant_id"], r["id"]) for r in rows] == [
+        (str(tenant), str(first.id)),
+        (str(tenant), str(second.id)),
+        (str(other), str(first.id)),
+    ]
+    assert rows[0]["description"] == "new"

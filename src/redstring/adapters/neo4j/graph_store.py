@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Self
 
 import neo4j
@@ -18,9 +18,9 @@ from redstring.adapters.neo4j.connection import (
 from redstring.adapters.neo4j.records import (
     Rows,
     candidates_from_columns,
+    distinct_entity_rows,
     entities_from_columns,
     entity_from,
-    entity_row,
     relationship_from,
     relationship_row,
 )
@@ -103,13 +103,18 @@ class Neo4jGraphStore(OwnedConnection):
                 await self._db.run_schema(statement)
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
-        rows = [entity_row(e) for e in entities]
-        for batch in _batches(rows, self._db.settings.batch_size):
+        """Batches of `settings.batch_size` entities, each one transaction, up to
+        `settings.entity_write_concurrency` of them in flight at once."""
 
-            async def work(tx: neo4j.AsyncManagedTransaction, batch: Any = batch) -> None:
+        def work(batch: Rows) -> Callable[[neo4j.AsyncManagedTransaction], Awaitable[None]]:
+            async def run(tx: neo4j.AsyncManagedTransaction) -> None:
                 await (await tx.run(cypher.UPSERT_ENTITIES, rows=batch)).consume()
 
-            await self._db.write(work)
+            return run
+
+        settings = self._db.settings
+        batches = _batches(distinct_entity_rows(entities), settings.batch_size)
+        await self._db.write_each(map(work, batches), concurrency=settings.entity_write_concurrency)
 
     async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
         # One row per id, the last one winning, as sequential upserts would leave it.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from redstring.domain.blocking import lookup_keys
@@ -63,6 +63,12 @@ def entity_row(entity: Entity) -> dict[str, Any]:
         "lookup_keys": list(lookup_keys(entity.blocking_keys)),
         "properties": properties_json(entity.properties),
     }
+
+
+def distinct_entity_rows(entities: Sequence[Entity]) -> list[dict[str, Any]]:
+    """`entity_row` of each entity once, at its first place with its last value: what
+    upserting them one by one would leave, whatever order the batches commit in."""
+    return list({(e.tenant_id, e.id): entity_row(e) for e in entities}.values())
 
 
 def _stored_entity(
