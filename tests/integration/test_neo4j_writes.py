@@ -1,16 +1,20 @@
-"""How the graph store writes: one loop per lookup key, no type keys; failed batches undone."""
+"""How the stores write: one loop per lookup key, no type keys; failed batches undone;
+batches in flight two at a time."""
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import neo4j
 import pytest
 
-from redstring import Entity, TenantId
-from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jSettings
+from redstring import Entity, EntityId, TenantId, VectorRecord
+from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jSettings, Neo4jVectorStore
 from redstring.domain.errors import MissingEndpointError
 from redstring.testing import make_entity, make_relationship, new_tenant
+
+from .conftest import COMPLIANCE_DIMENSION, COMPLIANCE_LABEL
 
 
 async def _edges_by_key(driver: neo4j.AsyncDriver, entity: Entity) -> dict[str, int]:
@@ -156,7 +160,7 @@ async def test_entity_batches_written_two_at_a_time_leave_what_one_by_one_would(
 ) -> None:
     """Small batches, two in flight: every entity is written once, with its last value
     and one loop per lookup key, and none of the batches deadlocks the other."""
-    settings = Neo4jSettings(batch_size=2, entity_write_concurrency=2)
+    settings = Neo4jSettings(batch_size=2, write_concurrency=2)
     store = Neo4jGraphStore(driver, settings=settings)
     await store.ensure_schema()
     tenant = new_tenant()
@@ -170,3 +174,34 @@ async def test_entity_batches_written_two_at_a_time_leave_what_one_by_one_would(
     assert stored[renamed.id] == renamed
     for entity in [*entities[:1], renamed, *entities[2:]]:
         assert await _edges_by_key(driver, entity) == _lookup(entity)
+
+
+async def test_vector_batches_written_two_at_a_time_leave_what_one_by_one_would(
+    driver: neo4j.AsyncDriver,
+) -> None:
+    settings = Neo4jSettings(batch_size=2, write_concurrency=2)
+    store = Neo4jVectorStore(
+        driver, COMPLIANCE_DIMENSION, label=COMPLIANCE_LABEL, settings=settings
+    )
+    await store.ensure_schema()
+    tenant = new_tenant()
+
+    def axis(i: int) -> tuple[float, ...]:
+        return tuple(1.0 if j == i else 0.0 for j in range(COMPLIANCE_DIMENSION))
+
+    records = [
+        VectorRecord(
+            entity_id=EntityId(uuid.uuid4()), tenant_id=tenant, vector=axis(i), entity_type="org"
+        )
+        for i in range(9)
+    ]
+    moved = records[1].model_copy(update={"vector": axis(12)})
+    # The move would land in the batch after the original's: the two are in flight at once.
+    await store.upsert([*records[:2], moved, *records[2:]])
+
+    for i, record in enumerate(records):
+        expected = 12 if i == 1 else i
+        [best] = await store.search(axis(expected), tenant, k=1)
+        assert best.entity_id == record.entity_id
+        assert best.score == pytest.approx(1.0, abs=1e-3)
+    assert len(await store.search(axis(0), tenant, k=20)) == 9

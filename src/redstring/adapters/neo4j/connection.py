@@ -32,10 +32,10 @@ class Neo4jSettings:
     max_retry_time: float = 10.0
     transaction_timeout: float = 30.0
     batch_size: int = 1000
-    # Entity upsert transactions in flight at once within one call: such a
-    # transaction runs on one server thread, and entities share no node, so a
-    # second one uses a second core without contending for locks.
-    entity_write_concurrency: int = 2
+    # Entity and vector upsert transactions in flight at once within one call:
+    # such a transaction runs on one server thread, and two batches share no
+    # node, so a second one uses a second core without waiting for locks.
+    write_concurrency: int = 2
 
 
 DEFAULT_SETTINGS = Neo4jSettings()

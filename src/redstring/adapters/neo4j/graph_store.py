@@ -104,7 +104,8 @@ class Neo4jGraphStore(OwnedConnection):
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Batches of `settings.batch_size` entities, each one transaction, up to
-        `settings.entity_write_concurrency` of them in flight at once."""
+        `settings.write_concurrency` of them in flight at once; an entity given
+        twice is written once, with its last value."""
 
         def work(batch: Rows) -> Callable[[neo4j.AsyncManagedTransaction], Awaitable[None]]:
             async def run(tx: neo4j.AsyncManagedTransaction) -> None:
@@ -114,7 +115,7 @@ class Neo4jGraphStore(OwnedConnection):
 
         settings = self._db.settings
         batches = _batches(distinct_entity_rows(entities), settings.batch_size)
-        await self._db.write_each(map(work, batches), concurrency=settings.entity_write_concurrency)
+        await self._db.write_each(map(work, batches), concurrency=settings.write_concurrency)
 
     async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
         # One row per id, the last one winning, as sequential upserts would leave it.

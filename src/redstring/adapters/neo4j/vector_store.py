@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from enum import StrEnum
 from typing import Any, Self
 
@@ -176,6 +176,9 @@ class Neo4jVectorStore(OwnedConnection):
         await self._db.run_schema(cypher.AWAIT_INDEXES, seconds=wait_seconds)
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        """Batches of `settings.batch_size` records, each one transaction, up to
+        `settings.write_concurrency` of them in flight at once; a record given twice
+        for one entity is written once, the last."""
         latest = list({(r.tenant_id, r.entity_id): r for r in records}.values())
         vectors = self._checked_vectors(latest)
         rows = [
@@ -187,15 +190,18 @@ class Neo4jVectorStore(OwnedConnection):
             }
             for r, vector in zip(latest, vectors, strict=True)
         ]
-        size = self._db.settings.batch_size
         statement = cypher.upsert_vectors(self._label)
-        for start in range(0, len(rows), size):
-            batch = Rows(rows[start : start + size])
 
-            async def work(tx: neo4j.AsyncManagedTransaction, batch: Any = batch) -> None:
+        def work(batch: Rows) -> Callable[[neo4j.AsyncManagedTransaction], Awaitable[None]]:
+            async def run(tx: neo4j.AsyncManagedTransaction) -> None:
                 await (await tx.run(statement, rows=batch)).consume()
 
-            await self._db.write(work)
+            return run
+
+        settings = self._db.settings
+        size = settings.batch_size
+        batches = (Rows(rows[start : start + size]) for start in range(0, len(rows), size))
+        await self._db.write_each(map(work, batches), concurrency=settings.write_concurrency)
 
     def _checked_vectors(self, records: Sequence[VectorRecord]) -> list[list[float]]:
         """The records' vectors as float lists, checked as one array (`checked_vectors`)."""
