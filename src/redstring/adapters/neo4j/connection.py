@@ -136,6 +136,22 @@ class Neo4jConnection:
             if in_flight:
                 await asyncio.gather(*in_flight, return_exceptions=True)
 
+    async def write_batches(
+        self, statement: str, batches: Iterable[list[dict[str, Any]]], *, concurrency: int
+    ) -> None:
+        """`statement` with each batch as its `$rows`, a write transaction a batch, at
+        most `concurrency` in flight (`write_each`)."""
+
+        def work(
+            batch: list[dict[str, Any]],
+        ) -> Callable[[neo4j.AsyncManagedTransaction], Awaitable[None]]:
+            async def run(tx: neo4j.AsyncManagedTransaction) -> None:
+                await (await tx.run(statement, rows=batch)).consume()
+
+            return run
+
+        await self.write_each(map(work, batches), concurrency=concurrency)
+
     async def query(self, statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]:
         """Run one read statement in an auto-commit transaction: a single round trip
         (RUN and PULL pipelined), where a managed transaction adds BEGIN and COMMIT."""

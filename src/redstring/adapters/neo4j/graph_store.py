@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Self
 
 import neo4j
@@ -106,16 +106,11 @@ class Neo4jGraphStore(OwnedConnection):
         """Batches of `settings.batch_size` entities, each one transaction, up to
         `settings.write_concurrency` of them in flight at once; an entity given
         twice is written once, with its last value."""
-
-        def work(batch: Rows) -> Callable[[neo4j.AsyncManagedTransaction], Awaitable[None]]:
-            async def run(tx: neo4j.AsyncManagedTransaction) -> None:
-                await (await tx.run(cypher.UPSERT_ENTITIES, rows=batch)).consume()
-
-            return run
-
         settings = self._db.settings
         batches = _batches(distinct_entity_rows(entities), settings.batch_size)
-        await self._db.write_each(map(work, batches), concurrency=settings.write_concurrency)
+        await self._db.write_batches(
+            cypher.UPSERT_ENTITIES, batches, concurrency=settings.write_concurrency
+        )
 
     async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
         # One row per id, the last one winning, as sequential upserts would leave it.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any, Self
 
@@ -190,18 +190,12 @@ class Neo4jVectorStore(OwnedConnection):
             }
             for r, vector in zip(latest, vectors, strict=True)
         ]
-        statement = cypher.upsert_vectors(self._label)
-
-        def work(batch: Rows) -> Callable[[neo4j.AsyncManagedTransaction], Awaitable[None]]:
-            async def run(tx: neo4j.AsyncManagedTransaction) -> None:
-                await (await tx.run(statement, rows=batch)).consume()
-
-            return run
-
         settings = self._db.settings
         size = settings.batch_size
         batches = (Rows(rows[start : start + size]) for start in range(0, len(rows), size))
-        await self._db.write_each(map(work, batches), concurrency=settings.write_concurrency)
+        await self._db.write_batches(
+            cypher.upsert_vectors(self._label), batches, concurrency=settings.write_concurrency
+        )
 
     def _checked_vectors(self, records: Sequence[VectorRecord]) -> list[list[float]]:
         """The records' vectors as float lists, checked as one array (`checked_vectors`)."""
