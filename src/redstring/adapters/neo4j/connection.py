@@ -18,6 +18,7 @@ from typing import Any, Self, TypeVar
 import neo4j
 from neo4j import exceptions as neo4j_errors
 
+from redstring.adapters.neo4j.records import Rows, batches_of
 from redstring.domain.errors import StoreUnavailableError
 
 T = TypeVar("T")
@@ -136,21 +137,19 @@ class Neo4jConnection:
             if in_flight:
                 await asyncio.gather(*in_flight, return_exceptions=True)
 
-    async def write_batches(
-        self, statement: str, batches: Iterable[list[dict[str, Any]]], *, concurrency: int
-    ) -> None:
-        """`statement` with each batch as its `$rows`, a write transaction a batch, at
-        most `concurrency` in flight (`write_each`)."""
+    async def write_rows(self, statement: str, rows: list[dict[str, Any]]) -> None:
+        """`statement` with `rows` in batches of `settings.batch_size` as its `$rows`, a
+        write transaction a batch, at most `settings.write_concurrency` in flight
+        (`write_each`)."""
 
-        def work(
-            batch: list[dict[str, Any]],
-        ) -> Callable[[neo4j.AsyncManagedTransaction], Awaitable[None]]:
+        def work(batch: Rows) -> Callable[[neo4j.AsyncManagedTransaction], Awaitable[None]]:
             async def run(tx: neo4j.AsyncManagedTransaction) -> None:
                 await (await tx.run(statement, rows=batch)).consume()
 
             return run
 
-        await self.write_each(map(work, batches), concurrency=concurrency)
+        batches = batches_of(rows, self.settings.batch_size)
+        await self.write_each(map(work, batches), concurrency=self.settings.write_concurrency)
 
     async def query(self, statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]:
         """Run one read statement in an auto-commit transaction: a single round trip

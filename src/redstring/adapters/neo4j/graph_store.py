@@ -16,7 +16,7 @@ from redstring.adapters.neo4j.connection import (
     connect_driver,
 )
 from redstring.adapters.neo4j.records import (
-    Rows,
+    batches_of,
     candidates_from_columns,
     distinct_entity_rows,
     entities_from_columns,
@@ -32,10 +32,6 @@ from redstring.domain.relationship import Direction, Relationship
 
 # LIMIT takes no null: "no limit" is the largest value Cypher accepts.
 _NO_LIMIT = 2**63 - 1
-
-
-def _batches(rows: list[dict[str, Any]], size: int) -> list[Rows]:
-    return [Rows(rows[i : i + size]) for i in range(0, len(rows), size)]
 
 
 def _lookup(
@@ -106,16 +102,12 @@ class Neo4jGraphStore(OwnedConnection):
         """Batches of `settings.batch_size` entities, each one transaction, up to
         `settings.write_concurrency` of them in flight at once; an entity given
         twice is written once, with its last value."""
-        settings = self._db.settings
-        batches = _batches(distinct_entity_rows(entities), settings.batch_size)
-        await self._db.write_batches(
-            cypher.UPSERT_ENTITIES, batches, concurrency=settings.write_concurrency
-        )
+        await self._db.write_rows(cypher.UPSERT_ENTITIES, distinct_entity_rows(entities))
 
     async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
         # One row per id, the last one winning, as sequential upserts would leave it.
         rows = list({r.id: relationship_row(r) for r in relationships}.values())
-        for batch in _batches(rows, self._db.settings.batch_size):
+        for batch in batches_of(rows, self._db.settings.batch_size):
 
             async def work(tx: neo4j.AsyncManagedTransaction, batch: Any = batch) -> None:
                 result = await tx.run(cypher.UPSERT_RELATIONSHIPS, rows=batch)

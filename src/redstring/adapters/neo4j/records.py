@@ -39,6 +39,11 @@ class Rows(list[dict[str, Any]]):
         return f"<{len(self)} rows>"
 
 
+def batches_of(rows: list[dict[str, Any]], size: int) -> list[Rows]:
+    """`rows` in consecutive batches of at most `size`, one statement's `$rows` each."""
+    return [Rows(rows[i : i + size]) for i in range(0, len(rows), size)]
+
+
 def properties_json(properties: Mapping[str, PropertyValue]) -> str:
     if not properties:  # most entities and relationships have none
         return "{}"

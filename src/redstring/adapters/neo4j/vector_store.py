@@ -19,7 +19,6 @@ from redstring.adapters.neo4j.connection import (
     OwnedConnection,
     connect_driver,
 )
-from redstring.adapters.neo4j.records import Rows
 from redstring.domain.errors import DimensionMismatchError, RedstringError
 from redstring.domain.ids import EntityId, TenantId, id_order_key, id_text
 from redstring.domain.vectors import VectorMatch, VectorRecord, checked_vector, checked_vectors
@@ -190,12 +189,7 @@ class Neo4jVectorStore(OwnedConnection):
             }
             for r, vector in zip(latest, vectors, strict=True)
         ]
-        settings = self._db.settings
-        size = settings.batch_size
-        batches = (Rows(rows[start : start + size]) for start in range(0, len(rows), size))
-        await self._db.write_batches(
-            cypher.upsert_vectors(self._label), batches, concurrency=settings.write_concurrency
-        )
+        await self._db.write_rows(cypher.upsert_vectors(self._label), rows)
 
     def _checked_vectors(self, records: Sequence[VectorRecord]) -> list[list[float]]:
         """The records' vectors as float lists, checked as one array (`checked_vectors`)."""
