@@ -39,6 +39,8 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 
+import numpy as np
+
 from bench.corpus import make_corpus
 from bench.measure import (
     alternating_medians,
@@ -58,6 +60,7 @@ from redstring import (
     VectorRecord,
 )
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_driver, cypher
+from redstring.adapters.neo4j.records import query_vector
 from redstring.composition.retrieval import DEFAULT_OVERFETCH
 from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys
 
@@ -105,6 +108,11 @@ async def main(
     queries = [e.name for e in rng.sample(corpus, 20)]
     query_vectors = await embeddings.embed_query(queries)
     bare_statement = cypher.search_vectors_in_index(LABEL, typed=False)
+    # Sent as the vector store sends a query vector: packed where the server takes it.
+    packed = (await driver.get_server_info()).protocol_version >= (6, 0)
+    bare_vectors = [
+        query_vector(np.asarray(v, dtype=np.float64), packed=packed) for v in query_vectors
+    ]
     # One cursor each: both walk the same queries in the same order.
     bare_cursor, hybrid_cursor = iter(range(10**9)), iter(range(10**9))
 
@@ -113,7 +121,7 @@ async def main(
         async with driver.session() as session:
             result = await session.run(
                 bare_statement,
-                vector=query_vectors[i],
+                vector=bare_vectors[i],
                 tenant_id=str(tenant),
                 k=10,
                 types=None,

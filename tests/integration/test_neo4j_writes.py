@@ -7,6 +7,7 @@ import asyncio
 import uuid
 
 import neo4j
+import numpy as np
 import pytest
 
 from redstring import Entity, EntityId, TenantId, VectorRecord
@@ -205,3 +206,55 @@ async def test_vector_batches_written_two_at_a_time_leave_what_one_by_one_would(
         assert best.entity_id == record.entity_id
         assert best.score == pytest.approx(1.0, abs=1e-3)
     assert len(await store.search(axis(0), tenant, k=20)) == 9
+
+
+async def _embeddings(driver: neo4j.AsyncDriver, tenant: TenantId) -> dict[str, list[float]]:
+    async with driver.session() as session:
+        result = await session.run(
+            f"MATCH (v:{COMPLIANCE_LABEL} {{tenant_id: $t}}) RETURN v.entity_id AS id, "
+            "v.embedding AS embedding",
+            t=str(tenant),
+        )
+        return {record["id"]: record["embedding"] async for record in result}
+
+
+@pytest.mark.parametrize("exact_below", [0, 2000], ids=["index", "exact-scan"])
+async def test_packed_and_list_vectors_are_stored_and_searched_alike(
+    driver: neo4j.AsyncDriver, exact_below: int
+) -> None:
+    """Bolt 6 servers get `Vector` parameters; older ones float lists. The two must
+    store the same float32 values and give the same matches and scores."""
+    packed = Neo4jVectorStore(
+        driver, COMPLIANCE_DIMENSION, label=COMPLIANCE_LABEL, exact_below=exact_below
+    )
+    await packed.ensure_schema()
+    assert await packed._db.packs_vectors()  # the test server speaks Bolt 6
+    listed = Neo4jVectorStore(
+        driver, COMPLIANCE_DIMENSION, label=COMPLIANCE_LABEL, exact_below=exact_below
+    )
+    listed._db._packs_vectors = False  # as with a server before Bolt 6
+    rng = np.random.default_rng(11)
+    matrix = rng.standard_normal((40, COMPLIANCE_DIMENSION))
+    ids = [EntityId(uuid.uuid4()) for _ in matrix]
+    tenants = {"packed": new_tenant(), "listed": new_tenant()}
+    for name, store in (("packed", packed), ("listed", listed)):
+        await store.upsert(
+            [
+                VectorRecord(
+                    entity_id=i, tenant_id=tenants[name], vector=tuple(row), entity_type="org"
+                )
+                for i, row in zip(ids, matrix.tolist(), strict=True)
+            ]
+        )
+
+    stored = {name: await _embeddings(driver, tenant) for name, tenant in tenants.items()}
+    assert stored["packed"] == stored["listed"]
+    assert stored["packed"][str(ids[0])] == matrix[0].astype(np.float32).tolist()
+    query = rng.standard_normal(COMPLIANCE_DIMENSION).tolist()
+    for store in (packed, listed):
+        found = {name: await store.search(query, tenant, k=10) for name, tenant in tenants.items()}
+        assert found["packed"] == found["listed"]
+        assert len(found["packed"]) == 10
+    assert await packed.search(query, tenants["packed"], k=10) == await listed.search(
+        query, tenants["packed"], k=10
+    )

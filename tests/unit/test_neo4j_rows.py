@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from redstring.adapters.neo4j.records import Rows, distinct_entity_rows, entity_row
+import numpy as np
+from neo4j.vector import Vector
+
+from redstring.adapters.neo4j.records import (
+    Rows,
+    distinct_entity_rows,
+    entity_row,
+    query_vector,
+    stored_vectors,
+)
 from redstring.testing import make_entity, new_tenant
 
 
@@ -34,3 +43,19 @@ def test_distinct_entity_rows_keep_each_entity_once_with_its_last_value() -> Non
         (str(other), str(first.id)),
     ]
     assert rows[0]["description"] == "new"
+
+
+def test_packed_vectors_hold_the_float32_values_a_list_would_be_stored_as() -> None:
+    matrix = np.random.default_rng(7).standard_normal((3, 5))
+    packed = stored_vectors(matrix, packed=True)
+    assert all(isinstance(v, Vector) for v in packed)
+    assert [v.to_native() for v in packed] == matrix.astype(np.float32).tolist()
+    assert stored_vectors(matrix, packed=False) == matrix.tolist()
+
+
+def test_a_packed_query_vector_keeps_every_float64_bit() -> None:
+    vector = np.random.default_rng(8).standard_normal(5)
+    packed = query_vector(vector, packed=True)
+    assert isinstance(packed, Vector)
+    assert packed.to_native() == vector.tolist()
+    assert query_vector(vector, packed=False) == vector.tolist()

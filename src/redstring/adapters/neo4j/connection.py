@@ -55,6 +55,10 @@ def connect_driver(
     )
 
 
+# The first Bolt version with a vector type: a `Vector` parameter is its components'
+# bytes, where a float list is a tagged value per component.
+_PACKED_VECTORS = (6, 0)
+
 _UNAVAILABLE = (
     neo4j_errors.ServiceUnavailable,
     neo4j_errors.SessionExpired,
@@ -84,10 +88,22 @@ class Neo4jConnection:
         self.database = database
         self.settings = settings
         self._owned = owned
+        self._packs_vectors: bool | None = None
 
     async def close(self) -> None:
         if self._owned:
             await self.driver.close()
+
+    async def packs_vectors(self) -> bool:
+        """Whether the server takes `neo4j.vector.Vector` parameters (Bolt 6.0, Neo4j
+        2025.10 and later): asked of the server once, on first use, then remembered."""
+        if self._packs_vectors is None:
+            try:
+                info = await self.driver.get_server_info()
+            except _UNAVAILABLE as exc:
+                raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
+            self._packs_vectors = info.protocol_version >= _PACKED_VECTORS
+        return self._packs_vectors
 
     @asynccontextmanager
     async def _session(self) -> AsyncIterator[neo4j.AsyncSession]:

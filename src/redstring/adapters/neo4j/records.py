@@ -12,6 +12,10 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+from neo4j.vector import Vector, VectorDType
+from numpy.typing import NDArray
+
 from redstring.domain.blocking import lookup_keys
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, RelationshipId, TenantId, id_text
@@ -42,6 +46,27 @@ class Rows(list[dict[str, Any]]):
 def batches_of(rows: list[dict[str, Any]], size: int) -> list[Rows]:
     """`rows` in consecutive batches of at most `size`, one statement's `$rows` each."""
     return [Rows(rows[i : i + size]) for i in range(0, len(rows), size)]
+
+
+def stored_vectors(matrix: NDArray[np.float64], *, packed: bool) -> list[Any]:
+    """The rows of `matrix` as vector properties to write: `Vector`s of big-endian
+    float32 when `packed` (the server stores float32 either way, so the values
+    written are the same), float lists otherwise.
+
+    A packed vector is sent as its bytes: 384 components cost about 7 µs of
+    client CPU to build and send, where a float list costs about 35."""
+    if not packed:
+        rows: list[Any] = matrix.tolist()
+        return rows
+    return [Vector(row.tobytes(), VectorDType.F32) for row in matrix.astype(">f4")]
+
+
+def query_vector(vector: NDArray[np.float64], *, packed: bool) -> Any:
+    """A query vector as a parameter: a float64 `Vector` when `packed`, so that scores
+    are exactly those of a float list, which it is otherwise."""
+    if not packed:
+        return vector.tolist()
+    return Vector(vector.astype(">f8").tobytes(), VectorDType.F64)
 
 
 def properties_json(properties: Mapping[str, PropertyValue]) -> str:

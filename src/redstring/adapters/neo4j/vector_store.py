@@ -19,6 +19,7 @@ from redstring.adapters.neo4j.connection import (
     OwnedConnection,
     connect_driver,
 )
+from redstring.adapters.neo4j.records import query_vector, stored_vectors
 from redstring.domain.errors import DimensionMismatchError, RedstringError
 from redstring.domain.ids import EntityId, TenantId, id_order_key, id_text
 from redstring.domain.vectors import VectorMatch, VectorRecord, checked_vector, checked_vectors
@@ -179,7 +180,10 @@ class Neo4jVectorStore(OwnedConnection):
         `settings.write_concurrency` of them in flight at once; a record given twice
         for one entity is written once, the last."""
         latest = list({(r.tenant_id, r.entity_id): r for r in records}.values())
-        vectors = self._checked_vectors(latest)
+        if not latest:
+            return
+        matrix = checked_vectors([r.vector for r in latest], self._dimension, "vector record")
+        vectors = stored_vectors(matrix, packed=await self._db.packs_vectors())
         rows = [
             {
                 "tenant_id": id_text(r.tenant_id),
@@ -191,14 +195,6 @@ class Neo4jVectorStore(OwnedConnection):
         ]
         await self._db.write_rows(cypher.upsert_vectors(self._label), rows)
 
-    def _checked_vectors(self, records: Sequence[VectorRecord]) -> list[list[float]]:
-        """The records' vectors as float lists, checked as one array (`checked_vectors`)."""
-        if not records:
-            return []
-        matrix = checked_vectors([r.vector for r in records], self._dimension, "vector record")
-        rows: list[list[float]] = matrix.tolist()
-        return rows
-
     async def search(
         self,
         vector: Sequence[float],
@@ -209,9 +205,10 @@ class Neo4jVectorStore(OwnedConnection):
     ) -> list[VectorMatch]:
         if k < 0:
             raise ValueError("k must not be negative")
-        query = checked_vector(vector, self._dimension, "query vector").tolist()
+        checked = checked_vector(vector, self._dimension, "query vector")
         if k == 0 or (entity_types is not None and len(entity_types) == 0):
             return []
+        query = query_vector(checked, packed=await self._db.packs_vectors())
         types = None if entity_types is None else sorted(set(entity_types))
         fetch = _first_fetch(k)
         while True:
@@ -225,7 +222,7 @@ class Neo4jVectorStore(OwnedConnection):
         return [VectorMatch(entity_id=entity_id, score=score) for entity_id, score in ranked[:k]]
 
     async def _nearest(
-        self, query: list[float], tenant_id: str, k: int, types: list[str] | None
+        self, query: Any, tenant_id: str, k: int, types: list[str] | None
     ) -> list[tuple[EntityId, float]]:
         params = {"vector": query, "tenant_id": tenant_id, "k": k, "types": types}
         exact = cypher.search_vectors_exact(self._label)
