@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Any
 
 import neo4j
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 
 from redstring import Entity, EntityId, TenantId, VectorRecord
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jSettings, Neo4jVectorStore
+from redstring.adapters.neo4j.connection import Neo4jConnection
 from redstring.domain.errors import MissingEndpointError
 from redstring.testing import make_entity, make_relationship, new_tenant
 
@@ -180,7 +182,7 @@ async def test_entity_batches_written_two_at_a_time_leave_what_one_by_one_would(
 async def test_vector_batches_written_two_at_a_time_leave_what_one_by_one_would(
     driver: neo4j.AsyncDriver,
 ) -> None:
-    settings = Neo4jSettings(batch_size=2, write_concurrency=2)
+    settings = Neo4jSettings(vector_batch_size=2, write_concurrency=2)
     store = Neo4jVectorStore(
         driver, COMPLIANCE_DIMENSION, label=COMPLIANCE_LABEL, settings=settings
     )
@@ -258,3 +260,48 @@ async def test_packed_and_list_vectors_are_stored_and_searched_alike(
     assert await packed.search(query, tenants["packed"], k=10) == await listed.search(
         query, tenants["packed"], k=10
     )
+
+
+def _count_transactions(connection: Neo4jConnection) -> list[int]:
+    """Count `connection`'s write transactions (each still runs on the server)."""
+    count = [0]
+    write = connection.write
+
+    async def counting(work: Any) -> Any:
+        count[0] += 1
+        return await write(work)
+
+    connection.write = counting  # type: ignore[method-assign]
+    return count
+
+
+async def test_vectors_are_batched_by_vector_batch_size_and_entities_by_batch_size(
+    driver: neo4j.AsyncDriver,
+) -> None:
+    settings = Neo4jSettings(batch_size=2, vector_batch_size=4)
+    graph = Neo4jGraphStore(driver, settings=settings)
+    vectors = Neo4jVectorStore(
+        driver, COMPLIANCE_DIMENSION, label=COMPLIANCE_LABEL, settings=settings
+    )
+    await graph.ensure_schema()
+    await vectors.ensure_schema()
+    tenant = new_tenant()
+    entities = [make_entity(tenant, f"Entity {i}", "org") for i in range(9)]
+    records = [
+        VectorRecord(
+            entity_id=e.id,
+            tenant_id=tenant,
+            vector=tuple(float(j == i) for j in range(COMPLIANCE_DIMENSION)),
+            entity_type="org",
+        )
+        for i, e in enumerate(entities)
+    ]
+    graph_transactions = _count_transactions(graph._db)
+    vector_transactions = _count_transactions(vectors._db)
+    await graph.upsert_entities(entities)
+    await vectors.upsert(records)
+
+    assert graph_transactions == [5]  # 9 entities in batches of 2
+    assert vector_transactions == [3]  # 9 vectors in batches of 4
+    assert len(await graph.get_entities([e.id for e in entities], tenant)) == 9
+    assert len(await vectors.search(records[0].vector, tenant, k=20)) == 9

@@ -176,7 +176,7 @@ class Neo4jVectorStore(OwnedConnection):
         await self._db.run_schema(cypher.AWAIT_INDEXES, seconds=wait_seconds)
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
-        """Batches of `settings.batch_size` records, each one transaction, up to
+        """Batches of `settings.vector_batch_size` records, each one transaction, up to
         `settings.write_concurrency` of them in flight at once; a record given twice
         for one entity is written once, the last."""
         latest = list({(r.tenant_id, r.entity_id): r for r in records}.values())
@@ -193,7 +193,11 @@ class Neo4jVectorStore(OwnedConnection):
             }
             for r, vector in zip(latest, vectors, strict=True)
         ]
-        await self._db.write_rows(cypher.upsert_vectors(self._label), rows)
+        await self._db.write_rows(
+            cypher.upsert_vectors(self._label),
+            rows,
+            batch_size=self._db.settings.vector_batch_size,
+        )
 
     async def search(
         self,
