@@ -16,6 +16,8 @@ timed on the whole corpus, the graph store then the vector store; then a fifth
 of `--size` is loaded into new tenants four times, alternating that order with
 overlapped batches (one batch's vectors beside the next batch's entities, as
 `redstring load` does), so both are measured in the same state of the server.
+The warm-up and those small loads keep their vectors under another label, so
+the timed queries search an index of the `--size` entities alone.
 Targets (issue 3):
 hybrid median <= 1.5x the bare index query; ingestion >= 5,000 entities/s.
 
@@ -66,6 +68,10 @@ from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys
 
 DIMENSION = 384
 LABEL = "BenchVector384"
+# The warm-up and the alternated small loads write their vectors under a label (and
+# so a vector index) of their own: a search walks every segment of its index, and
+# their many small segments would slow the timed queries on the 100,000 entities.
+SIDE_LABEL = "BenchSideVector384"
 
 
 async def main(
@@ -76,8 +82,10 @@ async def main(
     )
     graph = Neo4jGraphStore(driver)
     vectors = Neo4jVectorStore(driver, DIMENSION, label=LABEL)
+    side = Neo4jVectorStore(driver, DIMENSION, label=SIDE_LABEL)
     await graph.ensure_schema()
     await vectors.ensure_schema()
+    await side.ensure_schema()
     tenant = reuse or TenantId(uuid.uuid4())
     embeddings = HashingEmbeddingProvider(DIMENSION)
     corpus = make_corpus(tenant, size, seed=3)
@@ -97,10 +105,10 @@ async def main(
     print(f"tenant: {tenant}")
     if reuse is None:
         if warmup:
-            rate = await load_small(graph, vectors, embeddings, warmup, overlap=False)
+            rate = await load_small(graph, side, embeddings, warmup, overlap=False)
             print(f"warm-up, not counted: {warmup:,} entities at {rate:,.0f} entities/s")
         await ingest(graph, vectors, embeddings, corpus, relationships)
-        await compare_overlap(graph, vectors, embeddings, size // 5)
+        await compare_overlap(graph, side, embeddings, size // 5)
     async with driver.session() as session:
         await (await session.run("CALL db.awaitIndexes(600)")).consume()
 
