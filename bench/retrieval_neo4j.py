@@ -62,6 +62,7 @@ from redstring import (
     VectorRecord,
 )
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_driver, cypher
+from redstring.adapters.neo4j.connection import takes_packed_vectors
 from redstring.adapters.neo4j.records import query_vector
 from redstring.composition.retrieval import DEFAULT_OVERFETCH
 from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys
@@ -117,7 +118,7 @@ async def main(
     query_vectors = await embeddings.embed_query(queries)
     bare_statement = cypher.search_vectors_in_index(LABEL, typed=False)
     # Sent as the vector store sends a query vector: packed where the server takes it.
-    packed = (await driver.get_server_info()).protocol_version >= (6, 0)
+    packed = await takes_packed_vectors(driver)
     bare_vectors = [
         query_vector(np.asarray(v, dtype=np.float64), packed=packed) for v in query_vectors
     ]

@@ -75,6 +75,17 @@ _UNAVAILABLE = (
 )
 
 
+async def takes_packed_vectors(driver: neo4j.AsyncDriver) -> bool:
+    """Whether the server behind `driver` takes `neo4j.vector.Vector` parameters (Bolt
+    6.0, Neo4j 2025.10 and later). One round trip; `StoreUnavailableError` when the
+    server does not answer."""
+    try:
+        info = await driver.get_server_info()
+    except _UNAVAILABLE as exc:
+        raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
+    return info.protocol_version >= _PACKED_VECTORS
+
+
 class Neo4jConnection:
     """A driver (owned or injected) plus the database name and timeouts.
 
@@ -101,14 +112,10 @@ class Neo4jConnection:
             await self.driver.close()
 
     async def packs_vectors(self) -> bool:
-        """Whether the server takes `neo4j.vector.Vector` parameters (Bolt 6.0, Neo4j
-        2025.10 and later): asked of the server once, on first use, then remembered."""
+        """`takes_packed_vectors`, asked of the server once, on first use, then
+        remembered."""
         if self._packs_vectors is None:
-            try:
-                info = await self.driver.get_server_info()
-            except _UNAVAILABLE as exc:
-                raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
-            self._packs_vectors = info.protocol_version >= _PACKED_VECTORS
+            self._packs_vectors = await takes_packed_vectors(self.driver)
         return self._packs_vectors
 
     @asynccontextmanager
