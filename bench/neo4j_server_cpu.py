@@ -1,0 +1,131 @@
+"""Where a Neo4j server's CPU goes while it takes entities and vectors (run by hand).
+
+    make neo4j-start && set -a && . .cache/neo4j/env && set +a
+    .venv/bin/python -m bench.neo4j_server_cpu [--entities 20000] [--loads 3]
+                                               [--pid PID] [--seed 11]
+
+Each load writes `--entities` bench entities (bench/corpus.py) into a new
+tenant through `Neo4jGraphStore.upsert_entities`, then their precomputed
+hashing-provider vectors (dimension 384) through `Neo4jVectorStore.upsert`,
+and prints the rate, this process's CPU an entity, and the server's CPU an
+entity until it is idle again (merges on background threads included). The
+server's CPU is read from `/proc/<pid>`, so the server must run on this
+machine: `--pid`, or the process `scripts/neo4j_server.py` started. Its
+threads' CPU is grouped by name (`neo4j.BoltWorker`, `GC Thread`, `C2
+CompilerThread`…); threads that ended before the last reading, such as
+Lucene's merge threads, show only in the total.
+
+To compare server settings, start a server with each and run this against
+them in turn, the same `--seed` on both (docs/neo4j.md, "Server memory").
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import json
+import os
+import re
+import time
+import uuid
+from pathlib import Path
+
+from bench.corpus import make_corpus
+from bench.retrieval_neo4j import DIMENSION, precomputed_vectors
+from redstring import HashingEmbeddingProvider, TenantId
+from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_driver
+
+LABEL = "BenchCpuVector384"
+STATE_FILE = Path(__file__).resolve().parent.parent / ".cache" / "neo4j" / "server.json"
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(stat: str) -> float:
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
+
+
+def server_seconds(pid: int) -> float:
+    return _cpu_seconds(Path(f"/proc/{pid}/stat").read_text())
+
+
+def thread_seconds(pid: int) -> dict[str, tuple[str, float]]:
+    """CPU seconds of each live thread of `pid`, by thread id, with the thread's name."""
+    found = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except FileNotFoundError:  # ended since the listing
+            continue
+        found[task.name] = (stat[stat.index("(") + 1 : stat.rindex(")")], _cpu_seconds(stat))
+    return found
+
+
+def by_group(
+    before: dict[str, tuple[str, float]], after: dict[str, tuple[str, float]]
+) -> collections.Counter[str]:
+    """CPU seconds spent between the readings, by thread name without its number."""
+    spent: collections.Counter[str] = collections.Counter()
+    for task, (name, seconds) in after.items():
+        group = re.sub(r"[#-]?\d+$", "", name).strip()
+        spent[group] += seconds - before.get(task, (name, 0.0))[1]
+    return spent
+
+
+async def until_idle(pid: int, window: float = 3.0, threshold: float = 0.15) -> None:
+    """Wait until the server spends less than `threshold` s of CPU in `window` s."""
+    while True:
+        start = server_seconds(pid)
+        await asyncio.sleep(window)
+        if server_seconds(pid) - start < threshold:
+            return
+
+
+async def load(
+    graph: Neo4jGraphStore, vectors: Neo4jVectorStore, pid: int, size: int, seed: int
+) -> None:
+    corpus = make_corpus(TenantId(uuid.uuid4()), size, seed=seed)
+    records = await precomputed_vectors(HashingEmbeddingProvider(DIMENSION), corpus)
+    await until_idle(pid)
+    threads, server, client = thread_seconds(pid), server_seconds(pid), time.process_time()
+    start = time.perf_counter()
+    await graph.upsert_entities(corpus)
+    await vectors.upsert(records)
+    seconds = time.perf_counter() - start
+    client = time.process_time() - client
+    await until_idle(pid)
+    server = server_seconds(pid) - server
+    print(
+        f"{size / seconds:,.0f} entities/s; CPU an entity: client {client / size * 1e6:,.0f} µs, "
+        f"server {server / size * 1e6:,.0f} µs until idle"
+    )
+    spent = by_group(threads, thread_seconds(pid))
+    for group, used in spent.most_common(6):
+        print(f"  {used:6.2f} s {used / server:6.1%}  {group}")
+    print(f"  {server - sum(spent.values()):6.2f} s          threads that ended")
+
+
+async def main(size: int, loads: int, pid: int, seed: int) -> None:
+    driver = connect_driver(
+        os.environ["NEO4J_URI"], (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
+    )
+    graph = Neo4jGraphStore(driver)
+    vectors = Neo4jVectorStore(driver, DIMENSION, label=LABEL)
+    await graph.ensure_schema()
+    await vectors.ensure_schema()
+    print(f"Neo4j at {os.environ['NEO4J_URI']}, pid {pid}")
+    for n in range(loads):
+        await load(graph, vectors, pid, size, seed + n)
+    await driver.close()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entities", type=int, default=20_000)
+    parser.add_argument("--loads", type=int, default=3)
+    parser.add_argument("--pid", type=int, help="the server's process id (default: server.json)")
+    parser.add_argument("--seed", type=int, default=11)
+    args = parser.parse_args()
+    pid = args.pid or json.loads(STATE_FILE.read_text())["pid"]
+    asyncio.run(main(args.entities, args.loads, pid, args.seed))
