@@ -2,7 +2,7 @@
 
     make neo4j-start && set -a && . .cache/neo4j/env && set +a
     .venv/bin/python -m bench.retrieval_neo4j [--size 100000] [--repeats 50] [--tenant UUID]
-                                              [--breakdown] [--warmup 20000]
+                                              [--breakdown] [--warmup 20000] [--reference]
 
 One fresh tenant of `--size` synthetic entities, dimension 384, hashing
 provider. Vectors are computed first, so ingestion is timed on the stores
@@ -26,6 +26,14 @@ channel's store call, the `get_entities` call after them, and `retrieve` in
 each mode), taken in turn, with the median CPU time of this process (the
 client's share; the server's shows only in the wall time).
 
+`--reference` also times, in turn with the bare query and hybrid `retrieve`,
+hybrid search done inside Neo4j in one statement: BM25 over a full-text index
+of the names beside the vector index (`bench/neo4j_reference.py`; the index is
+created for the run and dropped after it), and, for both it and hybrid
+`retrieve`, how often 300 names with one letter dropped find the entity named
+first and in the best 10. A yardstick for the ratio, not redstring's lexical
+channel.
+
 `--tenant` reuses a tenant an earlier run of the same `--size` loaded into
 the same server (the run prints its tenant): ingestion is skipped, not timed,
 and the corpus is rebuilt deterministically for the queries.
@@ -43,6 +51,7 @@ from collections.abc import Awaitable, Callable
 
 import numpy as np
 
+from bench import neo4j_reference
 from bench.corpus import make_corpus
 from bench.measure import (
     alternating_medians,
@@ -76,7 +85,12 @@ SIDE_LABEL = "BenchSideVector384"
 
 
 async def main(
-    size: int, repeats: int, reuse: TenantId | None, breakdown: bool, warmup: int
+    size: int,
+    repeats: int,
+    reuse: TenantId | None,
+    breakdown: bool,
+    warmup: int,
+    reference: bool,
 ) -> None:
     driver = connect_driver(
         os.environ["NEO4J_URI"], (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
@@ -145,13 +159,42 @@ async def main(
     async def edges() -> object:
         return await graph.relationships_of(hubs, tenant)
 
-    medians = await alternating_medians_ms({"bare": bare, "hybrid": hybrid}, repeats)
+    runs: dict[str, Callable[[], Awaitable[object]]] = {"bare": bare, "hybrid": hybrid}
+    if reference:
+        seconds = await neo4j_reference.create_index(driver)
+        print(f"reference: full-text index of the names built in {seconds:.1f} s")
+        runs["reference"] = neo4j_reference.search(driver, LABEL, tenant, queries, bare_vectors)
+    try:
+        medians = await alternating_medians_ms(runs, repeats)
+        if reference:
+            misspelt = neo4j_reference.misspelt(corpus, 300, seed=9)
+            embedded = await embeddings.embed_query([query for query, _ in misspelt])
+            quality = await neo4j_reference.compare_quality(
+                driver,
+                LABEL,
+                retriever,
+                tenant,
+                misspelt,
+                [query_vector(np.asarray(v, dtype=np.float64), packed=packed) for v in embedded],
+            )
+    finally:
+        if reference:
+            await neo4j_reference.drop_index(driver)
     bare_ms, hybrid_ms = medians["bare"], medians["hybrid"]
     edges_ms = await median_ms(edges, repeats)
 
     print(f"bare vector-index query k=10 median: {bare_ms:.2f} ms")
     print(f"hybrid retrieve k=10 median: {hybrid_ms:.2f} ms")
     print(f"hybrid / bare index query: {hybrid_ms / bare_ms:.2f}x")
+    if reference:
+        reference_ms = medians["reference"]
+        print(
+            f"reference, hybrid inside Neo4j (BM25 + vector, one statement) k=10 median: "
+            f"{reference_ms:.2f} ms, {reference_ms / bare_ms:.2f}x the bare query"
+        )
+        print(f"{len(misspelt)} names with one letter dropped, the entity named:")
+        for name, (first, top) in quality.items():
+            print(f"  {name}: first {first:.1%}, in the best 10 {top:.1%}")
     print(f"relationships_of 10 entities (one round trip) median: {edges_ms:.2f} ms")
     if breakdown:
         await print_breakdown(retriever, graph, vectors, tenant, queries, query_vectors, repeats)
@@ -306,6 +349,11 @@ if __name__ == "__main__":
         default=20_000,
         help="entities loaded into a tenant of their own before the timed load (0: none)",
     )
+    parser.add_argument(
+        "--reference",
+        action="store_true",
+        help="also time hybrid search done inside Neo4j (BM25 + vector) as a yardstick",
+    )
     args = parser.parse_args()
     tenant = None if args.tenant is None else TenantId(args.tenant)
-    asyncio.run(main(args.size, args.repeats, tenant, args.breakdown, args.warmup))
+    asyncio.run(main(args.size, args.repeats, tenant, args.breakdown, args.warmup, args.reference))
