@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import uuid
 
 import pytest
@@ -65,6 +66,47 @@ def test_properties_are_read_only() -> None:
     with pytest.raises(TypeError):
         entity.properties["a"] = 2  # type: ignore[index]
     assert entity.model_dump()["properties"] == {"a": 1}
+
+
+def test_default_properties_are_read_only_too() -> None:
+    tenant = new_tenant()
+    entity = Entity(
+        id=entity_id_for(tenant, "thing", "ok"), tenant_id=tenant, name="ok", entity_type="thing"
+    )
+    relationship = Relationship(
+        id=RelationshipId(uuid.uuid4()),
+        tenant_id=tenant,
+        source_entity_id=entity.id,
+        target_entity_id=entity_id_for(tenant, "thing", "other"),
+        relationship_type="RELATED_TO",
+    )
+    for value in (entity, relationship):
+        assert value.properties == {}
+        with pytest.raises(TypeError):
+            value.properties["a"] = 2  # type: ignore[index]
+
+
+def test_properties_compare_as_their_items() -> None:
+    entity = make_entity(new_tenant(), "ok", properties={"a": 1, "tags": ("x",)})
+    assert entity.properties == {"a": 1, "tags": ("x",)}
+    assert {"a": 1, "tags": ("x",)} == entity.properties  # noqa: SIM300 (dict on the left)
+    assert entity.properties != {"a": 1}
+    assert dict(entity.properties) == {"a": 1, "tags": ("x",)}
+    assert entity.properties.get("missing", 0) == 0
+
+
+def test_entities_and_relationships_pickle() -> None:
+    """They cross process boundaries (worker processes, pickling caches) unchanged."""
+    tenant = new_tenant()
+    source = make_entity(tenant, "Acme Corp", properties={"aliases": ("ACME",), "rank": 1})
+    target = make_entity(tenant, "Globex")
+    relationship = make_relationship(source, target, properties={"since": 1999})
+    for value in (source, target, relationship):
+        copy = pickle.loads(pickle.dumps(value))
+        assert copy == value
+        assert copy.model_dump() == value.model_dump()
+        with pytest.raises(TypeError):
+            copy.properties["new"] = 1  # type: ignore[index]
 
 
 def test_entity_is_frozen_and_hashable_by_identity() -> None:

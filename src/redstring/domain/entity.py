@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from redstring.domain.blocking import blocking_keys_for
 from redstring.domain.ids import EntityId, TenantId, id_order_key
 from redstring.domain.normalization import normalize_name
-from redstring.domain.properties import Properties, string_values
+from redstring.domain.properties import Properties, no_properties, string_values
 from redstring.domain.text import check_nonblank, check_storable
 
 
@@ -29,7 +29,7 @@ class Entity(BaseModel):
     name: str
     entity_type: str
     description: str | None = None
-    properties: Properties = Field(default_factory=dict)
+    properties: Properties = Field(default_factory=no_properties)
     normalized_name: str = ""
     blocking_keys: tuple[str, ...] = ()
 

@@ -9,9 +9,8 @@ changed behind a store's back.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Annotated, TypeAlias
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
+from typing import Annotated, Any, TypeAlias
 
 from pydantic import AfterValidator, PlainSerializer, StrictBool, StrictFloat, StrictInt, StrictStr
 
@@ -28,6 +27,66 @@ def _check_value(key: str, value: object) -> None:
         raise ValueError(f"property {key!r} must be a finite number")
 
 
+class FrozenProperties(Mapping[str, PropertyValue]):
+    """A read-only map over a dict that no one else holds.
+
+    Where `types.MappingProxyType` refuses `pickle`, this pickles as its items,
+    so entities and relationships can cross a process boundary or go into a
+    pickling cache. Reads go straight to the dict's own views."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: dict[str, PropertyValue]) -> None:
+        self._items = items
+
+    def __getitem__(self, key: str) -> PropertyValue:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def keys(self) -> KeysView[str]:
+        return self._items.keys()
+
+    def values(self) -> ValuesView[PropertyValue]:
+        return self._items.values()
+
+    def items(self) -> ItemsView[str, PropertyValue]:
+        return self._items.items()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._items.get(key, default)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FrozenProperties):
+            return self._items == other._items
+        if isinstance(other, Mapping):
+            return self._items == dict(other.items())
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # equal to dicts, which do not hash
+
+    def __repr__(self) -> str:
+        return f"FrozenProperties({self._items!r})"
+
+    def __reduce__(self) -> tuple[type[FrozenProperties], tuple[dict[str, PropertyValue]]]:
+        return (FrozenProperties, (dict(self._items),))
+
+
+NO_PROPERTIES = FrozenProperties({})
+
+
+def no_properties() -> FrozenProperties:
+    """The default of a `properties` field: one shared empty map, read-only like the rest."""
+    return NO_PROPERTIES
+
+
 def freeze_properties(raw: Mapping[str, PropertyValue]) -> Mapping[str, PropertyValue]:
     """Checked, read-only copy of `raw`."""
     checked: dict[str, PropertyValue] = {}
@@ -38,7 +97,7 @@ def freeze_properties(raw: Mapping[str, PropertyValue]) -> Mapping[str, Property
         for item in value if isinstance(value, tuple) else (value,):
             _check_value(key, item)
         checked[key] = value
-    return MappingProxyType(checked)
+    return FrozenProperties(checked) if checked else NO_PROPERTIES
 
 
 def string_values(properties: Mapping[str, PropertyValue]) -> list[str]:

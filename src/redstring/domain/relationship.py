@@ -8,7 +8,7 @@ from typing import Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from redstring.domain.ids import EntityId, RelationshipId, TenantId
-from redstring.domain.properties import Properties
+from redstring.domain.properties import Properties, no_properties
 from redstring.domain.text import check_nonblank
 
 
@@ -33,7 +33,7 @@ class Relationship(BaseModel):
     source_entity_id: EntityId
     target_entity_id: EntityId
     relationship_type: str
-    properties: Properties = Field(default_factory=dict)
+    properties: Properties = Field(default_factory=no_properties)
     confidence: float = Field(default=1.0, ge=0.0, le=1.0, allow_inf_nan=False)
 
     @field_validator("relationship_type")
