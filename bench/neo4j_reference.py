@@ -129,14 +129,17 @@ def misspelt(corpus: Sequence[Entity], count: int, seed: int) -> list[tuple[str,
     more, paired with the entity they name. Only names no other entity of `corpus`
     holds, so that the entity meant is the one right answer."""
     holders = Counter(e.name for e in corpus)
+    eligible = [
+        e for e in corpus if holders[e.name] == 1 and any(len(w) >= 5 for w in e.name.split())
+    ]
+    if not eligible:
+        raise ValueError("no name in the corpus is unique and has a word of five letters")
     rng = random.Random(seed)
     picked: list[tuple[str, Entity]] = []
     while len(picked) < count:
-        entity = rng.choice(corpus)
+        entity = rng.choice(eligible)
         words = entity.name.split()
         long = [i for i, word in enumerate(words) if len(word) >= 5]
-        if holders[entity.name] > 1 or not long:
-            continue
         i = rng.choice(long)
         cut = rng.randrange(1, len(words[i]) - 1)
         words[i] = words[i][:cut] + words[i][cut + 1 :]
