@@ -17,7 +17,7 @@ from redstring.adapters.embeddings import (
 )
 from redstring.api.load import load_jsonl
 from redstring.api.settings import EmbeddingsKind, Settings
-from redstring.api.startup import open_services
+from redstring.api.startup import choice_warnings, open_services
 from redstring.composition.stores import open_neo4j_services
 from redstring.testing import new_tenant
 from tests.embeddings.doubles import StandInModel
@@ -123,3 +123,18 @@ async def test_an_owned_provider_is_closed_when_the_stores_cannot_be_opened(
         )
     with pytest.raises(RuntimeError):
         await provider.embed_query(["acme"])
+
+
+def test_only_the_hashing_provider_on_neo4j_is_warned_of() -> None:
+    [warning] = choice_warnings(Settings(backend="neo4j", neo4j_password="x"))
+    assert "hashing provider with Neo4j" in warning
+    assert "REDSTRING_EMBEDDINGS" in warning
+    assert choice_warnings(Settings()) == []
+    model = Settings(
+        backend="neo4j",
+        neo4j_password="x",
+        embeddings="openai",
+        embedding_model="nomic-embed-text",
+        embedding_base_url="http://127.0.0.1:9/v1",
+    )
+    assert choice_warnings(model) == []

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from redstring.api.settings import Backend, Settings
+import logging
+
+from redstring.api.settings import Backend, EmbeddingsKind, Settings
 from redstring.composition.embedding_choice import check_embedding_choice, make_embedding_provider
 from redstring.composition.services import Services
 from redstring.composition.stores import open_memory_services, open_neo4j_services
 from redstring.ports.embedding_provider import EmbeddingProvider
+
+logger = logging.getLogger("redstring.api")
 
 
 def check_settings(settings: Settings) -> None:
@@ -19,6 +23,18 @@ def check_settings(settings: Settings) -> None:
         query_prompt=settings.embedding_query_prompt,
         document_prompt=settings.embedding_document_prompt,
     )
+
+
+def choice_warnings(settings: Settings) -> list[str]:
+    """What `open_services` warns of in a choice it accepts, one message each."""
+    if settings.backend is Backend.NEO4J and settings.embeddings is EmbeddingsKind.HASHING:
+        return [
+            "embeddings: the hashing provider with Neo4j. Neo4j's vector index is approximate "
+            "and finds hashing vectors poorly in tenants of more than 2,000 entities (smaller "
+            "ones are searched exactly); choose a model with REDSTRING_EMBEDDINGS "
+            "(docs/neo4j.md, 'Approximate search, and the hashing provider')"
+        ]
+    return []
 
 
 def open_embeddings(settings: Settings) -> EmbeddingProvider:
@@ -49,6 +65,8 @@ async def open_services(settings: Settings) -> Services:
     of `settings.query_cache_size` queries (none when 0).
     """
     embeddings = open_embeddings(settings)
+    for message in choice_warnings(settings):
+        logger.warning(message)
     if settings.backend is Backend.NEO4J:
         return await open_neo4j_services(
             embeddings,
