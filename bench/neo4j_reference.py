@@ -12,6 +12,7 @@ the work is the server's, on the same machine, data and bare query.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import time
@@ -53,7 +54,9 @@ def _scaled(found: str) -> str:
     RETURN f[0] AS id, CASE WHEN best > 0 THEN f[1] / best ELSE 0.0 END AS score"""
 
 
+@functools.cache
 def statement(label: str) -> str:
+    """The reference search for the vectors under `label`, built once a label."""
     return f"""
 CYPHER 25
 CALL () {{

@@ -131,11 +131,13 @@ async def main(
     queries = [e.name for e in rng.sample(corpus, 20)]
     query_vectors = await embeddings.embed_query(queries)
     bare_statement = cypher.search_vectors_in_index(LABEL, typed=False)
-    # Sent as the vector store sends a query vector: packed where the server takes it.
     packed = await takes_packed_vectors(driver)
-    bare_vectors = [
-        query_vector(np.asarray(v, dtype=np.float64), packed=packed) for v in query_vectors
-    ]
+
+    def as_sent(vectors: list[list[float]]) -> list[object]:
+        """Query vectors as the vector store sends them: packed where the server takes it."""
+        return [query_vector(np.asarray(v, dtype=np.float64), packed=packed) for v in vectors]
+
+    bare_vectors = as_sent(query_vectors)
     # One cursor each: both walk the same queries in the same order.
     bare_cursor, hybrid_cursor = iter(range(10**9)), iter(range(10**9))
 
@@ -170,12 +172,7 @@ async def main(
             misspelt = neo4j_reference.misspelt(corpus, 300, seed=9)
             embedded = await embeddings.embed_query([query for query, _ in misspelt])
             quality = await neo4j_reference.compare_quality(
-                driver,
-                LABEL,
-                retriever,
-                tenant,
-                misspelt,
-                [query_vector(np.asarray(v, dtype=np.float64), packed=packed) for v in embedded],
+                driver, LABEL, retriever, tenant, misspelt, as_sent(embedded)
             )
     finally:
         if reference:
