@@ -5,13 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import strawberry
+from cross_web import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 
 from redstring.api.authorization import Caller
 from redstring.api.context import RequestContext
+from redstring.api.errors import ErrorCode, RequestRefusedError
 from redstring.api.limits import Limits
 from redstring.composition.services import Services
 
@@ -37,6 +40,21 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         self._limits = limits
         self._graphiql = graphiql or ""
 
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Strawberry's view, with every refusal answered as a GraphQL error body."""
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        try:
+            response = await self.run(Request(scope=scope, receive=receive))
+        except RequestRefusedError as refused:
+            response = refusal_response(refused)
+        except HTTPException as exc:  # Strawberry's own transport refusals
+            response = refusal_response(
+                RequestRefusedError(exc.status_code, ErrorCode.BAD_REQUEST, exc.reason)
+            )
+        await response(scope, receive, send)
+
     async def render_graphql_ide(self, request: Request) -> Response:
         return HTMLResponse(self._graphiql)
 
@@ -46,3 +64,8 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         return RequestContext(
             services=self._services(), limits=self._limits, caller=Caller.anonymous()
         )
+
+
+def refusal_response(refused: RequestRefusedError) -> JSONResponse:
+    """`refused` as an HTTP response: its status, headers and GraphQL error body."""
+    return JSONResponse(refused.body(), status_code=refused.status, headers=refused.headers)

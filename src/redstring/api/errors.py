@@ -2,6 +2,10 @@
 
 | code                        | when                                                        |
 |-----------------------------|-------------------------------------------------------------|
+| `BAD_REQUEST`               | the HTTP request is not a GraphQL request (transport)       |
+| `UNAUTHENTICATED`           | credentials missing or not accepted (HTTP 401)              |
+| `PAYLOAD_TOO_LARGE`         | the request body is over the limit (HTTP 413)               |
+| `REQUEST_TIMEOUT`           | the request ran past its deadline; its work was cancelled   |
 | `GRAPHQL_PARSE_FAILED`      | the document is not GraphQL                                 |
 | `GRAPHQL_VALIDATION_FAILED` | the document does not fit the schema or a limit (depth)     |
 | `BAD_USER_INPUT`            | an argument or variable value is wrong (`InvalidInputError`,|
@@ -36,12 +40,43 @@ UNAVAILABLE_MESSAGE = "A backing store is unavailable; try again later"
 class ErrorCode(StrEnum):
     """The values of `extensions.code`, as Apollo and most GraphQL clients name them."""
 
+    BAD_REQUEST = "BAD_REQUEST"
+    UNAUTHENTICATED = "UNAUTHENTICATED"
+    PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
+    REQUEST_TIMEOUT = "REQUEST_TIMEOUT"
     GRAPHQL_PARSE_FAILED = "GRAPHQL_PARSE_FAILED"
     GRAPHQL_VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED"
     BAD_USER_INPUT = "BAD_USER_INPUT"
     FORBIDDEN = "FORBIDDEN"
     SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
     INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
+
+
+class RequestRefusedError(Exception):
+    """A request refused before or instead of GraphQL execution, answered with an HTTP
+    `status` and a GraphQL error body whose `extensions.code` is `code`.
+
+    Raised by the transport (body, JSON, method, authentication) and caught by
+    `GraphQLEndpoint`, so every refusal has the one error shape of the API.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        code: ErrorCode,
+        message: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = dict(headers or {})
+
+    def body(self) -> dict[str, object]:
+        """The GraphQL response body: one error, no data."""
+        return {"errors": [{"message": self.message, "extensions": {"code": self.code.value}}]}
 
 
 def describe_validation_error(

@@ -22,6 +22,13 @@ class Limits:
     max_aliases: int = 30
     max_tokens: int = 20_000
     max_batch: int = 1000
+    # What a whole request may cost (docs/security.md, "Limits"): the estimated
+    # number of objects an operation can return, the request body in bytes, how
+    # deep its JSON may nest, and seconds before its work is cancelled.
+    max_cost: int = 50_000
+    max_body_bytes: int = 1_048_576
+    max_json_depth: int = 64
+    request_timeout: float = 10.0
 
     def check_retrieve(self, query: str, k: int) -> None:
         """Raise `InvalidInputError` when `query` is too long or `k` too large."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
@@ -25,6 +26,14 @@ class EmbeddingsKind(StrEnum):
     HASHING = "hashing"
     OPENAI = "openai"
     SENTENCE_TRANSFORMERS = "sentence-transformers"
+
+
+class AuthMode(StrEnum):
+    """How callers prove who they are (docs/security.md)."""
+
+    NONE = "none"
+    APIKEY = "apikey"
+    JWT = "jwt"
 
 
 class Settings(BaseSettings):
@@ -60,12 +69,23 @@ class Settings(BaseSettings):
     blas_threads: int = Field(default=1, ge=0)
     gc_freeze: bool = True
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
+    log_format: Literal["text", "json"] = "text"
 
     demo: bool = False
     graphiql: bool = True
     graphiql_assets: AssetSource = AssetSource.LOCAL
     federation: bool = False
     readiness_timeout: float = Field(default=2.0, gt=0)
+    introspection: bool = True
+
+    auth: AuthMode = AuthMode.NONE
+    api_keys_file: Path | None = None
+    jwt_secret: SecretStr | None = None
+    jwt_jwks: str | None = None
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    jwt_tenants_claim: str = "tenants"
+    jwt_role_claim: str = "role"
 
     max_k: int = Field(default=100, ge=0)
     max_query_length: int = Field(default=1000, ge=1)
@@ -74,6 +94,10 @@ class Settings(BaseSettings):
     max_aliases: int = Field(default=30, ge=0)
     max_tokens: int = Field(default=20_000, ge=1)
     max_batch: int = Field(default=1000, ge=1)
+    max_cost: int = Field(default=50_000, ge=1)
+    max_body_bytes: int = Field(default=1_048_576, ge=1)
+    max_json_depth: int = Field(default=64, ge=1)
+    request_timeout: float = Field(default=10.0, gt=0)
 
     @field_validator("embeddings", mode="before")
     @classmethod
@@ -97,4 +121,8 @@ class Settings(BaseSettings):
             max_aliases=self.max_aliases,
             max_tokens=self.max_tokens,
             max_batch=self.max_batch,
+            max_cost=self.max_cost,
+            max_body_bytes=self.max_body_bytes,
+            max_json_depth=self.max_json_depth,
+            request_timeout=self.request_timeout,
         )
