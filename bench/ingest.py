@@ -181,7 +181,7 @@ if __name__ == "__main__":
     parser.add_argument("--batch-size", type=int, default=1000)
     parser.add_argument("--no-neo4j", action="store_true", help="memory backend only")
     parser.add_argument("--write", nargs=4, metavar=("PATH", "ENTITIES", "RELS", "SEED"))
-    args = parse_args(parser, entities=1000, relationships=2000, small=200, batch_size=200)
+    args = parse_args(parser, entities=300, relationships=600, small=100, batch_size=100)
     if args.write:
         path, *counts = args.write
         write_file(Path(path), *map(int, counts))
