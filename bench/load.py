@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import math
 import multiprocessing
 import os
 import random
@@ -129,7 +130,7 @@ def percentile(sorted_ms: Sequence[float], share: float) -> float:
     """The nearest-rank percentile of an ascending list (0.0 when it is empty)."""
     if not sorted_ms:
         return 0.0
-    rank = max(1, round(share * len(sorted_ms) + 0.5))
+    rank = max(1, math.ceil(share * len(sorted_ms)))
     return sorted_ms[min(rank, len(sorted_ms)) - 1]
 
 
