@@ -250,10 +250,13 @@ async def _client(
         body = _request(kind, rng, plan, result)
         started = time.perf_counter()
         try:
-            outcome = outcome_of(await client.post("/graphql", json=body))
+            response = await client.post("/graphql", json=body)
         except httpx.HTTPError as exc:
-            outcome = f"transport {type(exc).__name__}"
-        result.samples.append((kind, (time.perf_counter() - started) * 1000, outcome))
+            took = (time.perf_counter() - started) * 1000
+            result.samples.append((kind, took, f"transport {type(exc).__name__}"))
+            continue
+        took = (time.perf_counter() - started) * 1000  # the answer read, not yet parsed
+        result.samples.append((kind, took, outcome_of(response)))
 
 
 def _request(kind: str, rng: random.Random, plan: Plan, result: LoadResult) -> dict[str, Any]:
