@@ -1,6 +1,6 @@
 """Benchmark: what bounding oversized blocks costs and saves (run by hand).
 
-    .venv/bin/python -m bench.blocking [--size 100000] [--repeats 15]
+    .venv/bin/python -m bench.blocking [--size 100000] [--repeats 15] [--tiny]
 
 For one-word queries of common words and for full names, compares the
 lexical channel reading whole blocks against reading at most
@@ -18,6 +18,7 @@ import uuid
 
 from bench.corpus import make_corpus
 from bench.measure import machine, median_ms
+from bench.options import parse_args
 from redstring import (
     HashingEmbeddingProvider,
     InMemoryGraphStore,
@@ -90,5 +91,5 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=15)
-    args = parser.parse_args()
+    args = parse_args(parser, size=2000, repeats=2)
     asyncio.run(main(args.size, args.repeats))

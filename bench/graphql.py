@@ -1,14 +1,14 @@
 """Benchmark: the GraphQL API over HTTP against in-process retrieval (run by hand).
 
     .venv/bin/python -m bench.graphql [--size 10000] [--seconds 30] [--clients 16]
-                                      [--load wrk|httpx]
+                                      [--load wrk|httpx] [--repeats 100] [--tiny]
 
 A server process (uvicorn, one worker, 127.0.0.1, free port) holds `--size`
 in-memory entities with relationships (and, as `redstring serve` by default,
 a cache of query embeddings); this process builds the same corpus
 for the in-process baseline. Measured in one run: the HTTP median of
 `retrieve(k: 10)` with `relationships(first: 10) { target { name } }`, the
-median of `Retriever.retrieve` in process, then `--clients` concurrent
+median of `Retriever.retrieve` in process (`--repeats` each), then `--clients` concurrent
 clients for `--seconds`. Targets (issue 4): HTTP median <= in-process median
 + 10 ms; >= 150 requests/s with zero errors; p99 reported.
 
@@ -43,6 +43,7 @@ from threadpoolctl import threadpool_limits
 
 from bench.corpus import make_corpus
 from bench.measure import machine, median_ms
+from bench.options import parse_args
 from redstring import (
     HashingEmbeddingProvider,
     InMemoryGraphStore,
@@ -101,13 +102,13 @@ def serve(size: int, port: int) -> None:
     uvicorn.Server(config).run()
 
 
-def main(size: int, seconds: float, clients: int, load: str) -> None:
+def main(size: int, seconds: float, clients: int, load: str, repeats: int) -> None:
     threadpool_limits(limits=1, user_api="blas")
     port = free_port()
     command = [sys.executable, "-m", "bench.graphql", "--serve", str(port), "--size", str(size)]
     server = subprocess.Popen(command)
     try:
-        asyncio.run(measure(port, size, seconds, clients, load))
+        asyncio.run(measure(port, size, seconds, clients, load, repeats))
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -180,7 +181,9 @@ def wrk_load(port: int, queries: list[str], seconds: float, clients: int) -> tup
     )
 
 
-async def measure(port: int, size: int, seconds: float, clients: int, load: str) -> None:
+async def measure(
+    port: int, size: int, seconds: float, clients: int, load: str, repeats: int
+) -> None:
     services, queries = await build_services(size)
     base = f"http://127.0.0.1:{port}"
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -200,8 +203,8 @@ async def measure(port: int, size: int, seconds: float, clients: int, load: str)
         async def in_process() -> object:
             return await services.retriever.retrieve(next_query(), TENANT, k=10)
 
-        http_ms = await median_ms(over_http, 100)
-        local_ms = await median_ms(in_process, 100)
+        http_ms = await median_ms(over_http, repeats)
+        local_ms = await median_ms(in_process, repeats)
         if load == "wrk":
             figures = wrk_load(port, queries, seconds, clients)
         else:
@@ -258,9 +261,10 @@ if __name__ == "__main__":
     parser.add_argument(
         "--load", choices=["wrk", "httpx"], default="wrk" if shutil.which("wrk") else "httpx"
     )
+    parser.add_argument("--repeats", type=int, default=100)
     parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parse_args(parser, size=300, seconds=1.0, clients=2, repeats=5)
     if args.serve:
         serve(args.size, args.serve)
     else:
-        main(args.size, args.seconds, args.clients, args.load)
+        main(args.size, args.seconds, args.clients, args.load, args.repeats)

@@ -3,6 +3,7 @@
     make neo4j-start && set -a && . .cache/neo4j/env && set +a
     .venv/bin/python -m bench.ingest [--entities 100000] [--relationships 200000]
                                      [--small 10000] [--batch-size 1000] [--no-neo4j]
+                                     [--tiny]
 
 Writes two JSONL files to a temporary directory: `--entities` synthetic
 entities (names from bench/corpus.py, with their descriptions), each
@@ -44,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.measure import machine, peak_rss_mib
+from bench.options import parse_args
 
 RELATIONSHIP_TYPES = ("SUPPLIES", "OWNS", "PARTNERS_WITH", "LOCATED_IN")
 
@@ -179,7 +181,7 @@ if __name__ == "__main__":
     parser.add_argument("--batch-size", type=int, default=1000)
     parser.add_argument("--no-neo4j", action="store_true", help="memory backend only")
     parser.add_argument("--write", nargs=4, metavar=("PATH", "ENTITIES", "RELS", "SEED"))
-    args = parser.parse_args()
+    args = parse_args(parser, entities=300, relationships=600, small=100, batch_size=100)
     if args.write:
         path, *counts = args.write
         write_file(Path(path), *map(int, counts))

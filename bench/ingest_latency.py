@@ -2,7 +2,7 @@
 
     make neo4j-start && set -a && . .cache/neo4j/env && set +a
     .venv/bin/python -m bench.ingest_latency [--entities 10000] [--latency-ms 150]
-                                             [--batch-size 1000] [--no-neo4j]
+                                             [--batch-size 1000] [--no-neo4j] [--tiny]
 
 A model server answers a batch in tens to hundreds of milliseconds. This
 runs `composition.ingest` in process over the hashing provider (dimension
@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from bench.corpus import make_corpus
 from bench.measure import machine
+from bench.options import parse_args
 from redstring import HashingEmbeddingProvider, InMemoryGraphStore, InMemoryVectorStore, TenantId
 from redstring.composition.ingest import ingest
 from redstring.composition.services import Services
@@ -87,6 +88,6 @@ if __name__ == "__main__":
     parser.add_argument("--latency-ms", type=float, default=150.0)
     parser.add_argument("--batch-size", type=int, default=1000)
     parser.add_argument("--no-neo4j", action="store_true", help="memory backend only")
-    args = parser.parse_args()
+    args = parse_args(parser, entities=300, latency_ms=5.0, batch_size=100)
     use_neo4j = not args.no_neo4j and "NEO4J_URI" in os.environ
     asyncio.run(main(args.entities, args.latency_ms, args.batch_size, use_neo4j))

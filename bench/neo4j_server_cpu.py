@@ -2,7 +2,8 @@
 
     make neo4j-start && set -a && . .cache/neo4j/env && set +a
     .venv/bin/python -m bench.neo4j_server_cpu [--entities 20000] [--loads 3]
-                                               [--pid PID] [--seed 11]
+                                               [--pid PID] [--seed 11] [--window 3]
+                                               [--tiny]
 
 Each load writes `--entities` bench entities (bench/corpus.py) into a new
 tenant through `Neo4jGraphStore.upsert_entities`, then their precomputed
@@ -10,7 +11,13 @@ hashing-provider vectors (dimension 384) through `Neo4jVectorStore.upsert`,
 and prints the rate, this process's CPU an entity, and the server's CPU an
 entity until it is idle again (merges on background threads included). The
 server's CPU is read from `/proc/<pid>`, so the server must run on this
-machine: `--pid`, or the process `scripts/neo4j_server.py` started. Its
+machine: `--pid`, or the process `scripts/neo4j_server.py` started (its
+`server.json`, when its port is NEO4J_URI's). Without either (a server
+elsewhere, or one this script did not start) only the rate and this
+process's CPU are printed, and the server's CPU is reported as not
+measured. "Idle" is less than 0.15 s of server CPU in a `--window` of
+seconds; a server still busy after `--idle-timeout` seconds (other clients
+of a shared server) is measured anyway, with a note. Its
 threads' CPU is grouped by name (`neo4j.BoltWorker`, `GC Thread`, `C2
 CompilerThread`…); threads that ended before the last reading, such as
 Lucene's merge threads, show only in the total.
@@ -29,9 +36,12 @@ import os
 import re
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from bench.corpus import make_corpus
+from bench.options import parse_args
 from bench.retrieval_neo4j import DIMENSION, precomputed_vectors
 from redstring import HashingEmbeddingProvider, TenantId
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_driver
@@ -39,6 +49,7 @@ from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_
 LABEL = "BenchCpuVector384"
 STATE_FILE = Path(__file__).resolve().parent.parent / ".cache" / "neo4j" / "server.json"
 TICKS = os.sysconf("SC_CLK_TCK")
+IDLE_CPU_SECONDS = 0.15
 
 
 def _cpu_seconds(stat: str) -> float:
@@ -73,50 +84,85 @@ def by_group(
     return spent
 
 
-async def until_idle(pid: int, window: float = 3.0, threshold: float = 0.15) -> None:
-    """Wait until the server spends less than `threshold` s of CPU in `window` s."""
-    while True:
+async def until_idle(pid: int, window: float, longest: float) -> None:
+    """Wait until the server spends less than 0.15 s of CPU in `window` seconds, or
+    `longest` seconds have passed (then say so)."""
+    give_up = time.monotonic() + longest
+    while time.monotonic() < give_up:
         start = server_seconds(pid)
         await asyncio.sleep(window)
-        if server_seconds(pid) - start < threshold:
+        if server_seconds(pid) - start < IDLE_CPU_SECONDS:
             return
+    print(f"  (server still busy after {longest:g} s: other clients; measured anyway)")
+
+
+@dataclass(frozen=True)
+class Idle:
+    """How the server's idleness is awaited around each load."""
+
+    window: float
+    timeout: float
 
 
 async def load(
-    graph: Neo4jGraphStore, vectors: Neo4jVectorStore, pid: int, size: int, seed: int
+    graph: Neo4jGraphStore,
+    vectors: Neo4jVectorStore,
+    pid: int | None,
+    idle: Idle,
+    size: int,
+    seed: int,
 ) -> None:
     corpus = make_corpus(TenantId(uuid.uuid4()), size, seed=seed)
     records = await precomputed_vectors(HashingEmbeddingProvider(DIMENSION), corpus)
-    await until_idle(pid)
-    threads, server, client = thread_seconds(pid), server_seconds(pid), time.process_time()
+    if pid is not None:
+        await until_idle(pid, idle.window, idle.timeout)
+        threads, server = thread_seconds(pid), server_seconds(pid)
+    client = time.process_time()
     start = time.perf_counter()
     await graph.upsert_entities(corpus)
     await vectors.upsert(records)
     seconds = time.perf_counter() - start
     client = time.process_time() - client
-    await until_idle(pid)
+    rate = f"{size / seconds:,.0f} entities/s; CPU an entity: client {client / size * 1e6:,.0f} µs"
+    if pid is None:
+        print(f"{rate}, server not measured")
+        return
+    await until_idle(pid, idle.window, idle.timeout)
     server = server_seconds(pid) - server
-    print(
-        f"{size / seconds:,.0f} entities/s; CPU an entity: client {client / size * 1e6:,.0f} µs, "
-        f"server {server / size * 1e6:,.0f} µs until idle"
-    )
+    print(f"{rate}, server {server / size * 1e6:,.0f} µs until idle")
     spent = by_group(threads, thread_seconds(pid))
     for group, used in spent.most_common(6):
         print(f"  {used:6.2f} s {used / server:6.1%}  {group}")
     print(f"  {server - sum(spent.values()):6.2f} s          threads that ended")
 
 
-async def main(size: int, loads: int, pid: int, seed: int) -> None:
-    driver = connect_driver(
-        os.environ["NEO4J_URI"], (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
-    )
+def local_server_pid(uri: str) -> int | None:
+    """The pid `scripts/neo4j_server.py` recorded, if its server is the one at `uri` and
+    its `/proc` entry can be read; else None."""
+    try:
+        state = json.loads(STATE_FILE.read_text())
+        pid = int(state["pid"])
+        server_seconds(pid)
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+    if urlsplit(uri).port != state.get("port"):
+        return None
+    return pid
+
+
+async def main(size: int, loads: int, pid: int | None, seed: int, idle: Idle) -> None:
+    uri = os.environ["NEO4J_URI"]
+    driver = connect_driver(uri, (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"]))
     graph = Neo4jGraphStore(driver)
     vectors = Neo4jVectorStore(driver, DIMENSION, label=LABEL)
     await graph.ensure_schema()
     await vectors.ensure_schema()
-    print(f"Neo4j at {os.environ['NEO4J_URI']}, pid {pid}")
+    if pid is None:
+        print(f"Neo4j at {uri}; no local server pid (--pid): the server's CPU is not measured")
+    else:
+        print(f"Neo4j at {uri}, pid {pid}")
     for n in range(loads):
-        await load(graph, vectors, pid, size, seed + n)
+        await load(graph, vectors, pid, idle, size, seed + n)
     await driver.close()
 
 
@@ -126,6 +172,12 @@ if __name__ == "__main__":
     parser.add_argument("--loads", type=int, default=3)
     parser.add_argument("--pid", type=int, help="the server's process id (default: server.json)")
     parser.add_argument("--seed", type=int, default=11)
-    args = parser.parse_args()
-    pid = args.pid or json.loads(STATE_FILE.read_text())["pid"]
-    asyncio.run(main(args.entities, args.loads, pid, args.seed))
+    parser.add_argument("--window", type=float, default=3.0, help="seconds of an idle reading")
+    parser.add_argument(
+        "--idle-timeout", type=float, default=120.0, help="longest wait for an idle server"
+    )
+    args = parse_args(parser, entities=300, loads=1, window=0.5, idle_timeout=5.0)
+    pid = args.pid or local_server_pid(os.environ["NEO4J_URI"])
+    asyncio.run(
+        main(args.entities, args.loads, pid, args.seed, Idle(args.window, args.idle_timeout))
+    )

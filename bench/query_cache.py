@@ -1,6 +1,6 @@
 """Benchmark: retrieval with and without the query-embedding cache (run by hand, not a test).
 
-    .venv/bin/python -m bench.query_cache [--size 20000] [--retrieves 400] [--latency-ms 10]
+    .venv/bin/python -m bench.query_cache [--size 20000] [--retrieves 400] [--latency-ms 10] [--tiny]
 
 One tenant of `--size` entities, dimension 384, in-memory stores. A UI-like
 workload: `--retrieves` hybrid k=10 retrieves drawn (seeded, Zipf-like) from
@@ -26,6 +26,7 @@ from functools import partial
 
 from bench.corpus import make_corpus
 from bench.measure import machine
+from bench.options import parse_args
 from redstring import (
     EmbeddingProvider,
     HashingEmbeddingProvider,
@@ -144,5 +145,5 @@ if __name__ == "__main__":
     parser.add_argument("--size", type=int, default=20_000)
     parser.add_argument("--retrieves", type=int, default=400)
     parser.add_argument("--latency-ms", type=float, default=10.0)
-    args = parser.parse_args()
+    args = parse_args(parser, size=1000, retrieves=40, latency_ms=1.0)
     asyncio.run(main(args.size, args.retrieves, args.latency_ms))

@@ -3,6 +3,7 @@
     make neo4j-start && set -a && . .cache/neo4j/env && set +a
     .venv/bin/python -m bench.retrieval_neo4j [--size 100000] [--repeats 50] [--tenant UUID]
                                               [--breakdown] [--warmup 20000] [--reference]
+                                              [--misspelt 300] [--tiny]
 
 One fresh tenant of `--size` synthetic entities, dimension 384, hashing
 provider. Vectors are computed first, so ingestion is timed on the stores
@@ -30,8 +31,8 @@ client's share; the server's shows only in the wall time).
 hybrid search done inside Neo4j in one statement: BM25 over a full-text index
 of the names beside the vector index (`bench/neo4j_reference.py`; the index is
 created for the run and dropped after it), and, for both it and hybrid
-`retrieve`, how often 300 names with one letter dropped find the entity named
-first and in the best 10. A yardstick for the ratio, not redstring's lexical
+`retrieve`, how often `--misspelt` names with one letter dropped find the
+entity named first and in the best 10. A yardstick for the ratio, not redstring's lexical
 channel.
 
 `--tenant` reuses a tenant an earlier run of the same `--size` loaded into
@@ -60,6 +61,7 @@ from bench.measure import (
     median_ms,
     peak_rss_mib,
 )
+from bench.options import parse_args
 from redstring import (
     Entity,
     HashingEmbeddingProvider,
@@ -91,6 +93,7 @@ async def main(
     breakdown: bool,
     warmup: int,
     reference: bool,
+    misspelt_count: int,
 ) -> None:
     driver = connect_driver(
         os.environ["NEO4J_URI"], (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
@@ -169,7 +172,7 @@ async def main(
     try:
         medians = await alternating_medians_ms(runs, repeats)
         if reference:
-            misspelt = neo4j_reference.misspelt(corpus, 300, seed=9)
+            misspelt = neo4j_reference.misspelt(corpus, misspelt_count, seed=9)
             embedded = await embeddings.embed_query([query for query, _ in misspelt])
             quality = await neo4j_reference.compare_quality(
                 driver, LABEL, retriever, tenant, misspelt, as_sent(embedded)
@@ -351,6 +354,19 @@ if __name__ == "__main__":
         action="store_true",
         help="also time hybrid search done inside Neo4j (BM25 + vector) as a yardstick",
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--misspelt", type=int, default=300, help="misspelt names for --reference's quality"
+    )
+    args = parse_args(parser, size=500, repeats=3, warmup=100, misspelt=20)
     tenant = None if args.tenant is None else TenantId(args.tenant)
-    asyncio.run(main(args.size, args.repeats, tenant, args.breakdown, args.warmup, args.reference))
+    asyncio.run(
+        main(
+            args.size,
+            args.repeats,
+            tenant,
+            args.breakdown,
+            args.warmup,
+            args.reference,
+            args.misspelt,
+        )
+    )

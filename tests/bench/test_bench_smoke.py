@@ -1,0 +1,97 @@
+"""Every bench runs to its end at a tiny size (`--tiny`), so no change breaks one unseen.
+
+A smoke run asserts nothing about speed: only that the bench exits 0 and prints
+its table. The benches that need Neo4j take it from `NEO4J_URI`,
+`NEO4J_USER` and `NEO4J_PASSWORD` (`make test` sets them) and are marked
+`neo4j`; the others run with those variables removed. The whole set took
+about a minute on a 2-core machine that other jobs were loading.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench"
+# A guard against a hang, not a speed target: a tiny run takes seconds.
+TIMEOUT_S = 180
+
+
+@dataclass(frozen=True)
+class SmokeRun:
+    """One bench module run with `--tiny` and `arguments`; `last` is in its last table."""
+
+    module: str
+    last: str
+    arguments: tuple[str, ...] = ()
+    neo4j: bool = False
+
+    @property
+    def id(self) -> str:
+        return " ".join((self.module, *self.arguments))
+
+
+RUNS = [
+    SmokeRun("blocking", "the named entity ranked first"),
+    SmokeRun("graphql", "load ("),
+    # Its memory rows run in the same process as its Neo4j rows: one run of its six
+    # processes (file writers and `redstring load`s) is enough.
+    SmokeRun("ingest", "neo4j peak RSS", neo4j=True),
+    SmokeRun("ingest_latency", "memory: ", ("--no-neo4j",)),
+    SmokeRun("ingest_latency", "neo4j: ", neo4j=True),
+    SmokeRun("load", "/healthz while it ran", ("--backend", "memory")),
+    SmokeRun("load", "/healthz while it ran", ("--backend", "neo4j"), neo4j=True),
+    SmokeRun("neo4j_server_cpu", "entities/s; CPU an entity", neo4j=True),
+    SmokeRun("query_cache", "cache hit rate"),
+    SmokeRun("retrieval_memory", "peak RSS"),
+    SmokeRun("retrieval_neo4j", "client peak RSS", ("--breakdown", "--reference"), neo4j=True),
+]
+
+
+def runnable_benches() -> set[str]:
+    """The modules of bench/ that run as a program."""
+    return {
+        path.stem
+        for path in BENCH.glob("*.py")
+        if 'if __name__ == "__main__":' in path.read_text(encoding="utf-8")
+    }
+
+
+def test_every_runnable_bench_has_a_smoke_run() -> None:
+    assert {run.module for run in RUNS} == runnable_benches()
+
+
+def environment(neo4j: bool) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REDSTRING_")}
+    if neo4j:
+        if not env.get("NEO4J_URI"):
+            pytest.fail("NEO4J_URI is not set: run `make test`, which starts a throwaway Neo4j")
+    else:
+        for name in ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD"):
+            env.pop(name, None)
+    return env
+
+
+@pytest.mark.parametrize(
+    "run",
+    [pytest.param(run, id=run.id, marks=[pytest.mark.neo4j] if run.neo4j else []) for run in RUNS],
+)
+def test_bench_runs_to_the_end(run: SmokeRun) -> None:
+    command = [sys.executable, "-m", f"bench.{run.module}", "--tiny", *run.arguments]
+    done = subprocess.run(
+        command,
+        cwd=ROOT,
+        env=environment(run.neo4j),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert run.last in done.stdout, done.stdout[-3000:]
