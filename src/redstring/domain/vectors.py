@@ -1,4 +1,5 @@
-"""Vector records and matches, and the one mapping of cosine onto 0..1."""
+"""Vector records and matches, the one mapping of cosine onto 0..1, and which vectors
+have a direction (the only ones a cosine exists for)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,29 @@ from redstring.domain.text import check_nonblank
 def cosine_to_unit(cosine: float) -> float:
     """Cosine in -1..1 mapped onto 0..1 as `(1 + cos) / 2`, the scale Neo4j's index uses."""
     return min(1.0, max(0.0, (1.0 + cosine) / 2.0))
+
+
+# The largest magnitude that float32 rounds to zero (half its smallest subnormal, a tie
+# that rounds to the even zero): a component at or below it is lost in a float32 store.
+_FLOAT32_ZERO = float(np.finfo(np.float32).smallest_subnormal) / 2
+
+
+def has_direction(vector: Sequence[float] | NDArray[np.floating]) -> bool:
+    """Whether `vector` has a direction, so that its cosine with another vector exists:
+    some component is nonzero once rounded to float32, the precision the vector stores
+    keep. A directionless vector (all zeros, such as the hashing provider's embedding
+    of text without letters or digits: "!", "...", an emoji) has no cosine similarity
+    to anything: a store keeps no vector for it and a search with it finds nothing.
+
+    NaN and infinite components are not judged here: `checked_vector` refuses them as
+    bad input, since they come from a broken provider, never from some text.
+    """
+    return bool((np.abs(np.asarray(vector, dtype=np.float64)) > _FLOAT32_ZERO).any())
+
+
+def rows_with_direction(matrix: NDArray[np.floating]) -> NDArray[np.bool_]:
+    """`has_direction` of each row of a two-dimensional `matrix`, in one pass."""
+    return np.asarray((np.abs(matrix) > _FLOAT32_ZERO).any(axis=1), dtype=np.bool_)
 
 
 def checked_vector(vector: Sequence[float], dimension: int, what: str) -> NDArray[np.float64]:
