@@ -3,6 +3,7 @@ and the lexical channel answers as if the semantic one were off."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from redstring import (
@@ -18,7 +19,7 @@ from redstring import (
 )
 from redstring.composition.ingest import ingest
 from redstring.composition.services import Services
-from redstring.domain.vectors import has_direction
+from redstring.domain.vectors import has_direction, rows_with_direction
 from redstring.testing import make_entity, new_tenant
 
 from .doubles import DirectionlessFor, RefusingDirectionlessVectors
@@ -26,6 +27,26 @@ from .doubles import DirectionlessFor, RefusingDirectionlessVectors
 DIM = 64
 # Name and type both without letters or digits: the hashing provider embeds them to zeros.
 FEATURELESS = (("!", "…"), ("🙂", "🙂"), ("\u0301", "--"))
+
+
+@pytest.mark.parametrize(
+    ("component", "direction"),
+    [
+        (0.0, False),
+        (-0.0, False),
+        (1e-300, False),
+        (2.0**-150, False),  # rounds to float32 zero: lost in a store
+        (2.0**-149, True),  # float32's smallest subnormal
+        (-1e-30, True),
+        (1.0, True),
+    ],
+)
+def test_a_direction_is_a_component_nonzero_at_float32(component: float, direction: bool) -> None:
+    vector = [0.0, component, 0.0]
+    assert has_direction(vector) is direction
+    assert has_direction(np.asarray(vector, dtype=np.float32)) is direction
+    matrix = np.array([vector, [0.0, 0.0, 1.0], [0.0] * 3])
+    assert rows_with_direction(matrix).tolist() == [direction, True, False]
 
 
 @pytest.mark.parametrize("text", ["!", "...", "🙂", "\u0301", "!. …"])
