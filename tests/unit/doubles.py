@@ -72,13 +72,15 @@ class DirectionlessFor(HashingEmbeddingProvider):
     """The hashing provider, except that each text holding one of `markers` embeds to
     zeros, as text without features does with any provider."""
 
+    fill = 0.0
+
     def __init__(self, dimension: int, *markers: str) -> None:
         super().__init__(dimension)
         self.markers = markers
 
     def _zeroed(self, texts: Sequence[str], vectors: list[list[float]]) -> list[list[float]]:
         return [
-            [0.0] * self.dimension if any(m in t for m in self.markers) else v
+            [self.fill] * self.dimension if any(m in t for m in self.markers) else v
             for t, v in zip(texts, vectors, strict=True)
         ]
 
@@ -87,6 +89,13 @@ class DirectionlessFor(HashingEmbeddingProvider):
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         return self._zeroed(texts, await super().embed_documents(texts))
+
+
+class OverflowingFor(DirectionlessFor):
+    """As `DirectionlessFor`, but `1e39` in every component: finite as a Python float,
+    infinite once stored as float32."""
+
+    fill = 1e39
 
 
 class RefusingDirectionlessVectors(InMemoryVectorStore):

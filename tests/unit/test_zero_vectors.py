@@ -22,7 +22,7 @@ from redstring.composition.services import Services
 from redstring.domain.vectors import has_direction, rows_with_direction
 from redstring.testing import make_entity, new_tenant
 
-from .doubles import DirectionlessFor, RefusingDirectionlessVectors
+from .doubles import DirectionlessFor, OverflowingFor, RefusingDirectionlessVectors
 
 DIM = 64
 # Name and type both without letters or digits: the hashing provider embeds them to zeros.
@@ -140,3 +140,23 @@ async def test_an_entity_renamed_to_text_without_direction_loses_its_old_vector(
     back = make_entity(tenant, "Acme Corp", "org", entity_id=acme.id)
     await build_graph([renamed, back], embeddings=embeddings, vectors=vectors, graph=graph)
     assert acme.id in {m.entity_id for m in await vectors.search(query, tenant, k=10)}
+
+
+@pytest.mark.parametrize("path", ["build_graph", "ingest"])
+async def test_an_embedding_infinite_at_float32_is_refused_before_any_write(path: str) -> None:
+    embeddings, vectors, graph = (
+        OverflowingFor(DIM, "Huge"),
+        InMemoryVectorStore(DIM),
+        InMemoryGraphStore(),
+    )
+    tenant = new_tenant()
+    batch = [make_entity(tenant, "Acme Corp", "org"), make_entity(tenant, "Huge Corp", "org")]
+    services = Services.over(embeddings=embeddings, vectors=vectors, graph=graph)
+    write = (
+        build_graph(batch, embeddings=embeddings, vectors=vectors, graph=graph)
+        if path == "build_graph"
+        else ingest(enumerate(batch, start=1), services)
+    )
+    with pytest.raises(ValueError, match="infinite"):
+        await write
+    assert await graph.get_entities([e.id for e in batch], tenant) == []

@@ -11,7 +11,7 @@ import numpy as np
 from redstring.domain.entity import Entity
 from redstring.domain.errors import DimensionMismatchError
 from redstring.domain.ids import EntityId, TenantId
-from redstring.domain.vectors import VectorRecord, rows_with_direction
+from redstring.domain.vectors import VectorRecord, all_finite, rows_with_direction
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.vector_store import VectorStore
 
@@ -59,8 +59,11 @@ async def embed_entities(
         if len(vector) != embeddings.dimension:
             raise DimensionMismatchError(embeddings.dimension, len(vector), "an embedding")
     matrix = np.asarray(vectors, dtype=np.float64)
-    if not np.isfinite(matrix).all():
-        raise ValueError("the embedding provider returned a NaN or infinite component")
+    if not all_finite(matrix):
+        raise ValueError(
+            "the embedding provider returned a NaN or infinite component "
+            "(at float32, the precision stores keep)"
+        )
     # The last entity of an id decides, as in the graph store.
     last = {(e.tenant_id, e.id): i for i, e in enumerate(entities)}
     directed = rows_with_direction(matrix)

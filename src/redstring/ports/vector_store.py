@@ -17,7 +17,7 @@ class VectorStore(Protocol):
     scores on 0..1 (`cosine_to_unit`), and orders equal scores by
     `id_order_key`. A vector of the wrong dimension raises
     `DimensionMismatchError`, one with a NaN or infinite component
-    `ValueError`.
+    (`all_finite`: at float32, the precision stores keep) `ValueError`.
 
     A directionless vector (`has_direction` is false: all zeros at float32)
     has no cosine with anything, so it is never stored or searched with:

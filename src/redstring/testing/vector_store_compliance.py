@@ -202,3 +202,18 @@ class VectorStoreCompliance:
         for types in (None, ["thing", "person"]):
             found = await vector_store.search(_axis(dim, 0), tenant, k=10, entity_types=types)
             assert [m.entity_id for m in found] == [r.entity_id for r in records[1:]]
+
+    @pytest.mark.parametrize("bad", [math.nan, math.inf, 1e39, -1e200])
+    async def test_a_component_infinite_at_float32_is_refused(
+        self, vector_store: VectorStore, bad: float
+    ) -> None:
+        dim, tenant = vector_store.dimension, new_tenant()
+        good = _record(tenant, _axis(dim, 0))
+        await vector_store.upsert([good])
+        vector = (bad,) + (0.0,) * (dim - 1)
+        with pytest.raises(ValueError, match="infinite"):
+            await vector_store.upsert([good.model_copy(update={"vector": vector})])
+        with pytest.raises(ValueError, match="infinite"):
+            await vector_store.search(vector, tenant, k=5)
+        [found] = await vector_store.search(_axis(dim, 0), tenant, k=5)
+        assert (found.entity_id, round(found.score, 3)) == (good.entity_id, 1.0)
