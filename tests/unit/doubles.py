@@ -9,9 +9,13 @@ from redstring import (
     EntityId,
     HashingEmbeddingProvider,
     InMemoryGraphStore,
+    InMemoryVectorStore,
     TenantId,
+    VectorMatch,
+    VectorRecord,
 )
 from redstring.domain.lexical import LexicalCandidate
+from redstring.domain.vectors import has_direction
 
 
 class RebuildingGraphStore(InMemoryGraphStore):
@@ -62,3 +66,55 @@ class CountingEmbeddings(HashingEmbeddingProvider):
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         self.documents += 1
         return await super().embed_documents(texts)
+
+
+class DirectionlessFor(HashingEmbeddingProvider):
+    """The hashing provider, except that each text holding one of `markers` embeds to
+    zeros, as text without features does with any provider."""
+
+    fill = 0.0
+
+    def __init__(self, dimension: int, *markers: str) -> None:
+        super().__init__(dimension)
+        self.markers = markers
+
+    def _zeroed(self, texts: Sequence[str], vectors: list[list[float]]) -> list[list[float]]:
+        return [
+            [self.fill] * self.dimension if any(m in t for m in self.markers) else v
+            for t, v in zip(texts, vectors, strict=True)
+        ]
+
+    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._zeroed(texts, await super().embed_query(texts))
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._zeroed(texts, await super().embed_documents(texts))
+
+
+class OverflowingFor(DirectionlessFor):
+    """As `DirectionlessFor`, but `1e39` in every component: finite as a Python float,
+    infinite once stored as float32."""
+
+    fill = 1e39
+
+
+class RefusingDirectionlessVectors(InMemoryVectorStore):
+    """An in-memory vector store that fails on a directionless vector, stored or searched
+    with, as `vector.similarity.cosine` does on Neo4j: it shows whether one is sent."""
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        if not all(has_direction(r.vector) for r in records):
+            raise ValueError("a directionless vector was upserted")
+        await super().upsert(records)
+
+    async def search(
+        self,
+        vector: Sequence[float],
+        tenant_id: TenantId,
+        *,
+        k: int,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[VectorMatch]:
+        if not has_direction(vector):
+            raise ValueError("a directionless vector was searched with")
+        return await super().search(vector, tenant_id, k=k, entity_types=entity_types)

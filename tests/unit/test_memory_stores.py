@@ -18,6 +18,7 @@ from redstring import (
     VectorStore,
 )
 from redstring.adapters.memory.vector_store import _unit, _units
+from redstring.domain.vectors import checked_vector, checked_vectors
 from redstring.testing import (
     GraphStoreCompliance,
     VectorStoreCompliance,
@@ -118,9 +119,9 @@ def test_a_batch_is_made_unit_exactly_as_record_by_record() -> None:
     """`upsert` converts a batch as one matrix: its rows are `_unit`'s floats, bit for bit."""
     rng = np.random.default_rng(5)
     vectors = [tuple(rng.normal(scale=s, size=12).tolist()) for s in (1e-3, 1.0, 7.0, 1e6)]
-    vectors += [(0.0,) * 12, (3.0,) + (0.0,) * 11, tuple(range(12))]
-    batch = _units(vectors, 12)
-    one_by_one = np.array([_unit(v, 12, "vector record") for v in vectors])
+    vectors += [(3.0,) + (0.0,) * 11, tuple(range(12))]
+    batch = _units(checked_vectors(vectors, 12, "vector record"))
+    one_by_one = np.array([_unit(checked_vector(v, 12, "vector record")) for v in vectors])
     assert batch.dtype == np.float32
     assert batch.tobytes() == one_by_one.tobytes()
 

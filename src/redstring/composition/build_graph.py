@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from redstring.composition.entity_vectors import embed_entities
 from redstring.domain.entity import Entity
 from redstring.domain.errors import DimensionMismatchError
 from redstring.domain.relationship import Relationship
-from redstring.domain.vectors import VectorRecord
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.vector_store import VectorStore
@@ -32,9 +32,11 @@ async def build_graph(
 
     The graph store is written before the vector store, so a failure between
     the two leaves entities without vectors (still found lexically, repaired
-    by running again), never vectors pointing at no entity. Raises
-    `DimensionMismatchError` before any embedding call when the provider and
-    the vector store disagree on the dimension.
+    by running again), never vectors pointing at no entity. An entity whose
+    text embeds to a vector without direction gets no vector, and loses the
+    one it had (`EntityVectors`). Raises `DimensionMismatchError` before any
+    embedding call when the provider and the vector store disagree on the
+    dimension.
     """
     if embeddings.dimension != vectors.dimension:
         raise DimensionMismatchError(
@@ -44,22 +46,8 @@ async def build_graph(
         raise ValueError("batch_size must be at least 1")
     for start in range(0, len(entities), batch_size):
         batch = entities[start : start + batch_size]
-        embedded = await embeddings.embed_documents([e.embedding_text() for e in batch])
-        if len(embedded) != len(batch):
-            raise ValueError(
-                f"the embedding provider returned {len(embedded)} vectors for {len(batch)} texts"
-            )
+        embedded = await embed_entities(batch, embeddings)
         await graph.upsert_entities(batch)
-        await vectors.upsert(
-            [
-                VectorRecord(
-                    entity_id=e.id,
-                    tenant_id=e.tenant_id,
-                    vector=tuple(v),
-                    entity_type=e.entity_type,
-                )
-                for e, v in zip(batch, embedded, strict=True)
-            ]
-        )
+        await embedded.write(vectors)
     for start in range(0, len(relationships), batch_size):
         await graph.upsert_relationships(relationships[start : start + batch_size])

@@ -10,6 +10,8 @@ beside the batch's relationships (the two touch different nodes, and a
 remote store runs them on two cores): a failure between the two stores
 leaves entities without vectors (found lexically, repaired by running
 again), never a vector without its entity, the order `build_graph` keeps too.
+Both embed and write vectors through `EntityVectors`: an entity whose text
+embeds to a vector without direction gets none.
 
 Batches overlap by one stage: while a batch's vectors and relationships are
 written, the next batch is read, checked, embedded and its entities written.
@@ -34,16 +36,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 
-import numpy as np
-
 from redstring.composition.concurrency import beside, both
+from redstring.composition.entity_vectors import EntityVectors, embed_entities
 from redstring.composition.services import Services
 from redstring.domain.entity import Entity
 from redstring.domain.errors import DimensionMismatchError, MissingEndpointError
 from redstring.domain.ids import RelationshipId
 from redstring.domain.relationship import Relationship
-from redstring.domain.vectors import VectorRecord
-from redstring.ports.embedding_provider import EmbeddingProvider
 
 DEFAULT_INGEST_BATCH_SIZE = 1000
 
@@ -136,7 +135,7 @@ class _Ready:
     """A checked and embedded batch whose entities are written, and nothing else yet."""
 
     entities: list[Entity]
-    vectors: list[VectorRecord]
+    vectors: EntityVectors
     relationships: list[Numbered]
     skipped: int
 
@@ -174,7 +173,7 @@ class _Load:
         if bad and not self.skip_invalid:
             return bad
         entities = [record for _, record in batch if isinstance(record, Entity)]
-        vectors = await _embedded(entities, self.services.embeddings)  # before any write
+        vectors = await embed_entities(entities, self.services.embeddings)  # before any write
         if entities:
             await self.services.graph.upsert_entities(entities)
         relationships = [(n, r) for n, r in batch if isinstance(r, Relationship)]
@@ -191,7 +190,7 @@ class _Load:
         relationships (after the entities, never before), then its report."""
         relationships = self._relationships(ready.relationships)
         if ready.vectors:
-            await both(relationships, self.services.vectors.upsert(ready.vectors))
+            await both(relationships, ready.vectors.write(self.services.vectors))
         else:
             await relationships
         self.report.entities += len(ready.entities)
@@ -226,30 +225,6 @@ class _Load:
             else:
                 self.report.invalid += len(unresolved)
             self.on_batch(self.report)
-
-
-async def _embedded(entities: list[Entity], embeddings: EmbeddingProvider) -> list[VectorRecord]:
-    """The vector records of `entities` (`embed_documents`), checked as one array: one
-    finite vector of the provider's dimension per entity."""
-    if not entities:
-        return []
-    vectors = await embeddings.embed_documents([e.embedding_text() for e in entities])
-    if len(vectors) != len(entities):
-        raise ValueError(
-            f"the embedding provider returned {len(vectors)} vectors for {len(entities)} texts"
-        )
-    for vector in vectors:
-        if len(vector) != embeddings.dimension:
-            raise DimensionMismatchError(embeddings.dimension, len(vector), "an embedding")
-    if not np.isfinite(np.asarray(vectors, dtype=np.float64)).all():
-        raise ValueError("the embedding provider returned a NaN or infinite component")
-    # Checked above for the whole batch, so not validated again record by record.
-    return [
-        VectorRecord.model_construct(
-            entity_id=e.id, tenant_id=e.tenant_id, vector=tuple(v), entity_type=e.entity_type
-        )
-        for e, v in zip(entities, vectors, strict=True)
-    ]
 
 
 async def ingest(

@@ -13,6 +13,7 @@ from redstring.domain.ids import EntityId, TenantId, id_order_key
 from redstring.domain.lexical import LexicalCandidate, lexical_scores
 from redstring.domain.ranking import order_keys_by_score, rank_by_score
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
+from redstring.domain.vectors import has_direction
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import GraphReader
 from redstring.ports.vector_store import VectorStore
@@ -40,7 +41,10 @@ class Retriever:
     At most `max_block_size` candidates are read per blocking key
     (docs/adr/0003; `None` reads whole blocks).
     A vector match whose entity the graph store lacks is skipped, and the
-    result is not backfilled to `k` (docs/adr/0004).
+    result is not backfilled to `k` (docs/adr/0004). A query that embeds to a
+    vector without direction (`has_direction`: "...", an emoji) is never
+    searched with: its semantic channel ranks nothing, so HYBRID answers what
+    LEXICAL does and SEMANTIC answers no match.
     """
 
     def __init__(
@@ -121,6 +125,8 @@ class Retriever:
         self, query: str, tenant_id: TenantId, fetch: int, entity_types: Sequence[str] | None
     ) -> list[tuple[EntityId, float]]:
         [vector] = await self._embeddings.embed_query([query])
+        if not has_direction(vector):  # no cosine with anything: the channel ranks nothing
+            return []
         matches = await self._vectors.search(vector, tenant_id, k=fetch, entity_types=entity_types)
         return rank_by_score((m.entity_id, m.score) for m in matches)[:fetch]
 

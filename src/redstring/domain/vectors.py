@@ -1,4 +1,5 @@
-"""Vector records and matches, and the one mapping of cosine onto 0..1."""
+"""Vector records and matches, the one mapping of cosine onto 0..1, and which vectors
+have a direction (the only ones a cosine exists for)."""
 
 from __future__ import annotations
 
@@ -18,13 +19,52 @@ def cosine_to_unit(cosine: float) -> float:
     return min(1.0, max(0.0, (1.0 + cosine) / 2.0))
 
 
+# The largest magnitude that float32 rounds to zero (half its smallest subnormal, a tie
+# that rounds to the even zero): a component at or below it is lost in a float32 store.
+_FLOAT32_ZERO = float(np.finfo(np.float32).smallest_subnormal) / 2
+
+
+def has_direction(vector: Sequence[float] | NDArray[np.floating]) -> bool:
+    """Whether `vector` has a direction, so that its cosine with another vector exists:
+    some component is nonzero once rounded to float32, the precision the vector stores
+    keep. A directionless vector (all zeros, such as the hashing provider's embedding
+    of text without letters or digits: "!", "...", an emoji) has no cosine similarity
+    to anything: a store keeps no vector for it and a search with it finds nothing.
+
+    NaN and infinite components (`all_finite`) are not judged here: `checked_vector`
+    refuses them as bad input, since they come from a broken provider, never from
+    some text.
+    """
+    return bool((np.abs(np.asarray(vector, dtype=np.float64)) > _FLOAT32_ZERO).any())
+
+
+def rows_with_direction(matrix: NDArray[np.floating]) -> NDArray[np.bool_]:
+    """`has_direction` of each row of a two-dimensional `matrix`, in one pass."""
+    return np.asarray((np.abs(matrix) > _FLOAT32_ZERO).any(axis=1), dtype=np.bool_)
+
+
+# Beyond this magnitude a component is infinite once stored as float32.
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def all_finite(array: NDArray[np.floating]) -> bool:
+    """Whether every component of `array` is finite at float32, the precision the vector
+    stores keep: not NaN, and no larger in magnitude than float32's largest value (a
+    larger one is infinite in a store, and its norm would be too)."""
+    return bool((np.abs(array) <= _FLOAT32_MAX).all())
+
+
+_NOT_FINITE = "contains a NaN or infinite component (at float32, the precision stores keep)"
+
+
 def checked_vector(vector: Sequence[float], dimension: int, what: str) -> NDArray[np.float64]:
-    """`vector` as a float64 array, or `DimensionMismatchError` / `ValueError` (NaN, inf)."""
+    """`vector` as a float64 array, or `DimensionMismatchError` / `ValueError` (NaN, inf:
+    `all_finite`)."""
     array = np.asarray(vector, dtype=np.float64)
     if array.ndim != 1 or array.shape[0] != dimension:
         raise DimensionMismatchError(dimension, int(array.size), what)
-    if not np.isfinite(array).all():
-        raise ValueError(f"{what} contains a NaN or infinite component")
+    if not all_finite(array):
+        raise ValueError(f"{what} {_NOT_FINITE}")
     return array
 
 
@@ -38,16 +78,16 @@ def checked_vectors(
         matrix = np.array(vectors, dtype=np.float64)
     except (ValueError, TypeError):  # ragged, or not numbers
         matrix = np.empty((0, 0))
-    if matrix.shape != (len(vectors), dimension) or not np.isfinite(matrix).all():
+    if matrix.shape != (len(vectors), dimension) or not all_finite(matrix):
         rows = [checked_vector(v, dimension, what) for v in vectors]
         matrix = np.array(rows, dtype=np.float64).reshape(len(rows), dimension)
     return matrix
 
 
 def check_finite(vector: Sequence[float], what: str) -> None:
-    """Raise `ValueError` when any component is NaN or infinite."""
-    if not np.isfinite(np.asarray(vector, dtype=np.float64)).all():
-        raise ValueError(f"{what} contains a NaN or infinite component")
+    """Raise `ValueError` unless `all_finite(vector)`."""
+    if not all_finite(np.asarray(vector, dtype=np.float64)):
+        raise ValueError(f"{what} {_NOT_FINITE}")
 
 
 class VectorRecord(BaseModel):

@@ -16,7 +16,15 @@ class VectorStore(Protocol):
     `search` applies the tenant and `entity_types` filters before taking `k`,
     scores on 0..1 (`cosine_to_unit`), and orders equal scores by
     `id_order_key`. A vector of the wrong dimension raises
-    `DimensionMismatchError`.
+    `DimensionMismatchError`, one with a NaN or infinite component
+    (`all_finite`: at float32, the precision stores keep) `ValueError`.
+
+    A directionless vector (`has_direction` is false: all zeros at float32)
+    has no cosine with anything, so it is never stored or searched with:
+    `upsert` of one keeps no vector for its `(tenant_id, entity_id)` and
+    deletes any vector stored there before (an entity renamed to "!" stops
+    matching on its old name), and `search` with one answers `[]`. Neither
+    raises: such vectors come from ordinary text.
     """
 
     @property

@@ -156,3 +156,64 @@ class VectorStoreCompliance:
         with pytest.raises(DimensionMismatchError):
             await vector_store.search([1.0] * (dim - 1), tenant, k=3)
         assert await vector_store.search(_axis(dim, 0), tenant, k=3) == []
+
+    async def test_directionless_upsert_stores_nothing_and_drops_the_old_vector(
+        self, vector_store: VectorStore
+    ) -> None:
+        dim, tenant = vector_store.dimension, new_tenant()
+        query = _axis(dim, 0)
+        kept = _record(tenant, _axis(dim, 1, 0.5))
+        renamed = _record(tenant, query)
+        await vector_store.upsert([kept, renamed])
+        zero = [0.0] * dim
+        # Below float32's smallest value: zero once stored, so no direction either.
+        underflow = [1e-50] + [0.0] * (dim - 1)
+        gone = _record(tenant, underflow, entity_id=renamed.entity_id)
+        never = _record(tenant, zero)
+        await vector_store.upsert([gone, never])
+        found = await vector_store.search(query, tenant, k=10)
+        assert [m.entity_id for m in found] == [kept.entity_id]
+        # Within one batch, the last record of an id wins, whichever has a direction.
+        back = _record(tenant, query, entity_id=never.entity_id)
+        await vector_store.upsert([_record(tenant, zero, entity_id=kept.entity_id), back])
+        await vector_store.upsert([back.model_copy(update={"vector": tuple(zero)}), back])
+        found = await vector_store.search(query, tenant, k=10)
+        assert [(m.entity_id, round(m.score, 3)) for m in found] == [(never.entity_id, 1.0)]
+
+    async def test_directionless_query_finds_nothing(self, vector_store: VectorStore) -> None:
+        dim, tenant = vector_store.dimension, new_tenant()
+        await vector_store.upsert([_record(tenant, _axis(dim, 1 + i, 0.5)) for i in range(3)])
+        for query in ([0.0] * dim, [-0.0] * dim, [1e-50] * dim):
+            assert await vector_store.search(query, tenant, k=5) == []
+            assert await vector_store.search(query, tenant, k=5, entity_types=["thing"]) == []
+        with pytest.raises(DimensionMismatchError):
+            await vector_store.search([0.0] * (dim + 1), tenant, k=5)
+        with pytest.raises(ValueError, match="NaN"):
+            await vector_store.search([math.nan] + [0.0] * (dim - 1), tenant, k=5)
+
+    async def test_a_directionless_vector_stored_beside_others_breaks_no_search(
+        self, vector_store: VectorStore
+    ) -> None:
+        dim, tenant = vector_store.dimension, new_tenant()
+        records = [_record(tenant, [0.0] * dim)] + [
+            _record(tenant, _axis(dim, 1 + i, 0.9 - 0.1 * i), "person") for i in range(3)
+        ]
+        await vector_store.upsert(records)
+        for types in (None, ["thing", "person"]):
+            found = await vector_store.search(_axis(dim, 0), tenant, k=10, entity_types=types)
+            assert [m.entity_id for m in found] == [r.entity_id for r in records[1:]]
+
+    @pytest.mark.parametrize("bad", [math.nan, math.inf, 1e39, -1e200])
+    async def test_a_component_infinite_at_float32_is_refused(
+        self, vector_store: VectorStore, bad: float
+    ) -> None:
+        dim, tenant = vector_store.dimension, new_tenant()
+        good = _record(tenant, _axis(dim, 0))
+        await vector_store.upsert([good])
+        vector = (bad,) + (0.0,) * (dim - 1)
+        with pytest.raises(ValueError, match="infinite"):
+            await vector_store.upsert([good.model_copy(update={"vector": vector})])
+        with pytest.raises(ValueError, match="infinite"):
+            await vector_store.search(vector, tenant, k=5)
+        [found] = await vector_store.search(_axis(dim, 0), tenant, k=5)
+        assert (found.entity_id, round(found.score, 3)) == (good.entity_id, 1.0)

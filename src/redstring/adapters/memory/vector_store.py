@@ -14,6 +14,8 @@ from redstring.domain.vectors import (
     checked_vector,
     checked_vectors,
     cosine_to_unit,
+    has_direction,
+    rows_with_direction,
 )
 
 
@@ -80,19 +82,17 @@ class _TenantMatrix:
         self.size = last
 
 
-def _unit(vector: Sequence[float], dimension: int, what: str) -> NDArray[np.float32]:
-    array = checked_vector(vector, dimension, what)
-    norm = float(np.linalg.norm(array))
-    return (array / norm if norm > 0 else array).astype(np.float32)
+def _unit(array: NDArray[np.float64]) -> NDArray[np.float32]:
+    """A checked vector that has a direction (`has_direction`), scaled to length 1."""
+    return (array / float(np.linalg.norm(array))).astype(np.float32)
 
 
-def _units(vectors: Sequence[Sequence[float]], dimension: int) -> NDArray[np.float32]:
-    """`_unit` of each vector, as the rows of one matrix, converted and checked in one go
-    (`checked_vectors`). Each norm is still taken row by row as `_unit` takes it, so
-    that the rows are the very floats `_unit` gives."""
-    matrix = checked_vectors(vectors, dimension, "vector record")
+def _units(matrix: NDArray[np.float64]) -> NDArray[np.float32]:
+    """`_unit` of each row of a checked matrix whose rows have a direction. Each norm is
+    taken row by row as `_unit` takes it, so that the rows are the very floats `_unit`
+    gives."""
     norms = np.array([float(np.linalg.norm(row)) for row in matrix], dtype=np.float64)
-    return (matrix / np.where(norms > 0, norms, 1.0)[:, None]).astype(np.float32)
+    return (matrix / norms[:, None]).astype(np.float32)
 
 
 class InMemoryVectorStore:
@@ -109,15 +109,24 @@ class InMemoryVectorStore:
         return self._dimension
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
-        units = _units([r.vector for r in records], self._dimension)
+        """Store each record's vector, the last one of an id given twice; a directionless
+        one removes the vector of its id instead (`VectorStore`)."""
+        latest = list({(r.tenant_id, r.entity_id): r for r in records}.values())
+        matrix = checked_vectors([r.vector for r in latest], self._dimension, "vector record")
+        directed = rows_with_direction(matrix)
+        units = _units(matrix[directed])
+        stored = [r for r, d in zip(latest, directed, strict=True) if d]
         by_tenant: dict[TenantId, list[int]] = {}
-        for index, record in enumerate(records):
+        for index, record in enumerate(stored):
             by_tenant.setdefault(record.tenant_id, []).append(index)
         for tenant_id, indexes in by_tenant.items():
-            matrix = self._tenants.get(tenant_id)
-            if matrix is None:
-                matrix = self._tenants[tenant_id] = _TenantMatrix(self._dimension)
-            matrix.put([records[i] for i in indexes], units[indexes])
+            tenant = self._tenants.get(tenant_id)
+            if tenant is None:
+                tenant = self._tenants[tenant_id] = _TenantMatrix(self._dimension)
+            tenant.put([stored[i] for i in indexes], units[indexes])
+        for record, has in zip(latest, directed, strict=True):
+            if not has and (tenant := self._tenants.get(record.tenant_id)) is not None:
+                tenant.remove(record.entity_id)
 
     async def search(
         self,
@@ -129,11 +138,11 @@ class InMemoryVectorStore:
     ) -> list[VectorMatch]:
         if k < 0:
             raise ValueError("k must not be negative")
-        query = _unit(vector, self._dimension, "query vector")
+        checked = checked_vector(vector, self._dimension, "query vector")
         matrix = self._tenants.get(tenant_id)
-        if matrix is None or k == 0 or matrix.size == 0:
+        if matrix is None or k == 0 or matrix.size == 0 or not has_direction(checked):
             return []
-        scores = matrix.scores(query)
+        scores = matrix.scores(_unit(checked))
         if entity_types is not None:
             wanted = set(entity_types)
             allowed = np.fromiter(

@@ -252,6 +252,15 @@ CALL db.create.setNodeVectorProperty(v, 'embedding', row.vector)
 """
 
 
+def delete_vector_rows(label: str) -> str:
+    """Delete the vector of each `$rows` entry's `(tenant_id, entity_id)`, if any."""
+    return f"""
+UNWIND $rows AS row
+MATCH (v:{vector_label(label)} {{tenant_id: row.tenant_id, entity_id: row.entity_id}})
+DELETE v
+"""
+
+
 def delete_vectors(label: str) -> str:
     return f"""
 UNWIND $ids AS id
@@ -313,8 +322,12 @@ RETURN {_MATCHES}
 """
 
 
+# `vector.similarity.cosine` fails the whole statement on an all-zero vector, and
+# a database written before zero vectors were kept out may hold some: they are
+# skipped (the vector index never holds them either).
 _EXACT_BODY = """MATCH (v:{lab} {{tenant_id: $tenant_id}})
     WHERE v.entity_id IS NOT NULL AND ($types IS NULL OR v.entity_type IN $types)
+      AND any(x IN v.embedding WHERE x <> 0.0)
     WITH v, vector.similarity.cosine(v.embedding, $vector) AS score
     ORDER BY score DESC, v.entity_id ASC
     LIMIT $k

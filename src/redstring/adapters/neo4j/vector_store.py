@@ -22,7 +22,14 @@ from redstring.adapters.neo4j.connection import (
 from redstring.adapters.neo4j.records import query_vector, stored_vectors
 from redstring.domain.errors import DimensionMismatchError, RedstringError
 from redstring.domain.ids import EntityId, TenantId, id_order_key, id_text
-from redstring.domain.vectors import VectorMatch, VectorRecord, checked_vector, checked_vectors
+from redstring.domain.vectors import (
+    VectorMatch,
+    VectorRecord,
+    checked_vector,
+    checked_vectors,
+    has_direction,
+    rows_with_direction,
+)
 
 
 class VectorSearchMode(StrEnum):
@@ -178,26 +185,37 @@ class Neo4jVectorStore(OwnedConnection):
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
         """Batches of `settings.vector_batch_size` records, each one transaction, up to
         `settings.write_concurrency` of them in flight at once; a record given twice
-        for one entity is written once, the last."""
+        for one entity is written once, the last. The nodes of directionless records
+        are deleted instead, after the others are written."""
         latest = list({(r.tenant_id, r.entity_id): r for r in records}.values())
         if not latest:
             return
         matrix = checked_vectors([r.vector for r in latest], self._dimension, "vector record")
-        vectors = stored_vectors(matrix, packed=await self._db.packs_vectors())
-        rows = [
-            {
-                "tenant_id": id_text(r.tenant_id),
-                "entity_id": id_text(r.entity_id),
-                "entity_type": r.entity_type,
-                "vector": vector,
-            }
-            for r, vector in zip(latest, vectors, strict=True)
-        ]
-        await self._db.write_rows(
-            cypher.upsert_vectors(self._label),
-            rows,
-            batch_size=self._db.settings.vector_batch_size,
-        )
+        directed = rows_with_direction(matrix)
+        if directed.any():
+            vectors = stored_vectors(matrix[directed], packed=await self._db.packs_vectors())
+            stored = [r for r, d in zip(latest, directed, strict=True) if d]
+            rows = [
+                {
+                    "tenant_id": id_text(r.tenant_id),
+                    "entity_id": id_text(r.entity_id),
+                    "entity_type": r.entity_type,
+                    "vector": vector,
+                }
+                for r, vector in zip(stored, vectors, strict=True)
+            ]
+            await self._db.write_rows(
+                cypher.upsert_vectors(self._label),
+                rows,
+                batch_size=self._db.settings.vector_batch_size,
+            )
+        if not directed.all():
+            dropped = [
+                {"tenant_id": id_text(r.tenant_id), "entity_id": id_text(r.entity_id)}
+                for r, d in zip(latest, directed, strict=True)
+                if not d
+            ]
+            await self._db.write_rows(cypher.delete_vector_rows(self._label), dropped)
 
     async def search(
         self,
@@ -211,6 +229,8 @@ class Neo4jVectorStore(OwnedConnection):
             raise ValueError("k must not be negative")
         checked = checked_vector(vector, self._dimension, "query vector")
         if k == 0 or (entity_types is not None and len(entity_types) == 0):
+            return []
+        if not has_direction(checked):  # the server refuses it: no cosine exists
             return []
         query = query_vector(checked, packed=await self._db.packs_vectors())
         types = None if entity_types is None else sorted(set(entity_types))

@@ -1,0 +1,86 @@
+"""The vectors of a batch of entities: embedded and checked once, written the one way
+`build_graph` and `ingest` both write them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from redstring.domain.entity import Entity
+from redstring.domain.errors import DimensionMismatchError
+from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.vectors import VectorRecord, all_finite, rows_with_direction
+from redstring.ports.embedding_provider import EmbeddingProvider
+from redstring.ports.vector_store import VectorStore
+
+
+@dataclass(frozen=True)
+class EntityVectors:
+    """What a batch of entities writes to a vector store: `records` to upsert, and
+    `directionless`, the ids whose text embedded to a vector without direction
+    (`has_direction`), whose vectors are deleted instead. An id is in one of the two,
+    as its last entity in the batch had it."""
+
+    records: list[VectorRecord]
+    directionless: dict[TenantId, list[EntityId]]
+
+    def __bool__(self) -> bool:
+        return bool(self.records or self.directionless)
+
+    async def write(self, store: VectorStore) -> None:
+        """Upsert `records`, then delete the vectors of `directionless`.
+
+        Every `VectorStore` treats a directionless record so (the port's
+        contract); none is sent all the same, so that a store written against
+        an older contract never indexes one, and an entity renamed to text
+        without direction stops matching on its old name's vector."""
+        if self.records:
+            await store.upsert(self.records)
+        for tenant_id, entity_ids in self.directionless.items():
+            await store.delete(entity_ids, tenant_id)
+
+
+async def embed_entities(
+    entities: Sequence[Entity], embeddings: EmbeddingProvider
+) -> EntityVectors:
+    """The vectors of `entities` (`embed_documents` of their `embedding_text`), checked as
+    one array: one finite vector of the provider's dimension per entity, else
+    `ValueError` / `DimensionMismatchError` before anything is written."""
+    if not entities:
+        return EntityVectors([], {})
+    vectors = await embeddings.embed_documents([e.embedding_text() for e in entities])
+    if len(vectors) != len(entities):
+        raise ValueError(
+            f"the embedding provider returned {len(vectors)} vectors for {len(entities)} texts"
+        )
+    for vector in vectors:
+        if len(vector) != embeddings.dimension:
+            raise DimensionMismatchError(embeddings.dimension, len(vector), "an embedding")
+    matrix = np.asarray(vectors, dtype=np.float64)
+    if not all_finite(matrix):
+        raise ValueError(
+            "the embedding provider returned a NaN or infinite component "
+            "(at float32, the precision stores keep)"
+        )
+    # The last entity of an id decides, as in the graph store.
+    last = {(e.tenant_id, e.id): i for i, e in enumerate(entities)}
+    directed = rows_with_direction(matrix)
+    records: list[VectorRecord] = []
+    directionless: dict[TenantId, list[EntityId]] = {}
+    for (tenant_id, entity_id), index in last.items():
+        if directed[index]:
+            entity = entities[index]
+            # Checked above for the whole batch, so not validated again record by record.
+            records.append(
+                VectorRecord.model_construct(
+                    entity_id=entity_id,
+                    tenant_id=tenant_id,
+                    vector=tuple(vectors[index]),
+                    entity_type=entity.entity_type,
+                )
+            )
+        else:
+            directionless.setdefault(tenant_id, []).append(entity_id)
+    return EntityVectors(records, directionless)
