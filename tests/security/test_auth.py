@@ -4,8 +4,10 @@ tenant refused, and the routes that need no credentials."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import logging
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -614,3 +616,68 @@ def test_settings_that_cannot_be_honoured_are_refused_at_start(
         check_settings(settings)
     with pytest.raises(InvalidInputError):
         create_app(settings, services=memory_services())
+
+
+# --- RS256 through a JWKS URL (a loopback server) ---------------------------------------------
+
+
+class _JwksServer:
+    """Serves one JWKS document on a loopback port and counts the fetches."""
+
+    def __init__(self, document: bytes) -> None:
+        fetches = self.fetches = [0]
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                fetches[0] += 1
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(document)))
+                self.end_headers()
+                self.wfile.write(document)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/jwks.json"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        if not self.thread.is_alive():
+            return
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+async def test_an_rs256_token_checked_against_a_jwks_url_fetches_the_keys_once(
+    seeded: Seeded, rsa_keys: RsaKeys
+) -> None:
+    jwks = _JwksServer(rsa_keys.jwks.read_bytes())
+    settings = Settings(auth=AuthMode.JWT, jwt_jwks=jwks.url, jwt_audience=AUDIENCE)
+    token = jwt.encode(_claims(), rsa_keys.private_pem, "RS256", headers={"kid": "k1"})
+    unknown = jwt.encode(_claims(), rsa_keys.private_pem, "RS256", headers={"kid": "k9"})
+    try:
+        async with _http(seeded.services, settings) as http:
+            for _ in range(3):
+                response = await _post(http, RETRIEVE, token, t=A, q=A_NAME)
+                assert response.status_code == 200
+                assert A_NAME in response.text
+            # An unknown kid is refused without a fetch per request (PyJWKClient's cooldown).
+            for _ in range(3):
+                _assert_unauthenticated(await _post(http, RETRIEVE, unknown, t=A, q=A_NAME))
+            assert jwks.fetches == [1]
+            jwks.stop()
+            # The cached keys keep working while the JWKS server is down ...
+            assert (await _post(http, RETRIEVE, token, t=A, q=A_NAME)).status_code == 200
+        # ... and a server that has none answers 503, not 401: not the caller's fault.
+        async with _http(seeded.services, settings) as http:
+            response = await _post(http, RETRIEVE, token, t=A, q=A_NAME)
+            assert response.status_code == 503
+            [error] = response.json()["errors"]
+            assert error["extensions"] == {"code": "SERVICE_UNAVAILABLE"}
+            assert "127.0.0.1" not in error["message"]
+    finally:
+        jwks.stop()

@@ -108,7 +108,10 @@ def test_the_file_comes_from_the_environment_without_file(
     [
         (["keys", "add", "--tenant", TENANT_A, "--role", "read"], "REDSTRING_API_KEYS_FILE"),
         (["keys", "list"], "REDSTRING_API_KEYS_FILE"),
-        (["keys", "add", "--file", "{file}", "--tenant", "acme", "--role", "read"], "UUID"),
+        (
+            ["keys", "add", "--file", "{file}", "--tenant", "acme", "--role", "read"],
+            "--tenant must be a UUID, got 'acme'",
+        ),
     ],
     ids=["no file (add)", "no file (list)", "tenant not a UUID"],
 )
