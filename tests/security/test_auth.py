@@ -176,6 +176,17 @@ async def test_no_credentials_is_401_and_says_how_to_authenticate(keys: Keys) ->
         assert response.headers["www-authenticate"] == "Bearer"
 
 
+async def test_the_bearer_scheme_is_read_in_any_case(keys: Keys) -> None:
+    for scheme in ("Bearer", "bearer", "BEARER"):
+        response = await keys.http.post(
+            "/graphql",
+            json={"query": RETRIEVE, "variables": {"t": A, "q": A_NAME}},
+            headers={"Authorization": f"{scheme} {keys.read_a}"},
+        )
+        assert response.status_code == 200, scheme
+        assert A_NAME in response.text
+
+
 @pytest.mark.parametrize(
     ("credential", "reason"),
     [

@@ -35,8 +35,7 @@ class Authenticator:
     `Authorization` header is ignored.
     """
 
-    def __init__(self, mode: AuthMode, verifier: CredentialVerifier | None = None) -> None:
-        self.mode = mode
+    def __init__(self, verifier: CredentialVerifier | None = None) -> None:
         self._verifier = verifier
 
     async def caller(self, authorization: str | None) -> Caller:
@@ -55,7 +54,7 @@ class Authenticator:
             raise _unauthenticated(REFUSED_MESSAGE, presented=True) from None
 
 
-NO_AUTHENTICATION = Authenticator(AuthMode.NONE)
+NO_AUTHENTICATION = Authenticator()
 
 
 def bearer_credential(authorization: str | None) -> str | None:
@@ -86,9 +85,9 @@ def build_authenticator(settings: Settings) -> Authenticator:
     rather than serving with a lock that does not close.
     """
     if settings.auth is AuthMode.APIKEY:
-        return Authenticator(settings.auth, api_key_verifier(settings.api_keys_file))
+        return Authenticator(api_key_verifier(settings.api_keys_file))
     if settings.auth is AuthMode.JWT:
-        return Authenticator(settings.auth, jwt_verifier(settings))
+        return Authenticator(jwt_verifier(settings))
     return NO_AUTHENTICATION
 
 
