@@ -64,7 +64,7 @@ async def test_get_runs_queries_but_never_mutations(demo_services: Services) -> 
 
 async def test_health_and_readiness(demo_services: Services) -> None:
     async with _http(demo_services) as http:
-        assert (await http.get("/healthz")).json() == {"status": "ok"}
+        assert (await http.get("/healthz")).json() == {"status": "ok", "auth": "none"}
         ready = await http.get("/readyz")
     assert ready.status_code == 200
     assert ready.json() == {"status": "ready"}

@@ -63,7 +63,7 @@ def server() -> Iterator[str]:
 
 def test_served_over_real_http(server: str) -> None:
     with httpx.Client(base_url=server, timeout=10.0) as http:
-        assert http.get("/healthz").json() == {"status": "ok"}
+        assert http.get("/healthz").json() == {"status": "ok", "auth": "none"}
         response = http.post(
             "/graphql", json={"query": README_QUERY, "variables": {"tenant": DEMO}}
         )

@@ -11,13 +11,14 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from threadpoolctl import threadpool_limits
 
+from redstring.api.authentication import NO_AUTH_WARNING, build_authenticator
 from redstring.api.demo import load_demo
 from redstring.api.endpoint import GraphQLEndpoint
 from redstring.api.graphiql import AssetSource, asset_route, graphiql_page
-from redstring.api.health import healthz, readyz_endpoint
+from redstring.api.health import healthz_endpoint, readyz_endpoint
 from redstring.api.log_config import configure_logging
 from redstring.api.schema.build import build_schema
-from redstring.api.settings import Settings
+from redstring.api.settings import AuthMode, Settings
 from redstring.api.startup import open_services
 from redstring.composition.services import Services
 
@@ -67,13 +68,18 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     `settings.blas_threads` (when not 0) caps numpy's BLAS threads for the whole
     process when the app starts; `settings.gc_freeze` exempts everything alive once
     the app has started (the in-memory stores' data included) from the cyclic
-    garbage collector (`freeze_startup_heap`).
+    garbage collector (`freeze_startup_heap`). `settings.auth` picks how the callers of
+    `/graphql` operations authenticate (`build_authenticator`; `InvalidInputError` for
+    settings it cannot honour); every other route needs no credentials.
     """
     settings = settings or Settings()
     holder = _Holder(services)
+    authenticator = build_authenticator(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if settings.auth is AuthMode.NONE:
+            logger.warning(NO_AUTH_WARNING, settings.host)
         if settings.blas_threads:
             # Process-wide: one request's matrix product gains little from a second
             # BLAS thread, and idle BLAS threads spin on the cores the event loop needs.
@@ -102,10 +108,11 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         services=holder,
         limits=limits,
         graphiql=graphiql_page(settings.graphiql_assets) if settings.graphiql else None,
+        authenticator=authenticator,
     )
     routes = [
         Route("/graphql", graphql, methods=["GET", "POST"]),
-        Route("/healthz", healthz, methods=["GET"]),
+        Route("/healthz", healthz_endpoint(settings.auth.value), methods=["GET"]),
         Route("/readyz", readyz_endpoint(holder, settings.readiness_timeout), methods=["GET"]),
     ]
     if settings.graphiql and settings.graphiql_assets is AssetSource.LOCAL:

@@ -1,14 +1,16 @@
-"""Who is calling, and the one place that decides whether they may touch a tenant.
+"""Who is calling, and the one place that decides what they may do with a tenant.
 
-Every resolver that takes a `tenantId` calls `authorize_tenant` before
-reading or writing; traversal from an entity stays inside its tenant, so it
-needs no second check. Until the security issue lands every caller is
-anonymous and may use every tenant.
+Every resolver that takes a `tenantId` starts with `authorized_tenant`; the
+mutation resolvers ask it for `Role.WRITE`, so a `read` caller's mutation is
+refused before anything is written. Traversal from an entity stays inside its
+tenant, so it needs no second check. Who the caller is comes from
+`redstring.api.authentication`, before any resolver runs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol
 
 import strawberry
@@ -19,7 +21,14 @@ from redstring.domain.ids import TenantId
 
 
 class TenantAccessDeniedError(RedstringError):
-    """The caller may not use this tenant."""
+    """The caller may not use this tenant, or not in this way (answered as `FORBIDDEN`)."""
+
+
+class Role(StrEnum):
+    """What a caller may do in its tenants: `read` (queries) or `write` (mutations too)."""
+
+    READ = "read"
+    WRITE = "write"
 
 
 @dataclass(frozen=True)
@@ -28,10 +37,11 @@ class Caller:
 
     subject: str | None = None
     tenants: frozenset[TenantId] | None = None
+    role: Role = Role.WRITE
 
     @classmethod
     def anonymous(cls) -> Caller:
-        """The caller of a server without authentication."""
+        """The caller of a server without authentication: every tenant, `write`."""
         return cls()
 
 
@@ -42,16 +52,21 @@ class HasCaller(Protocol):
     def caller(self) -> Caller: ...
 
 
-def authorize_tenant(context: HasCaller, tenant_id: TenantId) -> None:
-    """Raise `TenantAccessDeniedError` unless the request's caller may use `tenant_id`."""
-    tenants = context.caller.tenants
-    if tenants is not None and tenant_id not in tenants:
+def authorize_tenant(context: HasCaller, tenant_id: TenantId, role: Role = Role.READ) -> None:
+    """Raise `TenantAccessDeniedError` unless the request's caller may use `tenant_id`
+    with `role` (`Role.WRITE` for anything that writes)."""
+    caller = context.caller
+    if caller.tenants is not None and tenant_id not in caller.tenants:
         raise TenantAccessDeniedError("this caller may not use the requested tenant")
+    if role is Role.WRITE and caller.role is not Role.WRITE:
+        raise TenantAccessDeniedError("this caller may only read")
 
 
-def authorized_tenant(context: HasCaller, tenant_id: strawberry.ID) -> TenantId:
-    """The tenant a GraphQL argument names, once the caller is allowed to use it: the one
-    step every resolver taking a `tenantId` starts with."""
+def authorized_tenant(
+    context: HasCaller, tenant_id: strawberry.ID, role: Role = Role.READ
+) -> TenantId:
+    """The tenant a GraphQL argument names, once the caller may use it with `role`: the
+    one step every resolver taking a `tenantId` starts with (mutations with `Role.WRITE`)."""
     tenant = tenant_id_arg(tenant_id)
-    authorize_tenant(context, tenant)
+    authorize_tenant(context, tenant, role)
     return tenant

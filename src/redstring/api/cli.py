@@ -1,4 +1,4 @@
-"""The `redstring` command line: `serve`, `load FILE.jsonl --tenant ID`, `schema`."""
+"""The `redstring` command line: `serve`, `load FILE.jsonl --tenant ID`, `schema`, `keys`."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from rich.progress import (
 
 from redstring.api.arguments import parse_uuid
 from redstring.api.errors import describe_validation_error
+from redstring.api.key_commands import add_keys_command
 from redstring.api.load import CountedLines, load_jsonl
 from redstring.api.schema.build import schema_sdl
 from redstring.api.settings import Backend, Settings
@@ -300,6 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     schema = commands.add_parser("schema", help="print the GraphQL schema (SDL)")
     schema.set_defaults(run=_schema)
+
+    add_keys_command(commands)
     return parser
 
 

@@ -12,7 +12,8 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 
-from redstring.api.authorization import Caller
+from redstring.api.authentication import NO_AUTHENTICATION, Authenticator
+from redstring.api.authorization import Caller, Role
 from redstring.api.context import RequestContext
 from redstring.api.errors import ErrorCode, RequestRefusedError
 from redstring.api.limits import Limits
@@ -25,6 +26,7 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
     `services` is a callable because the app opens its services in its
     lifespan, after this endpoint exists. `graphiql` is the page a browser
     gets (see `redstring.api.graphiql`), or `None` for no GraphiQL.
+    `authenticator` names the caller of each operation (none by default).
     """
 
     def __init__(
@@ -34,11 +36,13 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         services: Callable[[], Services],
         limits: Limits,
         graphiql: str | None = None,
+        authenticator: Authenticator = NO_AUTHENTICATION,
     ) -> None:
         super().__init__(schema, graphql_ide="graphiql" if graphiql is not None else None)
         self._services = services
         self._limits = limits
         self._graphiql = graphiql or ""
+        self._authenticator = authenticator
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Strawberry's view, with every refusal answered as a GraphQL error body."""
@@ -61,9 +65,22 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket
     ) -> RequestContext:
-        return RequestContext(
-            services=self._services(), limits=self._limits, caller=Caller.anonymous()
-        )
+        """The request's context, its caller authenticated (401 when it cannot be).
+
+        Strawberry asks for the context before it decides to render GraphiQL's
+        page, which carries no data: that request is let through with a caller
+        granted nothing, so only executing an operation needs credentials.
+        """
+        if isinstance(request, Request) and self.should_render_graphql_ide(
+            self.request_adapter_class(request)
+        ):
+            caller = _PAGE_CALLER
+        else:
+            caller = await self._authenticator.caller(request.headers.get("authorization"))
+        return RequestContext(services=self._services(), limits=self._limits, caller=caller)
+
+
+_PAGE_CALLER = Caller(subject=None, tenants=frozenset(), role=Role.READ)
 
 
 def refusal_response(refused: RequestRefusedError) -> JSONResponse:

@@ -14,9 +14,14 @@ from redstring.composition.services import Services
 logger = logging.getLogger("redstring.api")
 
 
-async def healthz(request: Request) -> JSONResponse:
-    """200 whenever the process can answer HTTP at all."""
-    return JSONResponse({"status": "ok"})
+def healthz_endpoint(auth: str) -> Callable[[Request], Awaitable[JSONResponse]]:
+    """An endpoint answering 200 whenever the process can answer HTTP at all, with the
+    authentication mode `auth` (so `none` on a shared host is seen, not guessed)."""
+
+    async def healthz(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "auth": auth})
+
+    return healthz
 
 
 def readyz_endpoint(

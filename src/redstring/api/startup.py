@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from redstring.api.authentication import check_auth_settings
 from redstring.api.settings import Backend, EmbeddingsKind, Settings
 from redstring.composition.embedding_choice import check_embedding_choice, make_embedding_provider
 from redstring.composition.services import Services
@@ -14,8 +15,10 @@ logger = logging.getLogger("redstring.api")
 
 
 def check_settings(settings: Settings) -> None:
-    """Raise `InvalidInputError` for a choice `open_services` would refuse, before any
-    server starts: an unknown or incomplete embedding provider. Builds nothing."""
+    """Raise `InvalidInputError` for a choice `open_services` or `create_app` would refuse,
+    before any server starts: an unknown or incomplete embedding provider, authentication
+    settings that cannot be honoured. Builds nothing but reads the key file or JWKS file."""
+    check_auth_settings(settings)
     check_embedding_choice(
         settings.embeddings.value,
         model=settings.embedding_model,

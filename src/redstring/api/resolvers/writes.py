@@ -8,7 +8,7 @@ from uuid import UUID
 import strawberry
 
 from redstring.api.arguments import entity_ids_arg
-from redstring.api.authorization import authorized_tenant
+from redstring.api.authorization import Role, authorized_tenant
 from redstring.api.context import RequestContext
 from redstring.api.schema.inputs import EntityInput, RelationshipInput
 from redstring.api.schema.results import DeleteResult, UpsertResult
@@ -25,7 +25,7 @@ async def upsert_entities(
     entities: list[EntityInput],
 ) -> UpsertResult:
     context = info.context
-    tenant = authorized_tenant(context, tenant_id)
+    tenant = authorized_tenant(context, tenant_id, Role.WRITE)
     context.limits.check_batch(len(entities), "entities")
     domain = [e.to_domain(tenant, f"entities[{i}]") for i, e in enumerate(entities)]
     await writes.upsert_entities(context.services, domain)
@@ -38,7 +38,7 @@ async def upsert_relationships(
     relationships: list[RelationshipInput],
 ) -> UpsertResult:
     context = info.context
-    tenant = authorized_tenant(context, tenant_id)
+    tenant = authorized_tenant(context, tenant_id, Role.WRITE)
     context.limits.check_batch(len(relationships), "relationships")
     domain = [r.to_domain(tenant, f"relationships[{i}]") for i, r in enumerate(relationships)]
     await writes.upsert_relationships(context.services, domain)
@@ -51,7 +51,7 @@ async def delete_entities(
     ids: list[strawberry.ID],
 ) -> DeleteResult:
     context = info.context
-    tenant = authorized_tenant(context, tenant_id)
+    tenant = authorized_tenant(context, tenant_id, Role.WRITE)
     context.limits.check_batch(len(ids), "ids")
     count = await writes.delete_entities(context.services, entity_ids_arg(ids), tenant)
     return DeleteResult(count=count)

@@ -1,0 +1,247 @@
+"""API keys: the key file `redstring keys` manages, and the verifier that reads it.
+
+A key reads `rs_<id>_<secret>`: `id` is public (12 hex digits, shown by
+`keys list`) and finds the key's record without trying every hash; `secret` is
+32 random bytes. The file keeps, per key, only the SHA-256 of the whole key,
+its tenants, role, name and creation time: a stolen file grants nothing. A
+plain hash (no salt, no stretching) suffices because the secret is random and
+high-entropy, not a password; digests are compared in constant time.
+
+The file is JSON, rewritten whole through a temporary file and `os.replace`
+(mode 0600), so a running server never reads half of it. The verifier checks the
+file's `stat` on each request and reads it again when it changed, so a revoked
+key stops working at once, without a restart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import hmac
+import logging
+import os
+import re
+import secrets
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from redstring.api.authorization import Caller, Role
+from redstring.api.credentials import CredentialsRefusedError
+from redstring.api.errors import describe_validation_error
+from redstring.domain.errors import InvalidInputError
+from redstring.domain.ids import TenantId
+
+logger = logging.getLogger("redstring.api")
+
+KEY_PREFIX = "rs"
+_KEY_SHAPE = re.compile(rf"^{KEY_PREFIX}_(?P<id>[0-9a-f]{{12}})_(?P<secret>[A-Za-z0-9_-]{{16,}})$")
+
+
+class KeyRecord(BaseModel):
+    """One key as the file keeps it: never the key itself, only its SHA-256."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=r"^[0-9a-f]{12}$")
+    name: str = ""
+    role: Role
+    tenants: tuple[UUID, ...] = Field(min_length=1)
+    created: datetime
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+    def caller(self) -> Caller:
+        """The caller this key proves."""
+        return Caller(
+            subject=f"key {self.id}",
+            tenants=frozenset(TenantId(t) for t in self.tenants),
+            role=self.role,
+        )
+
+
+class KeyFileContent(BaseModel):
+    """The whole key file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = 1
+    keys: tuple[KeyRecord, ...] = ()
+
+
+class UnknownKeyError(InvalidInputError):
+    """No key of the file has this id."""
+
+
+def key_digest(key: str) -> str:
+    """The SHA-256 (hex) the file keeps for `key`."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def key_id_of(key: str) -> str | None:
+    """The public id of a well-formed key, else `None`."""
+    match = _KEY_SHAPE.match(key)
+    return match["id"] if match else None
+
+
+def read_key_file(path: Path) -> KeyFileContent:
+    """The keys in `path`; `InvalidInputError` when it cannot be read or is not a key file."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read the API key file {path}: {exc.strerror}") from None
+    try:
+        return KeyFileContent.model_validate_json(raw)
+    except ValidationError as exc:
+        detail = describe_validation_error(exc)
+        raise InvalidInputError(f"{path} is not an API key file: {detail}") from None
+
+
+def write_key_file(path: Path, content: KeyFileContent) -> None:
+    """Replace `path` by `content` at once (temporary file, fsync, `os.replace`), mode 0600."""
+    text = content.model_dump_json(indent=2) + "\n"
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:  # mkstemp: mode 0600
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Serialises read-modify-write cycles of `path` between processes (`keys add` run twice
+    at once would otherwise lose a key), through a lock on `path.lock`."""
+    lock_path = path.with_name(path.name + ".lock")
+    with lock_path.open("a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        yield
+
+
+def _current(path: Path) -> KeyFileContent:
+    return read_key_file(path) if path.exists() else KeyFileContent()
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    """A key just added: the key itself (shown once) and its record."""
+
+    key: str
+    record: KeyRecord
+
+
+def add_key(path: Path, tenants: Iterable[TenantId], role: Role, name: str = "") -> IssuedKey:
+    """Issue a new random key for `tenants` with `role` and add its record to `path`
+    (created when missing)."""
+    granted = tuple(dict.fromkeys(tenants))
+    if not granted:
+        raise InvalidInputError("a key needs at least one tenant")
+    with _locked(path):
+        content = _current(path)
+        taken = {record.id for record in content.keys}
+        key_id = secrets.token_hex(6)
+        while key_id in taken:
+            key_id = secrets.token_hex(6)
+        key = f"{KEY_PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
+        record = KeyRecord(
+            id=key_id,
+            name=name,
+            role=role,
+            tenants=granted,
+            created=datetime.now(UTC).replace(microsecond=0),
+            sha256=key_digest(key),
+        )
+        write_key_file(path, content.model_copy(update={"keys": (*content.keys, record)}))
+    return IssuedKey(key=key, record=record)
+
+
+def revoke_key(path: Path, key_id: str) -> KeyRecord:
+    """Remove the key `key_id` from `path`; `UnknownKeyError` when there is none."""
+    with _locked(path):
+        content = _current(path)
+        kept = tuple(record for record in content.keys if record.id != key_id)
+        if len(kept) == len(content.keys):
+            raise UnknownKeyError(f"no key with id {key_id!r} in {path}")
+        write_key_file(path, content.model_copy(update={"keys": kept}))
+    return next(record for record in content.keys if record.id == key_id)
+
+
+def list_keys(path: Path) -> tuple[KeyRecord, ...]:
+    """The records in `path` (none when it does not exist yet)."""
+    return _current(path).keys
+
+
+class ApiKeyVerifier:
+    """Checks API keys against the key file, read again whenever its `stat` changes.
+
+    A file that disappears or stops parsing refuses every key (and is logged
+    at ERROR) until it is fixed: failing open would revive revoked keys.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._records: dict[str, KeyRecord] = {}
+        self._seen: tuple[int, ...] | None = ()  # () matches no file, present or not
+        self._load(refuse=True)
+
+    def _signature(self) -> tuple[int, ...] | None:
+        try:
+            stat = os.stat(self._path)
+        except OSError:
+            return None
+        return (stat.st_ino, stat.st_dev, stat.st_size, stat.st_mtime_ns, stat.st_mode)
+
+    def _load(self, *, refuse: bool = False) -> None:
+        signature = self._signature()
+        if signature == self._seen:
+            return
+        self._seen = signature
+        try:
+            content = read_key_file(self._path)
+        except InvalidInputError as exc:
+            if refuse:
+                raise
+            self._records = {}
+            logger.error("every API key is refused until the key file is fixed: %s", exc)
+            return
+        self._records = {record.id: record for record in content.keys}
+        if signature is not None and signature[-1] & 0o077:
+            logger.warning(
+                "the API key file %s is readable by other users; chmod 600 it", self._path
+            )
+        logger.info("API key file read: %d key(s)", len(self._records))
+
+    async def verify(self, credential: str) -> Caller:
+        """The caller of the key `credential`, or `CredentialsRefusedError`."""
+        self._load()
+        key_id = key_id_of(credential)
+        if key_id is None:
+            raise CredentialsRefusedError("not an API key")
+        record = self._records.get(key_id)
+        if record is None:
+            raise CredentialsRefusedError(f"no key with id {key_id} (unknown or revoked)")
+        if not hmac.compare_digest(record.sha256, key_digest(credential)):
+            raise CredentialsRefusedError(f"wrong secret for key {key_id}")
+        return record.caller()
+
+
+def api_key_verifier(path: Path | None) -> ApiKeyVerifier:
+    """The verifier of `REDSTRING_API_KEYS_FILE`; `InvalidInputError` when it is unset or
+    cannot be read."""
+    if path is None:
+        raise InvalidInputError(
+            "REDSTRING_AUTH=apikey needs REDSTRING_API_KEYS_FILE (create keys with "
+            "`redstring keys add --file PATH --tenant ID --role read|write`)"
+        )
+    return ApiKeyVerifier(path)

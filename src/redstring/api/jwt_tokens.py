@@ -1,0 +1,250 @@
+"""JWT bearer tokens (PyJWT): HS256 with a shared secret, or RS256 with keys from a JWKS.
+
+The algorithm is pinned to the kind of key configured, never read from the
+token: a token saying `alg: none`, or HS256 "signed" with the RSA public key,
+is refused. Expiry is required and checked; the issuer and the audience are
+checked when set. The caller's tenants are the UUID strings of the claim
+`REDSTRING_JWT_TENANTS_CLAIM` and its role the `read` or `write` of
+`REDSTRING_JWT_ROLE_CLAIM`; a token whose claims are missing or malformed
+proves nothing and is refused like a forged one.
+
+A JWKS file is read once, at start; a JWKS URL is fetched by PyJWT's
+`PyJWKClient`, which caches the key set, in a worker thread (its fetch
+blocks), so the event loop never waits on the network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+import jwt
+from jwt import PyJWK, PyJWKClient, PyJWKClientConnectionError, PyJWKSet, PyJWTError
+
+from redstring.api.authorization import Caller, Role
+from redstring.api.credentials import CredentialsRefusedError
+from redstring.api.errors import ErrorCode, RequestRefusedError
+from redstring.api.settings import Settings
+from redstring.domain.errors import InvalidInputError
+from redstring.domain.ids import TenantId
+
+logger = logging.getLogger("redstring.api")
+
+HS256, RS256 = "HS256", "RS256"
+# RFC 7518, 3.2: an HMAC key at least as long as the hash output.
+MIN_SECRET_BYTES = 32
+JWKS_FETCH_TIMEOUT = 5.0
+JWKS_CACHE_SECONDS = 300.0
+
+
+class TokenKeys(Protocol):
+    """Where the key checking a token's signature comes from, and its one algorithm."""
+
+    algorithm: str
+
+    async def key_for(self, token: str) -> PyJWK | bytes: ...
+
+
+class SharedSecret:
+    """HS256 with `REDSTRING_JWT_SECRET`."""
+
+    algorithm = HS256
+
+    def __init__(self, secret: bytes) -> None:
+        self._secret = secret
+
+    async def key_for(self, token: str) -> PyJWK | bytes:
+        return self._secret
+
+
+def _is_rs256(key: PyJWK) -> bool:
+    return key.key_type == "RSA" and key.algorithm_name == RS256
+
+
+def _rs256_keys(key_set: PyJWKSet) -> list[PyJWK]:
+    """The keys of `key_set` that can check an RS256 signature."""
+    return [key for key in key_set.keys if _is_rs256(key) and key.public_key_use in ("sig", None)]
+
+
+def _key_id(token: str) -> str | None:
+    try:
+        kid = jwt.get_unverified_header(token).get("kid")
+    except PyJWTError as exc:
+        raise CredentialsRefusedError(f"token header unreadable: {exc}") from None
+    return kid if isinstance(kid, str) else None
+
+
+class JwksFile:
+    """RS256 with the keys of a JWKS file, read once."""
+
+    algorithm = RS256
+
+    def __init__(self, path: Path) -> None:
+        try:
+            key_set = PyJWKSet.from_json(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise InvalidInputError(f"cannot read the JWKS file {path}: {exc.strerror}") from None
+        except (PyJWTError, ValueError) as exc:
+            raise InvalidInputError(f"{path} is not a JWKS: {exc}") from None
+        keys = _rs256_keys(key_set)
+        if not keys:
+            raise InvalidInputError(f"the JWKS file {path} holds no RSA key for RS256")
+        if len(keys) > 1 and any(key.key_id is None for key in keys):
+            raise InvalidInputError(f"the JWKS file {path} holds several keys: each needs a kid")
+        self._keys = {key.key_id: key for key in keys}
+
+    async def key_for(self, token: str) -> PyJWK | bytes:
+        kid = _key_id(token)
+        if kid is None and len(self._keys) == 1:
+            return next(iter(self._keys.values()))
+        key = self._keys.get(kid)
+        if key is None:
+            raise CredentialsRefusedError(f"no RS256 key with kid {kid!r} in the JWKS")
+        return key
+
+
+class JwksUrl:
+    """RS256 with the keys of a JWKS URL, through `PyJWKClient`'s cache."""
+
+    algorithm = RS256
+
+    def __init__(self, url: str) -> None:
+        self._client = PyJWKClient(url, timeout=JWKS_FETCH_TIMEOUT, lifespan=JWKS_CACHE_SECONDS)
+
+    async def key_for(self, token: str) -> PyJWK | bytes:
+        _key_id(token)  # a token whose header does not parse costs no fetch
+        try:
+            key = await asyncio.to_thread(self._client.get_signing_key_from_jwt, token)
+        except PyJWKClientConnectionError as exc:
+            logger.warning("the JWKS could not be fetched: %s", exc)
+            raise RequestRefusedError(
+                503,
+                ErrorCode.SERVICE_UNAVAILABLE,
+                "the keys that check tokens are unavailable; try again later",
+            ) from None
+        except PyJWTError as exc:
+            raise CredentialsRefusedError(f"no usable key in the JWKS: {exc}") from None
+        if not _is_rs256(key):
+            raise CredentialsRefusedError("the JWKS key for this token is not an RS256 key")
+        return key
+
+
+def caller_from_claims(claims: Mapping[str, Any], *, tenants_claim: str, role_claim: str) -> Caller:
+    """The caller a verified token's claims describe; `CredentialsRefusedError` when the
+    tenants are not a non-empty list of UUID strings or the role is not `read`/`write`."""
+    listed = claims.get(tenants_claim)
+    if not isinstance(listed, list) or not listed or not all(isinstance(t, str) for t in listed):
+        raise CredentialsRefusedError(f"claim {tenants_claim!r} is not a list of tenant ids")
+    try:
+        tenants = frozenset(TenantId(uuid.UUID(t)) for t in listed)
+    except ValueError:
+        raise CredentialsRefusedError(f"claim {tenants_claim!r} holds a non-UUID") from None
+    role = claims.get(role_claim)
+    if role not in {r.value for r in Role}:
+        raise CredentialsRefusedError(f"claim {role_claim!r} is not 'read' or 'write'")
+    subject = claims.get("sub")
+    return Caller(
+        subject=subject if isinstance(subject, str) else None, tenants=tenants, role=Role(role)
+    )
+
+
+class JwtVerifier:
+    """Checks a token's signature (with `keys`' one algorithm), expiry, issuer and audience,
+    then reads the caller from its claims."""
+
+    def __init__(
+        self,
+        keys: TokenKeys,
+        *,
+        issuer: str | None,
+        audience: str | None,
+        tenants_claim: str,
+        role_claim: str,
+    ) -> None:
+        self._keys = keys
+        self._issuer = issuer
+        self._audience = audience
+        self._tenants_claim = tenants_claim
+        self._role_claim = role_claim
+        self._required = [
+            "exp",
+            *(["iss"] if issuer is not None else []),
+            *(["aud"] if audience is not None else []),
+        ]
+
+    async def verify(self, credential: str) -> Caller:
+        """The caller of the token `credential`, or `CredentialsRefusedError`."""
+        key = await self._keys.key_for(credential)
+        try:
+            claims = jwt.decode(
+                credential,
+                key,
+                algorithms=[self._keys.algorithm],
+                issuer=self._issuer,
+                audience=self._audience,
+                options={"require": self._required, "verify_aud": self._audience is not None},
+            )
+        except PyJWTError as exc:
+            raise CredentialsRefusedError(f"token not valid: {exc}") from None
+        return caller_from_claims(
+            claims, tenants_claim=self._tenants_claim, role_claim=self._role_claim
+        )
+
+
+def _is_url(value: str) -> bool:
+    return "://" in value
+
+
+def _token_keys(settings: Settings) -> TokenKeys:
+    secret, jwks = settings.jwt_secret, settings.jwt_jwks
+    if (secret is None) == (jwks is None):
+        raise InvalidInputError(
+            "REDSTRING_AUTH=jwt needs exactly one of REDSTRING_JWT_SECRET (HS256) and "
+            "REDSTRING_JWT_JWKS (RS256: a JWKS file or an http(s) URL)"
+        )
+    if secret is not None:
+        raw = secret.get_secret_value().encode("utf-8")
+        if len(raw) < MIN_SECRET_BYTES:
+            raise InvalidInputError(
+                f"REDSTRING_JWT_SECRET must be at least {MIN_SECRET_BYTES} bytes for HS256"
+            )
+        return SharedSecret(raw)
+    assert jwks is not None
+    if not _is_url(jwks):
+        return JwksFile(Path(jwks))
+    parts = urlsplit(jwks)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidInputError(f"REDSTRING_JWT_JWKS must be a file or an http(s) URL: {jwks}")
+    if parts.scheme == "http" and not _is_loopback(parts.hostname):
+        logger.warning(
+            "REDSTRING_JWT_JWKS is fetched over plain http: whoever sits on the path can "
+            "substitute the keys; use https"
+        )
+    return JwksUrl(jwks)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def jwt_verifier(settings: Settings) -> JwtVerifier:
+    """The verifier the `jwt_*` settings describe; `InvalidInputError` for settings it
+    cannot honour (neither or both key settings, a short secret, an unreadable JWKS)."""
+    return JwtVerifier(
+        _token_keys(settings),
+        issuer=settings.jwt_issuer,
+        audience=settings.jwt_audience,
+        tenants_claim=settings.jwt_tenants_claim,
+        role_claim=settings.jwt_role_claim,
+    )

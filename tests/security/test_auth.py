@@ -1,0 +1,694 @@
+"""Authentication and tenant grants, through `create_app` over ASGI: API keys, HS256 and
+RS256 tokens, every refusal a 401 `UNAUTHENTICATED` or a `FORBIDDEN` with no data of the
+tenant refused, and the routes that need no credentials."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import logging
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from jwt.algorithms import RSAAlgorithm
+
+from redstring.api import create_app
+from redstring.api.api_keys import add_key
+from redstring.api.authentication import REFUSED_MESSAGE
+from redstring.api.authorization import Role
+from redstring.api.cli import main
+from redstring.api.schema.build import build_schema
+from redstring.api.settings import AuthMode, Settings
+from redstring.api.startup import check_settings
+from redstring.composition.services import Services
+from redstring.domain.errors import InvalidInputError
+from redstring.domain.ids import TenantId
+from tests.api.support import memory_services
+
+TENANT_A = TenantId(uuid.UUID("0a000000-0000-4000-8000-00000000000a"))
+TENANT_B = TenantId(uuid.UUID("0b000000-0000-4000-8000-00000000000b"))
+A, B = str(TENANT_A), str(TENANT_B)
+A_NAME, B_NAME = "Quayside Ferries", "Brackwater Mills"
+SECRET = "a-test-secret-of-more-than-32-bytes-for-hs256"
+ISSUER, AUDIENCE = "https://issuer.test", "redstring-tests"
+
+RETRIEVE = """query ($t: ID!, $q: String!) {
+  retrieve(query: $q, tenantId: $t, k: 5) { matches { entity { id name } } }
+}"""
+ENTITY = "query ($t: ID!, $id: ID!) { entity(tenantId: $t, id: $id) { id name } }"
+UPSERT = """mutation ($t: ID!, $name: String!) {
+  upsertEntities(tenantId: $t, entities: [{name: $name, entityType: "company"}]) { count ids }
+}"""
+DELETE = "mutation ($t: ID!, $ids: [ID!]!) { deleteEntities(tenantId: $t, ids: $ids) { count } }"
+FEDERATED_ENTITIES = """query ($representations: [_Any!]!) {
+  _entities(representations: $representations) { ... on Entity { id name } }
+}"""
+
+
+# --- set-up: two tenants with one entity each, and clients over the app ---------------------
+
+
+@dataclass
+class Seeded:
+    services: Services
+    a_id: str
+    b_id: str
+
+
+async def _post(
+    http: httpx.AsyncClient, query: str, credential: str | None = None, **variables: Any
+) -> httpx.Response:
+    headers = {} if credential is None else {"Authorization": f"Bearer {credential}"}
+    return await http.post(
+        "/graphql", json={"query": query, "variables": variables}, headers=headers
+    )
+
+
+@pytest.fixture
+async def seeded() -> Seeded:
+    """Fresh services holding `A_NAME` in tenant A and `B_NAME` in tenant B, written
+    through an app without authentication."""
+    services = memory_services()
+    async with _http(services, Settings()) as http:
+        ids = []
+        for tenant, name in ((A, A_NAME), (B, B_NAME)):
+            body = (await _post(http, UPSERT, t=tenant, name=name)).json()
+            ids.append(body["data"]["upsertEntities"]["ids"][0])
+    return Seeded(services, *ids)
+
+
+def _http(services: Services, settings: Settings) -> httpx.AsyncClient:
+    app = create_app(settings, services=services)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+
+
+@pytest.fixture
+def key_file(tmp_path: Path) -> Path:
+    return tmp_path / "keys.json"
+
+
+@dataclass
+class Keys:
+    """A running app in `apikey` mode and the keys issued for it."""
+
+    http: httpx.AsyncClient
+    file: Path
+    write_a: str
+    read_a: str
+    write_a_id: str
+
+
+@pytest.fixture
+async def keys(seeded: Seeded, key_file: Path) -> AsyncIterator[Keys]:
+    write_a = add_key(key_file, [TENANT_A], Role.WRITE, "writer")
+    read_a = add_key(key_file, [TENANT_A], Role.READ, "reader")
+    settings = Settings(auth=AuthMode.APIKEY, api_keys_file=key_file)
+    async with _http(seeded.services, settings) as http:
+        yield Keys(http, key_file, write_a.key, read_a.key, write_a.record.id)
+
+
+def _hs256(claims: dict[str, Any], secret: str = SECRET, **headers: Any) -> str:
+    return jwt.encode(claims, secret, algorithm="HS256", headers=headers or None)
+
+
+def _claims(**overrides: Any) -> dict[str, Any]:
+    claims: dict[str, Any] = {
+        "sub": "someone",
+        "iss": ISSUER,
+        "aud": AUDIENCE,
+        "exp": int(time.time()) + 600,
+        "tenants": [A],
+        "role": "write",
+    }
+    claims.update(overrides)
+    return {name: value for name, value in claims.items() if value is not None}
+
+
+JWT_SETTINGS = Settings(
+    auth=AuthMode.JWT, jwt_secret=SECRET, jwt_issuer=ISSUER, jwt_audience=AUDIENCE
+)
+
+
+@pytest.fixture
+async def tokens(seeded: Seeded) -> AsyncIterator[httpx.AsyncClient]:
+    """A running app in `jwt` mode with an HS256 secret, an issuer and an audience."""
+    async with _http(seeded.services, JWT_SETTINGS) as http:
+        yield http
+
+
+# --- 401: missing or bad credentials ----------------------------------------------------------
+
+
+def _assert_unauthenticated(response: httpx.Response, message: str = REFUSED_MESSAGE) -> None:
+    assert response.status_code == 401, response.text
+    assert response.headers["www-authenticate"].startswith("Bearer")
+    assert response.json() == {
+        "errors": [{"message": message, "extensions": {"code": "UNAUTHENTICATED"}}]
+    }
+
+
+def _refusal_reasons(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.INFO and r.getMessage().startswith("credentials refused")
+    ]
+
+
+async def test_no_credentials_is_401_and_says_how_to_authenticate(keys: Keys) -> None:
+    for headers in ({}, {"Authorization": "Basic dXNlcjpwYXNz"}, {"Authorization": "Bearer "}):
+        response = await keys.http.post(
+            "/graphql", json={"query": "{ __typename }"}, headers=headers
+        )
+        _assert_unauthenticated(
+            response, "credentials required: send Authorization: Bearer <credential>"
+        )
+        assert response.headers["www-authenticate"] == "Bearer"
+
+
+async def test_the_bearer_scheme_is_read_in_any_case(keys: Keys) -> None:
+    for scheme in ("Bearer", "bearer", "BEARER"):
+        response = await keys.http.post(
+            "/graphql",
+            json={"query": RETRIEVE, "variables": {"t": A, "q": A_NAME}},
+            headers={"Authorization": f"{scheme} {keys.read_a}"},
+        )
+        assert response.status_code == 200, scheme
+        assert A_NAME in response.text
+
+
+@pytest.mark.parametrize(
+    ("credential", "reason"),
+    [
+        ("garbage", "not an API key"),
+        ("rs_000000000000_" + "x" * 43, "unknown or revoked"),
+    ],
+    ids=["garbage", "unknown key id"],
+)
+async def test_a_bad_api_key_is_401_with_the_reason_logged(
+    keys: Keys, credential: str, reason: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="redstring.api")
+    response = await _post(keys.http, RETRIEVE, credential, t=A, q=A_NAME)
+    _assert_unauthenticated(response)
+    assert response.headers["www-authenticate"] == 'Bearer error="invalid_token"'
+    [logged] = _refusal_reasons(caplog)
+    assert reason.lower() in logged.lower()
+    assert credential not in logged
+
+
+async def test_a_known_key_id_with_a_wrong_secret_is_401(
+    keys: Keys, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="redstring.api")
+    prefix, key_id, secret = keys.write_a.split("_", 2)
+    forged = f"{prefix}_{key_id}_{secret[::-1]}"
+    assert forged != keys.write_a
+    _assert_unauthenticated(await _post(keys.http, RETRIEVE, forged, t=A, q=A_NAME))
+    assert any("wrong secret" in reason for reason in _refusal_reasons(caplog))
+
+
+async def test_a_key_revoked_with_the_cli_stops_working_on_the_running_app(
+    keys: Keys, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = await _post(keys.http, RETRIEVE, keys.write_a, t=A, q=A_NAME)
+    assert before.status_code == 200
+    assert A_NAME in before.text
+    assert main(["keys", "revoke", keys.write_a_id, "--file", str(keys.file)]) == 0
+    _assert_unauthenticated(await _post(keys.http, RETRIEVE, keys.write_a, t=A, q=A_NAME))
+    still = await _post(keys.http, RETRIEVE, keys.read_a, t=A, q=A_NAME)
+    assert still.status_code == 200
+    assert A_NAME in still.text
+
+
+async def test_a_key_file_that_disappears_refuses_every_key(keys: Keys) -> None:
+    keys.file.unlink()
+    _assert_unauthenticated(await _post(keys.http, RETRIEVE, keys.read_a, t=A, q=A_NAME))
+
+
+@pytest.mark.parametrize(
+    ("token", "reason"),
+    [
+        (_hs256(_claims(exp=int(time.time()) - 60)), "expired"),
+        (_hs256(_claims(exp=None)), '"exp"'),
+        (_hs256(_claims(aud="another-service")), "audience"),
+        (_hs256(_claims(aud=None)), '"aud"'),
+        (_hs256(_claims(iss="https://elsewhere.test")), "issuer"),
+        (_hs256(_claims(), secret="another-secret-of-more-than-32-bytes-long"), "Signature"),
+        (jwt.encode(_claims(), None, algorithm="none"), "alg"),
+        (_hs256(_claims(tenants=None)), "'tenants'"),
+        (_hs256(_claims(tenants=A)), "'tenants'"),
+        (_hs256(_claims(tenants=[])), "'tenants'"),
+        (_hs256(_claims(tenants=["not-a-uuid"])), "non-UUID"),
+        (_hs256(_claims(role=None)), "'role'"),
+        (_hs256(_claims(role="admin")), "'role'"),
+        ("not.a.token", "token"),
+    ],
+    ids=[
+        "expired",
+        "no expiry",
+        "wrong audience",
+        "no audience",
+        "wrong issuer",
+        "wrong signature",
+        "alg none",
+        "no tenants",
+        "tenants not a list",
+        "no tenant listed",
+        "tenant not a UUID",
+        "no role",
+        "unknown role",
+        "garbage",
+    ],
+)
+async def test_a_bad_token_is_401_with_the_reason_logged(
+    tokens: httpx.AsyncClient, token: str, reason: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="redstring.api")
+    _assert_unauthenticated(await _post(tokens, RETRIEVE, token, t=A, q=A_NAME))
+    [logged] = _refusal_reasons(caplog)
+    assert reason.lower() in logged.lower()
+
+
+async def test_a_good_token_reads_its_tenant(tokens: httpx.AsyncClient) -> None:
+    response = await _post(tokens, RETRIEVE, _hs256(_claims()), t=A, q=A_NAME)
+    assert response.status_code == 200
+    assert "errors" not in response.json()
+    assert A_NAME in response.text
+
+
+# --- FORBIDDEN: a tenant not granted, a read role writing -------------------------------------
+
+
+def _assert_forbidden_without_b(response: httpx.Response, seeded: Seeded) -> None:
+    assert response.status_code == 200
+    body = response.json()
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["FORBIDDEN"]
+    assert B_NAME not in response.text
+    assert seeded.b_id not in response.text
+
+
+async def _b_is_intact(seeded: Seeded) -> None:
+    async with _http(seeded.services, Settings()) as http:
+        body = (await _post(http, ENTITY, t=B, id=seeded.b_id)).json()
+        assert body["data"]["entity"]["name"] == B_NAME
+        listed = (await _post(http, RETRIEVE, t=B, q="Intruder")).json()
+        assert "Intruder" not in json.dumps(listed)
+
+
+@pytest.fixture(params=["apikey", "jwt"])
+async def a_writer(
+    request: pytest.FixtureRequest, seeded: Seeded, key_file: Path
+) -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
+    """A client and the credential of a `write` caller granted tenant A only, per mode."""
+    if request.param == "apikey":
+        issued = add_key(key_file, [TENANT_A], Role.WRITE)
+        settings = Settings(auth=AuthMode.APIKEY, api_keys_file=key_file)
+        credential = issued.key
+    else:
+        settings, credential = JWT_SETTINGS, _hs256(_claims())
+    async with _http(seeded.services, settings) as http:
+        yield http, credential
+
+
+@pytest.mark.parametrize(
+    ("query", "variables"),
+    [
+        (RETRIEVE, {"t": B, "q": B_NAME}),
+        (ENTITY, {"t": B, "id": "B_ID"}),
+        (UPSERT, {"t": B, "name": "Intruder"}),
+        (DELETE, {"t": B, "ids": ["B_ID"]}),
+    ],
+    ids=["retrieve", "entity", "upsert", "delete"],
+)
+async def test_tenant_a_asking_for_b_is_forbidden_and_sees_nothing_of_b(
+    a_writer: tuple[httpx.AsyncClient, str],
+    seeded: Seeded,
+    query: str,
+    variables: dict[str, Any],
+) -> None:
+    http, credential = a_writer
+    filled = {k: seeded.b_id if v == "B_ID" else v for k, v in variables.items()}
+    filled = {k: [seeded.b_id] if v == ["B_ID"] else v for k, v in filled.items()}
+    response = await _post(http, query, credential, **filled)
+    _assert_forbidden_without_b(response, seeded)
+    await _b_is_intact(seeded)
+
+
+async def test_one_request_for_a_and_b_answers_a_and_refuses_b(
+    a_writer: tuple[httpx.AsyncClient, str], seeded: Seeded
+) -> None:
+    http, credential = a_writer
+    query = """query ($a: ID!, $b: ID!, $q: String!) {
+      mine: retrieve(query: $q, tenantId: $a, k: 5) { matches { entity { name } } }
+      theirs: retrieve(query: $q, tenantId: $b, k: 5) { matches { entity { name } } }
+    }"""
+    response = await _post(http, query, credential, a=A, b=B, q="Mills Ferries")
+    body = response.json()
+    assert body["data"] is None or body["data"].get("theirs") is None
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["FORBIDDEN"]
+    assert body["errors"][0]["path"] == ["theirs"]
+    assert B_NAME not in response.text
+
+
+async def test_federated_entities_obey_the_same_grants(seeded: Seeded, key_file: Path) -> None:
+    issued = add_key(key_file, [TENANT_A], Role.READ)
+    settings = Settings(auth=AuthMode.APIKEY, api_keys_file=key_file, federation=True)
+    representations = [
+        {"__typename": "Entity", "tenantId": A, "id": seeded.a_id},
+        {"__typename": "Entity", "tenantId": B, "id": seeded.b_id},
+    ]
+    async with _http(seeded.services, settings) as http:
+        response = await _post(
+            http, FEDERATED_ENTITIES, issued.key, representations=representations
+        )
+        _assert_forbidden_without_b(response, seeded)
+        assert response.json()["data"]["_entities"] == [{"id": seeded.a_id, "name": A_NAME}, None]
+        _assert_unauthenticated(
+            await _post(http, FEDERATED_ENTITIES, None, representations=representations),
+            "credentials required: send Authorization: Bearer <credential>",
+        )
+
+
+# Every mutation of the schema, with arguments that would write or delete in tenant A.
+MUTATIONS = {
+    "upsertEntities": UPSERT,
+    "upsertRelationships": """mutation ($t: ID!, $s: ID!) {
+      upsertRelationships(tenantId: $t, relationships: [
+        {sourceId: $s, targetId: $s, relationshipType: "KNOWS"}]) { count }
+    }""",
+    "deleteEntities": DELETE,
+}
+
+
+def test_the_read_role_table_covers_every_mutation() -> None:
+    types = build_schema().introspect()["__schema"]["types"]
+    [mutation] = [t for t in types if t["name"] == "Mutation"]
+    assert {field["name"] for field in mutation["fields"]} == set(MUTATIONS)
+
+
+@pytest.fixture(params=["apikey", "jwt"])
+async def a_reader(
+    request: pytest.FixtureRequest, seeded: Seeded, key_file: Path
+) -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
+    """A client and the credential of a `read` caller granted tenant A, per mode."""
+    if request.param == "apikey":
+        issued = add_key(key_file, [TENANT_A], Role.READ)
+        settings = Settings(auth=AuthMode.APIKEY, api_keys_file=key_file)
+        credential = issued.key
+    else:
+        settings, credential = JWT_SETTINGS, _hs256(_claims(role="read"))
+    async with _http(seeded.services, settings) as http:
+        yield http, credential
+
+
+@pytest.mark.parametrize("name", sorted(MUTATIONS))
+async def test_a_read_role_mutating_its_own_tenant_is_forbidden_and_writes_nothing(
+    a_reader: tuple[httpx.AsyncClient, str], seeded: Seeded, name: str
+) -> None:
+    http, credential = a_reader
+    variables = {"t": A, "name": "Written Anyway", "ids": [seeded.a_id], "s": seeded.a_id}
+    used = {k: v for k, v in variables.items() if f"${k}" in MUTATIONS[name]}
+    response = await _post(http, MUTATIONS[name], credential, **used)
+    body = response.json()
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["FORBIDDEN"]
+    assert body["data"] is None
+    readable = await _post(http, ENTITY, credential, t=A, id=seeded.a_id)
+    assert readable.json()["data"]["entity"] == {"id": seeded.a_id, "name": A_NAME}
+    found = await _post(http, RETRIEVE, credential, t=A, q="Written Anyway")
+    assert "Written Anyway" not in found.text
+    relationships = await _post(
+        http,
+        "query ($t: ID!, $id: ID!) { entity(tenantId: $t, id: $id) { relationships { id } } }",
+        credential,
+        t=A,
+        id=seeded.a_id,
+    )
+    assert relationships.json()["data"]["entity"]["relationships"] == []
+
+
+async def test_a_write_role_writes_and_deletes_in_its_own_tenant(
+    a_writer: tuple[httpx.AsyncClient, str],
+) -> None:
+    http, credential = a_writer
+    upserted = (await _post(http, UPSERT, credential, t=A, name="Newly Written")).json()
+    assert "errors" not in upserted
+    [new_id] = upserted["data"]["upsertEntities"]["ids"]
+    found = await _post(http, ENTITY, credential, t=A, id=new_id)
+    assert found.json()["data"]["entity"]["name"] == "Newly Written"
+    deleted = (await _post(http, DELETE, credential, t=A, ids=[new_id])).json()
+    assert deleted == {"data": {"deleteEntities": {"count": 1}}}
+
+
+# --- RS256 through a JWKS file ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RsaKeys:
+    private_pem: bytes
+    public_pem: bytes
+    other_private_pem: bytes
+    jwks: Path
+
+
+@pytest.fixture(scope="module")
+def rsa_keys(tmp_path_factory: pytest.TempPathFactory) -> RsaKeys:
+    def private_key() -> rsa.RSAPrivateKey:
+        return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+    key, other = private_key(), private_key()
+    jwk = json.loads(RSAAlgorithm.to_jwk(key.public_key()))
+    jwks = tmp_path_factory.mktemp("jwks") / "jwks.json"
+    jwks.write_text(json.dumps({"keys": [{**jwk, "kid": "k1", "use": "sig"}]}), encoding="utf-8")
+
+    def pem(k: rsa.RSAPrivateKey) -> bytes:
+        return k.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return RsaKeys(pem(key), public, pem(other), jwks)
+
+
+@pytest.fixture
+async def rs256(seeded: Seeded, rsa_keys: RsaKeys) -> AsyncIterator[httpx.AsyncClient]:
+    settings = Settings(auth=AuthMode.JWT, jwt_jwks=str(rsa_keys.jwks), jwt_audience=AUDIENCE)
+    async with _http(seeded.services, settings) as http:
+        yield http
+
+
+async def test_an_rs256_token_checked_against_a_jwks_file_reads_its_tenant(
+    rs256: httpx.AsyncClient, rsa_keys: RsaKeys, seeded: Seeded
+) -> None:
+    token = jwt.encode(_claims(), rsa_keys.private_pem, algorithm="RS256", headers={"kid": "k1"})
+    response = await _post(rs256, RETRIEVE, token, t=A, q=A_NAME)
+    assert response.status_code == 200
+    assert A_NAME in response.text
+    _assert_forbidden_without_b(await _post(rs256, RETRIEVE, token, t=B, q=B_NAME), seeded)
+
+
+@pytest.mark.parametrize("kind", ["other key", "unknown kid", "HS256 with the public key"])
+async def test_an_rs256_token_not_signed_by_the_jwks_key_is_401(
+    rs256: httpx.AsyncClient, rsa_keys: RsaKeys, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="redstring.api")
+    if kind == "other key":
+        token = jwt.encode(_claims(), rsa_keys.other_private_pem, "RS256", headers={"kid": "k1"})
+        reason = "Signature verification failed"
+    elif kind == "unknown kid":
+        token = jwt.encode(_claims(), rsa_keys.private_pem, "RS256", headers={"kid": "k2"})
+        reason = "kid 'k2'"
+    else:
+        # The classic confusion: the public key used as an HMAC secret. PyJWT refuses to
+        # sign with a PEM, so the token is assembled by hand.
+        token = _hmac_token_signed_with(rsa_keys.public_pem)
+        reason = "alg"
+    _assert_unauthenticated(await _post(rs256, RETRIEVE, token, t=A, q=A_NAME))
+    [logged] = _refusal_reasons(caplog)
+    assert reason.lower() in logged.lower()
+
+
+def _hmac_token_signed_with(secret: bytes) -> str:
+    import base64
+    import hashlib
+    import hmac
+
+    def part(value: bytes) -> str:
+        return base64.urlsafe_b64encode(value).rstrip(b"=").decode()
+
+    header = part(json.dumps({"alg": "HS256", "typ": "JWT", "kid": "k1"}).encode())
+    payload = part(json.dumps(_claims()).encode())
+    signature = hmac.new(secret, f"{header}.{payload}".encode(), hashlib.sha256).digest()
+    return f"{header}.{payload}.{part(signature)}"
+
+
+# --- what needs no credentials ----------------------------------------------------------------
+
+
+@pytest.fixture(params=["apikey", "jwt"])
+def locked_settings(request: pytest.FixtureRequest, key_file: Path) -> Settings:
+    if request.param == "apikey":
+        add_key(key_file, [TENANT_A], Role.READ)
+        return Settings(auth=AuthMode.APIKEY, api_keys_file=key_file)
+    return JWT_SETTINGS
+
+
+async def test_health_readiness_and_the_graphiql_page_need_no_credentials(
+    seeded: Seeded, locked_settings: Settings
+) -> None:
+    async with _http(seeded.services, locked_settings) as http:
+        health = await http.get("/healthz")
+        assert health.status_code == 200
+        assert health.json() == {"status": "ok", "auth": locked_settings.auth.value}
+        assert (await http.get("/readyz")).status_code == 200
+        page = await http.get("/graphql", headers={"accept": "text/html"})
+        assert page.status_code == 200
+        assert "graphiql" in page.text.lower()
+        # A query over GET is an operation: it needs credentials.
+        _assert_unauthenticated(
+            await http.get("/graphql", params={"query": "{ __typename }"}),
+            "credentials required: send Authorization: Bearer <credential>",
+        )
+
+
+# --- `none`, and settings refused at start ----------------------------------------------------
+
+
+async def test_none_is_warned_about_at_start_and_reported_by_healthz(
+    seeded: Seeded, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = create_app(Settings(), services=seeded.services)
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=transport, base_url="http://test") as http,
+    ):
+        assert (await http.get("/healthz")).json() == {"status": "ok", "auth": "none"}
+        anyone = await _post(http, ENTITY, "garbage", t=B, id=seeded.b_id)
+        assert anyone.json()["data"]["entity"]["name"] == B_NAME
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert [w for w in warnings if "every caller may read and write every tenant" in w]
+
+
+async def test_a_locked_server_does_not_warn_about_none(
+    seeded: Seeded, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = create_app(JWT_SETTINGS, services=seeded.services)
+    async with app.router.lifespan_context(app):
+        pass
+    assert not [r for r in caplog.records if "every caller" in r.getMessage()]
+
+
+def _write_jwks_without_rsa(path: Path) -> Path:
+    path.write_text(json.dumps({"keys": [{"kty": "oct", "k": "c2VjcmV0", "kid": "x"}]}))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"auth": "apikey"}, "needs REDSTRING_API_KEYS_FILE"),
+        ({"auth": "apikey", "api_keys_file": "missing.json"}, "cannot read the API key file"),
+        ({"auth": "apikey", "api_keys_file": "not-keys.json"}, "is not an API key file"),
+        ({"auth": "jwt"}, "exactly one of"),
+        ({"auth": "jwt", "jwt_secret": SECRET, "jwt_jwks": "jwks.json"}, "exactly one of"),
+        ({"auth": "jwt", "jwt_secret": "short"}, "at least 32 bytes"),
+        ({"auth": "jwt", "jwt_jwks": "missing.json"}, "cannot read the JWKS file"),
+        ({"auth": "jwt", "jwt_jwks": "not-keys.json"}, "not a JWKS"),
+        ({"auth": "jwt", "jwt_jwks": "oct.json"}, "no RSA key"),
+        ({"auth": "jwt", "jwt_jwks": "ftp://keys.test/jwks"}, "http(s) URL"),
+    ],
+)
+def test_settings_that_cannot_be_honoured_are_refused_at_start(
+    tmp_path: Path, overrides: dict[str, str], message: str
+) -> None:
+    (tmp_path / "not-keys.json").write_text('{"keys": "nope"}')
+    _write_jwks_without_rsa(tmp_path / "oct.json")
+    resolved = {
+        k: (str(tmp_path / v) if k in ("api_keys_file", "jwt_jwks") and "://" not in v else v)
+        for k, v in overrides.items()
+    }
+    settings = Settings(**resolved)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        check_settings(settings)
+    with pytest.raises(InvalidInputError):
+        create_app(settings, services=memory_services())
+
+
+# --- RS256 through a JWKS URL (a loopback server) ---------------------------------------------
+
+
+class _JwksServer:
+    """Serves one JWKS document on a loopback port and counts the fetches."""
+
+    def __init__(self, document: bytes) -> None:
+        fetches = self.fetches = [0]
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                fetches[0] += 1
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(document)))
+                self.end_headers()
+                self.wfile.write(document)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/jwks.json"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        if not self.thread.is_alive():
+            return
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+async def test_an_rs256_token_checked_against_a_jwks_url_fetches_the_keys_once(
+    seeded: Seeded, rsa_keys: RsaKeys
+) -> None:
+    jwks = _JwksServer(rsa_keys.jwks.read_bytes())
+    settings = Settings(auth=AuthMode.JWT, jwt_jwks=jwks.url, jwt_audience=AUDIENCE)
+    token = jwt.encode(_claims(), rsa_keys.private_pem, "RS256", headers={"kid": "k1"})
+    unknown = jwt.encode(_claims(), rsa_keys.private_pem, "RS256", headers={"kid": "k9"})
+    try:
+        async with _http(seeded.services, settings) as http:
+            for _ in range(3):
+                response = await _post(http, RETRIEVE, token, t=A, q=A_NAME)
+                assert response.status_code == 200
+                assert A_NAME in response.text
+            # An unknown kid is refused without a fetch per request (PyJWKClient's cooldown).
+            for _ in range(3):
+                _assert_unauthenticated(await _post(http, RETRIEVE, unknown, t=A, q=A_NAME))
+            assert jwks.fetches == [1]
+            jwks.stop()
+            # The cached keys keep working while the JWKS server is down ...
+            assert (await _post(http, RETRIEVE, token, t=A, q=A_NAME)).status_code == 200
+        # ... and a server that has none answers 503, not 401: not the caller's fault.
+        async with _http(seeded.services, settings) as http:
+            response = await _post(http, RETRIEVE, token, t=A, q=A_NAME)
+            assert response.status_code == 503
+            [error] = response.json()["errors"]
+            assert error["extensions"] == {"code": "SERVICE_UNAVAILABLE"}
+            assert "127.0.0.1" not in error["message"]
+    finally:
+        jwks.stop()

@@ -1,0 +1,141 @@
+"""`redstring keys add|list|revoke`: the key shown once, only its hash kept, clear refusals."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import stat
+import uuid
+from pathlib import Path
+
+import pytest
+
+from redstring.api.cli import main
+
+TENANT_A, TENANT_B = str(uuid.uuid4()), str(uuid.uuid4())
+KEY_SHAPE = re.compile(r"^rs_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$")
+
+
+@pytest.fixture
+def key_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("REDSTRING_API_KEYS_FILE", raising=False)
+    return tmp_path / "keys.json"
+
+
+def _add(
+    key_file: Path, capsys: pytest.CaptureFixture[str], *tenants: str, role: str = "read"
+) -> str:
+    args = ["keys", "add", "--file", str(key_file), "--role", role, "--name", "ci"]
+    for tenant in tenants:
+        args += ["--tenant", tenant]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    return out
+
+
+def test_add_prints_the_key_alone_and_keeps_only_its_hash(
+    key_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _add(key_file, capsys, TENANT_A, TENANT_B, role="write")
+    key = out.removesuffix("\n")
+    assert out == key + "\n"
+    match = KEY_SHAPE.match(key)
+    assert match, out
+    text = key_file.read_text(encoding="utf-8")
+    secret = key.split("_", 2)[2]
+    assert key not in text
+    assert secret not in text
+    [record] = json.loads(text)["keys"]
+    assert record["id"] == match[1]
+    assert record["sha256"] == hashlib.sha256(key.encode()).hexdigest()
+    assert record["tenants"] == [TENANT_A, TENANT_B]
+    assert record["role"] == "write"
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    # Written through a temporary file that is gone afterwards.
+    assert sorted(p.name for p in key_file.parent.iterdir()) == ["keys.json", "keys.json.lock"]
+
+
+def test_each_key_is_new_and_earlier_keys_are_kept(
+    key_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = _add(key_file, capsys, TENANT_A), _add(key_file, capsys, TENANT_A)
+    assert first != second
+    assert len(json.loads(key_file.read_text())["keys"]) == 2
+
+
+def test_list_shows_each_key_without_its_hash(
+    key_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = _add(key_file, capsys, TENANT_A).strip()
+    assert main(["keys", "list", "--file", str(key_file)]) == 0
+    out = capsys.readouterr().out
+    [line] = out.splitlines()
+    key_id, name, role, tenants, created = line.split("\t")
+    assert key.startswith(f"rs_{key_id}_")
+    assert (name, role, tenants) == ("ci", "read", TENANT_A)
+    assert created.endswith("Z")
+    stored = json.loads(key_file.read_text())["keys"][0]["sha256"]
+    assert stored not in out
+    assert key.split("_", 2)[2] not in out
+
+
+def test_revoke_removes_the_key_and_an_unknown_id_is_a_usage_error(
+    key_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kept = _add(key_file, capsys, TENANT_A).strip()
+    gone = _add(key_file, capsys, TENANT_B).strip()
+    gone_id = KEY_SHAPE.match(gone)[1]  # type: ignore[index]
+    assert main(["keys", "revoke", gone_id, "--file", str(key_file)]) == 0
+    ids = [r["id"] for r in json.loads(key_file.read_text())["keys"]]
+    assert ids == [KEY_SHAPE.match(kept)[1]]  # type: ignore[index]
+    capsys.readouterr()
+    assert main(["keys", "revoke", gone_id, "--file", str(key_file)]) == 2
+    assert f"no key with id '{gone_id}'" in capsys.readouterr().err
+
+
+def test_the_file_comes_from_the_environment_without_file(
+    key_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REDSTRING_API_KEYS_FILE", str(key_file))
+    assert main(["keys", "add", "--tenant", TENANT_A, "--role", "read"]) == 0
+    assert KEY_SHAPE.match(capsys.readouterr().out.strip())
+    assert key_file.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["keys", "add", "--tenant", TENANT_A, "--role", "read"], "REDSTRING_API_KEYS_FILE"),
+        (["keys", "list"], "REDSTRING_API_KEYS_FILE"),
+        (
+            ["keys", "add", "--file", "{file}", "--tenant", "acme", "--role", "read"],
+            "--tenant must be a UUID, got 'acme'",
+        ),
+    ],
+    ids=["no file (add)", "no file (list)", "tenant not a UUID"],
+)
+def test_usage_errors_exit_2_with_a_clear_message(
+    key_file: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    filled = [str(key_file) if a == "{file}" else a for a in args]
+    assert main(filled) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert message in captured.err
+    assert not key_file.exists()
+
+
+def test_a_file_that_is_not_a_key_file_is_refused_and_left_alone(
+    key_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key_file.write_text('{"something": "else"}')
+    assert main(["keys", "add", "--file", str(key_file), "--tenant", TENANT_A, "--role", "read"])
+    assert "is not an API key file" in capsys.readouterr().err
+    assert key_file.read_text() == '{"something": "else"}'
+
+
+def test_a_role_other_than_read_or_write_is_refused(key_file: Path) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["keys", "add", "--file", str(key_file), "--tenant", TENANT_A, "--role", "admin"])
+    assert exit_.value.code == 2
