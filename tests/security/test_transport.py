@@ -49,6 +49,7 @@ DELETE = f'mutation {{ deleteEntities(tenantId: "{DEMO}", ids: []) {{ count }} }
 MIB = 1 << 20
 TWENTY_MB = 20_000_000
 CHUNK = 1 << 16
+JSON = {"content-type": "application/json"}
 HANG_GUARD = 10.0  # seconds: only fails a test that would otherwise hang
 
 
@@ -111,7 +112,7 @@ async def test_a_variable_nested_100000_deep_is_a_coded_400(
         response = await http.post(
             "/graphql",
             content=deep_variable_body(100_000),
-            headers={"content-type": "application/json"},
+            headers=JSON,
         )
     assert response.status_code == 400
     error = the_error(response)
@@ -159,18 +160,18 @@ async def test_brackets_inside_strings_are_not_nesting(http: httpx.AsyncClient) 
 
 
 async def test_a_deep_body_in_utf16_is_refused_too(http: httpx.AsyncClient) -> None:
-    """The scan reads text, not bytes: a UTF-16 body cannot hide brackets from it."""
-    body = deep_variable_body(10_000).decode().encode("utf-16")
-    response = await http.post(
-        "/graphql", content=body, headers={"content-type": "application/json"}
-    )
+    """The scan reads text, not bytes. In UTF-16-LE "\u4122" is the bytes `"A`: to a scan
+    of bytes that quote flips which quotes open strings, and the deep list after it
+    would sit inside a string that is not there, up to the quote of `"x"`."""
+    deep = deep_json(10_000)
+    variables = f'{{"v": "\u4122", "w": {deep}, "x": 1}}'
+    text = f'{{"query": "{{ __typename }}", "variables": {variables}}}'
+    response = await http.post("/graphql", content=text.encode("utf-16"), headers=JSON)
     assert response.status_code == 400
     assert "deeper than" in the_error(response)["message"]
 
 
 # --- malformed requests -----------------------------------------------------------------
-
-JSON = {"content-type": "application/json"}
 
 
 @pytest.mark.parametrize(
