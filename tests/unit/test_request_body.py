@@ -12,7 +12,7 @@ from redstring.api.errors import ErrorCode, RequestRefusedError
 from redstring.api.request_body import json_depth, parse_json
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(alphabet='[]{}"\\ab\n'),
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='[]{}"\\ab\né\u4122'),
     lambda inner: (
         st.lists(inner, max_size=3)
         | st.dictionaries(st.text(alphabet='[]{}"\\a', max_size=3), inner, max_size=3)

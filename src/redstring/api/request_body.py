@@ -10,11 +10,10 @@ the recursive JSON parser deeper than the cap.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
-from itertools import accumulate
 from typing import Any
 
+import numpy as np
 from starlette.types import Message, Receive
 from strawberry.http import GraphQLRequestData
 from strawberry.http.parse_content_type import parse_content_type
@@ -23,13 +22,13 @@ from redstring.api.errors import ErrorCode, RequestRefusedError
 
 JSON_MEDIA_TYPE = "application/json"
 
-# Escapes first (so an escaped quote never ends a string), then whole strings,
-# then all but brackets: what is left is the JSON's bracket structure. Each
-# pattern matches left to right without backtracking, so the scan is linear.
-_ESCAPE = re.compile(r"\\.", re.DOTALL)
-_STRING = re.compile(r'"[^"]*"')
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+# What each byte does to the nesting depth outside strings; all other bytes, and
+# every byte of a multi-byte UTF-8 character, do nothing.
+_STEP = np.zeros(256, dtype=np.int8)
+_STEP[[ord("["), ord("{")]] = 1
+_STEP[[ord("]"), ord("}")]] = -1
+_QUOTE = ord('"')
+_BACKSLASH = ord("\\")
 
 
 def too_large(limit: int) -> RequestRefusedError:
@@ -76,10 +75,25 @@ class BodyLimit:
 
 def json_depth(text: str) -> int:
     """How deep the arrays and objects of JSON `text` nest (0 for a scalar), brackets
-    inside strings not counted. Exact for valid JSON, in time linear in its length;
-    for invalid JSON never less than what a parser reaches before it fails."""
-    structure = _NOT_BRACKET.sub("", _STRING.sub("", _ESCAPE.sub("", text)))
-    return max(accumulate(map(_STEP.__getitem__, structure), initial=0))
+    inside strings not counted. Exact for valid JSON; for invalid JSON never less
+    than what a parser reaches before it fails. Each step is one numpy pass over
+    the text's UTF-8 bytes (where no byte of a multi-byte character is ASCII), so
+    the time is linear in its length, with no loop in Python per byte.
+    """
+    code = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    quotes = code == _QUOTE
+    backslashes = code == _BACKSLASH
+    if backslashes.any():
+        # A quote after an odd run of backslashes is escaped: it neither opens nor
+        # closes a string. `run` is the length of the run of backslashes ending at
+        # each byte (0 where there is none).
+        index = np.arange(code.size, dtype=np.int64)
+        run = index - np.maximum.accumulate(np.where(backslashes, -1, index))
+        quotes[1:] &= run[:-1] % 2 == 0
+    # A byte after an odd number of (unescaped) quotes is inside a string.
+    steps = _STEP[code]
+    steps[np.cumsum(quotes, dtype=np.int64) % 2 == 1] = 0
+    return int(np.cumsum(steps, dtype=np.int64).max(initial=0))
 
 
 def parse_json(data: str | bytes, max_depth: int) -> Any:
