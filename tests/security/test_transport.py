@@ -29,6 +29,7 @@ from starlette.responses import Response
 from redstring import Entity, EntityId, GraphStore, TenantId, VectorStore
 from redstring.api import create_app
 from redstring.api.demo import DEMO_TENANT_ID, load_demo
+from redstring.api.errors import ErrorCode, RequestRefusedError
 from redstring.api.settings import Settings
 from redstring.composition.services import Services
 from redstring.domain.relationship import Direction, Relationship
@@ -513,6 +514,64 @@ async def test_an_exception_outside_graphql_is_a_coded_500(demo_services: Servic
     assert response.status_code == 500
     assert the_error(response)["extensions"]["code"] == "INTERNAL_SERVER_ERROR"
     assert "secret-detail" not in response.text
+
+
+async def test_a_refusal_raised_by_another_route_keeps_its_status_and_code(
+    demo_services: Services,
+) -> None:
+    app = create_app(Settings(graphiql=False), services=demo_services)
+
+    async def guarded(request: Request) -> Response:
+        raise RequestRefusedError(401, ErrorCode.UNAUTHENTICATED, "no credentials")
+
+    app.add_route("/guarded", guarded)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as http:
+        response = await http.get("/guarded")
+    assert response.status_code == 401
+    assert the_error(response) == {
+        "message": "no credentials",
+        "extensions": {"code": "UNAUTHENTICATED"},
+    }
+
+
+async def test_a_client_leaving_mid_body_is_no_internal_error(
+    demo_services: Services, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Straight ASGI: the server tells the app the client left before the body ended."""
+    app = create_app(Settings(graphiql=False), services=demo_services)
+    messages: list[dict[str, Any]] = [
+        {"type": "http.request", "body": b'{"query": ', "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/graphql",
+        "raw_path": b"/graphql",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"test"), (b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 80),
+    }
+    with caplog.at_level(logging.DEBUG):
+        await app(scope, receive, send)
+    assert sent[0]["status"] == 400
+    assert json.loads(sent[1]["body"])["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
+    expected_logging_only(caplog)
 
 
 # --- a real server ----------------------------------------------------------------------

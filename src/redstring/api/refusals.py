@@ -66,6 +66,11 @@ async def _routing_refusal(request: Request, exc: Exception) -> Response:
     return refusal_response(refused)
 
 
+async def _refused(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestRefusedError)
+    return refusal_response(exc)
+
+
 async def _unexpected(request: Request, exc: Exception) -> Response:
     # Not logged here: Starlette raises the exception again after this answer, and
     # the server logs it, traceback included, once.
@@ -74,7 +79,9 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 
 EXCEPTION_HANDLERS: dict[type[Exception], ExceptionHandler] = {
     RoutingHTTPException: _routing_refusal,
+    RequestRefusedError: _refused,
     Exception: _unexpected,
 }
 """Starlette's exception handlers for the whole app: an unknown path (404), a method a
-route does not serve (405, with `Allow`), and an exception outside `/graphql` (500)."""
+route does not serve (405, with `Allow`), a `RequestRefusedError` from a route other
+than `/graphql`, and an exception nothing else caught (500)."""
