@@ -62,6 +62,7 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         await response(scope, receive, send)
 
     async def _answer(self, request: Request) -> Response:
+        """The response to `request`: Strawberry's, or a refusal for whatever it raised."""
         deadline = asyncio.timeout(self._limits.request_timeout)
         try:
             request_body.refuse_declared_length(request.headers, self._limits.max_body_bytes)
