@@ -36,6 +36,7 @@ from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.vectors import VectorMatch
 from redstring.testing import CountingGraphStore
 from tests.api.support import memory_services
+from tests.api.test_retrieve import ACME_ID
 
 DEMO = str(DEMO_TENANT_ID)
 RETRIEVE = """query ($t: ID!) {
@@ -473,8 +474,6 @@ def assert_internal_and_logged_once(
 async def test_an_exception_in_the_response_path_is_a_coded_500(
     demo_services: Services, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from tests.api.test_retrieve import ACME_ID
-
     graph = UnencodableGraphStore(demo_services.graph)
     services = Services.over(
         embeddings=demo_services.embeddings, vectors=demo_services.vectors, graph=graph
