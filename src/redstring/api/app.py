@@ -17,6 +17,7 @@ from redstring.api.endpoint import GraphQLEndpoint
 from redstring.api.graphiql import AssetSource, asset_route, graphiql_page
 from redstring.api.health import healthz_endpoint, readyz_endpoint
 from redstring.api.log_config import configure_logging
+from redstring.api.refusals import EXCEPTION_HANDLERS
 from redstring.api.schema.build import build_schema
 from redstring.api.settings import AuthMode, Settings
 from redstring.api.startup import open_services
@@ -117,7 +118,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     ]
     if settings.graphiql and settings.graphiql_assets is AssetSource.LOCAL:
         routes.append(asset_route())
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
 
 
 def app_from_environment() -> Starlette:

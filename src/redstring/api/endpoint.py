@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable
+from typing import Any
 
 import strawberry
-from cross_web import HTTPException
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from cross_web import AsyncHTTPRequestAdapter, HTTPException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import HTMLResponse, Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
+from strawberry.http import GraphQLRequestData
 
+from redstring.api import request_body
 from redstring.api.authentication import NO_AUTHENTICATION, Authenticator
 from redstring.api.authorization import Caller, Role
 from redstring.api.context import RequestContext
 from redstring.api.errors import ErrorCode, RequestRefusedError
 from redstring.api.limits import Limits
+from redstring.api.refusals import internal_error, refusal_response, view_refusal
 from redstring.composition.services import Services
+
+__all__ = ["GraphQLEndpoint", "refusal_response"]
+
+logger = logging.getLogger("redstring.api")
 
 
 class GraphQLEndpoint(GraphQL[RequestContext, None]):
@@ -45,19 +55,60 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         self._authenticator = authenticator
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Strawberry's view, with every refusal answered as a GraphQL error body."""
+        """Strawberry's view within the request's deadline, its body counted as it
+        arrives; every failure answered as a GraphQL error body."""
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)
             return
-        try:
-            response = await self.run(Request(scope=scope, receive=receive))
-        except RequestRefusedError as refused:
-            response = refusal_response(refused)
-        except HTTPException as exc:  # Strawberry's own transport refusals
-            response = refusal_response(
-                RequestRefusedError(exc.status_code, ErrorCode.BAD_REQUEST, exc.reason)
-            )
+        limit = self._limits.max_body_bytes
+        request = Request(scope=scope, receive=request_body.BodyLimit(receive, limit))
+        response = await self._answer(request)
         await response(scope, receive, send)
+
+    async def _answer(self, request: Request) -> Response:
+        """The response to `request`: Strawberry's, or a refusal for whatever it raised."""
+        deadline = asyncio.timeout(self._limits.request_timeout)
+        try:
+            request_body.refuse_declared_length(request.headers, self._limits.max_body_bytes)
+            async with deadline:
+                return await self.run(request)
+        except RequestRefusedError as refused:
+            return refusal_response(refused)
+        except HTTPException as exc:  # Strawberry's own transport refusals
+            return refusal_response(view_refusal(exc, request.method))
+        except ClientDisconnect:
+            return refusal_response(
+                RequestRefusedError(400, ErrorCode.BAD_REQUEST, "The client left mid-request")
+            )
+        except Exception as exc:
+            if isinstance(exc, TimeoutError) and deadline.expired():
+                return refusal_response(self._past_deadline())
+            logger.error("internal error in %s %s", request.method, request.url.path, exc_info=True)
+            return refusal_response(internal_error())
+
+    def _past_deadline(self) -> RequestRefusedError:
+        """504: the server, a gateway to its stores, did not answer in time. The same
+        request would most likely time out again, which 503 would not say."""
+        return RequestRefusedError(
+            504,
+            ErrorCode.REQUEST_TIMEOUT,
+            f"The request did not finish within {self._limits.request_timeout:g} s;"
+            " its work was cancelled",
+        )
+
+    def parse_json(self, data: str | bytes) -> Any:
+        """Every JSON a request carries (a POST body, GET `variables` and `extensions`),
+        refused when malformed or nested deeper than `max_json_depth`."""
+        return request_body.parse_json(data, self._limits.max_json_depth)
+
+    async def parse_http_body(self, request: AsyncHTTPRequestAdapter) -> GraphQLRequestData:
+        """The one operation of a request: GET parameters, or a POST body of JSON."""
+        if request.method == "GET":
+            fields: object = self.parse_query_params(request.query_params)
+        else:
+            request_body.require_json_media_type(request.content_type)
+            fields = self.parse_json(await request.get_body())
+        return request_body.graphql_request(fields)
 
     async def render_graphql_ide(self, request: Request) -> Response:
         return HTMLResponse(self._graphiql)
@@ -81,8 +132,3 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
 
 
 _PAGE_CALLER = Caller(subject=None, tenants=frozenset(), role=Role.READ)
-
-
-def refusal_response(refused: RequestRefusedError) -> JSONResponse:
-    """`refused` as an HTTP response: its status, headers and GraphQL error body."""
-    return JSONResponse(refused.body(), status_code=refused.status, headers=refused.headers)

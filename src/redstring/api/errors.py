@@ -2,10 +2,16 @@
 
 | code                        | when                                                        |
 |-----------------------------|-------------------------------------------------------------|
-| `BAD_REQUEST`               | the HTTP request is not a GraphQL request (transport)       |
+| `BAD_REQUEST`               | the HTTP request is not a GraphQL request: malformed or too |
+|                             | deeply nested JSON, not an object, no `query` (HTTP 400)    |
 | `UNAUTHENTICATED`           | credentials missing or not accepted (HTTP 401)              |
+| `NOT_FOUND`                 | no such path, or GraphiQL switched off (HTTP 404)           |
+| `METHOD_NOT_ALLOWED`        | a method the path does not serve, a mutation over GET       |
+|                             | (HTTP 405, with `Allow`)                                    |
 | `PAYLOAD_TOO_LARGE`         | the request body is over the limit (HTTP 413)               |
+| `UNSUPPORTED_MEDIA_TYPE`    | a POST body that is not `application/json` (HTTP 415)       |
 | `REQUEST_TIMEOUT`           | the request ran past its deadline; its work was cancelled   |
+|                             | (HTTP 504)                                                  |
 | `GRAPHQL_PARSE_FAILED`      | the document is not GraphQL                                 |
 | `GRAPHQL_VALIDATION_FAILED` | the document does not fit the schema or a limit (depth)     |
 | `BAD_USER_INPUT`            | an argument or variable value is wrong (`InvalidInputError`,|
@@ -13,6 +19,7 @@
 | `FORBIDDEN`                 | the caller may not use the tenant                           |
 | `SERVICE_UNAVAILABLE`       | a store did not answer (`StoreUnavailableError`)            |
 | `INTERNAL_SERVER_ERROR`     | anything else: message masked, cause logged server-side     |
+|                             | (HTTP 500 when it fails the whole request)                  |
 
 Plain `ValueError`s are not trusted as bad input: only the error types above
 are, so a bug deep in a library never leaks its message to a client.
@@ -42,7 +49,10 @@ class ErrorCode(StrEnum):
 
     BAD_REQUEST = "BAD_REQUEST"
     UNAUTHENTICATED = "UNAUTHENTICATED"
+    NOT_FOUND = "NOT_FOUND"
+    METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
     PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
+    UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
     REQUEST_TIMEOUT = "REQUEST_TIMEOUT"
     GRAPHQL_PARSE_FAILED = "GRAPHQL_PARSE_FAILED"
     GRAPHQL_VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED"
@@ -77,6 +87,27 @@ class RequestRefusedError(Exception):
     def body(self) -> dict[str, object]:
         """The GraphQL response body: one error, no data."""
         return {"errors": [{"message": self.message, "extensions": {"code": self.code.value}}]}
+
+
+_CODE_OF_STATUS = {
+    400: ErrorCode.BAD_REQUEST,
+    401: ErrorCode.UNAUTHENTICATED,
+    403: ErrorCode.FORBIDDEN,
+    404: ErrorCode.NOT_FOUND,
+    405: ErrorCode.METHOD_NOT_ALLOWED,
+    413: ErrorCode.PAYLOAD_TOO_LARGE,
+    415: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+    503: ErrorCode.SERVICE_UNAVAILABLE,
+    504: ErrorCode.REQUEST_TIMEOUT,
+}
+
+
+def code_for_status(status: int) -> ErrorCode:
+    """The code of a transport refusal that only has an HTTP status (a framework's own):
+    the table above, else `BAD_REQUEST` for a 4xx and `INTERNAL_SERVER_ERROR` for the rest."""
+    if status in _CODE_OF_STATUS:
+        return _CODE_OF_STATUS[status]
+    return ErrorCode.BAD_REQUEST if 400 <= status < 500 else ErrorCode.INTERNAL_SERVER_ERROR
 
 
 def describe_validation_error(

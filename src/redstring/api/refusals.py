@@ -1,0 +1,87 @@
+"""How the HTTP layer answers a request it does not serve: with the API's one error shape.
+
+Every refusal, ours or a framework's (Strawberry's transport checks,
+Starlette's 404 and 405, an exception nothing else caught), becomes a
+`RequestRefusedError` and is answered as a GraphQL error body with its
+status and `extensions.code` (docs/security.md, "One error contract").
+"""
+
+from __future__ import annotations
+
+import logging
+
+from cross_web import HTTPException as ViewHTTPException
+from starlette.exceptions import HTTPException as RoutingHTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ExceptionHandler
+from strawberry.schema.exceptions import InvalidOperationTypeError
+
+from redstring.api.errors import (
+    INTERNAL_MESSAGE,
+    ErrorCode,
+    RequestRefusedError,
+    code_for_status,
+)
+
+logger = logging.getLogger("redstring.api")
+
+GRAPHQL_METHODS = "GET, POST"
+
+
+def refusal_response(refused: RequestRefusedError) -> JSONResponse:
+    """`refused` as an HTTP response: its status, headers and GraphQL error body.
+
+    Logs one INFO line: a refusal is the client's matter, not the operator's.
+    """
+    logger.info("request refused: %d %s: %s", refused.status, refused.code.value, refused.message)
+    return JSONResponse(refused.body(), status_code=refused.status, headers=refused.headers)
+
+
+def internal_error() -> RequestRefusedError:
+    """The answer to an exception nothing expected: 500, its message masked."""
+    return RequestRefusedError(500, ErrorCode.INTERNAL_SERVER_ERROR, INTERNAL_MESSAGE)
+
+
+def view_refusal(exc: ViewHTTPException, method: str) -> RequestRefusedError:
+    """Strawberry's own transport refusal, coded. A mutation over GET is 405 with
+    `Allow: POST`, as the GraphQL-over-HTTP specification asks."""
+    if method == "GET" and isinstance(exc.__cause__, InvalidOperationTypeError):
+        return RequestRefusedError(
+            405, ErrorCode.METHOD_NOT_ALLOWED, exc.reason, headers={"Allow": "POST"}
+        )
+    headers = {"Allow": GRAPHQL_METHODS} if exc.status_code == 405 else None
+    return RequestRefusedError(
+        exc.status_code, code_for_status(exc.status_code), exc.reason, headers=headers
+    )
+
+
+async def _routing_refusal(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RoutingHTTPException)
+    if exc.status_code in {204, 304}:  # no body allowed
+        return Response(status_code=exc.status_code, headers=exc.headers)
+    refused = RequestRefusedError(
+        exc.status_code, code_for_status(exc.status_code), exc.detail, headers=exc.headers
+    )
+    return refusal_response(refused)
+
+
+async def _refused(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestRefusedError)
+    return refusal_response(exc)
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    # Not logged here: Starlette raises the exception again after this answer, and
+    # the server logs it, traceback included, once.
+    return JSONResponse(internal_error().body(), status_code=500)
+
+
+EXCEPTION_HANDLERS: dict[type[Exception], ExceptionHandler] = {
+    RoutingHTTPException: _routing_refusal,
+    RequestRefusedError: _refused,
+    Exception: _unexpected,
+}
+"""Starlette's exception handlers for the whole app: an unknown path (404), a method a
+route does not serve (405, with `Allow`), a `RequestRefusedError` from a route other
+than `/graphql`, and an exception nothing else caught (500)."""

@@ -1,0 +1,166 @@
+"""What `/graphql` accepts as a request: a bounded body, JSON of bounded nesting, one operation.
+
+Each check raises `RequestRefusedError`, so a refusal reaches the client as
+a coded GraphQL error (docs/security.md, "One error contract"). The body is
+counted while it arrives and the JSON's depth is measured before it is
+parsed: a body over the limit is never held whole, and no nesting reaches
+the recursive JSON parser deeper than the cap.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from starlette.types import Message, Receive
+from strawberry.http import GraphQLRequestData
+from strawberry.http.parse_content_type import parse_content_type
+
+from redstring.api.errors import ErrorCode, RequestRefusedError
+
+JSON_MEDIA_TYPE = "application/json"
+
+# What each byte does to the nesting depth outside strings; all other bytes, and
+# every byte of a multi-byte UTF-8 character, do nothing.
+_STEP = np.zeros(256, dtype=np.int8)
+_STEP[[ord("["), ord("{")]] = 1
+_STEP[[ord("]"), ord("}")]] = -1
+_QUOTE = ord('"')
+_BACKSLASH = ord("\\")
+
+
+def too_large(limit: int) -> RequestRefusedError:
+    """The refusal of a body over `limit` bytes; the connection is closed after it, so the
+    rest of the body is never read."""
+    return RequestRefusedError(
+        413,
+        ErrorCode.PAYLOAD_TOO_LARGE,
+        f"The request body is larger than {limit} bytes",
+        headers={"Connection": "close"},
+    )
+
+
+def refuse_declared_length(headers: Mapping[str, str], limit: int) -> None:
+    """Raise when the request's `Content-Length` says its body is over `limit` bytes, so
+    such a body is refused before a byte of it is read."""
+    declared = headers.get("content-length")
+    if declared is None:
+        return
+    if not declared.isdigit():
+        raise RequestRefusedError(400, ErrorCode.BAD_REQUEST, "Content-Length is not a number")
+    if int(declared) > limit:
+        raise too_large(limit)
+
+
+class BodyLimit:
+    """An ASGI `receive` that counts the body bytes it passes on and raises the 413
+    refusal as soon as they exceed `limit`: the check for a body without a
+    `Content-Length` (chunked), and for one longer than it said."""
+
+    def __init__(self, receive: Receive, limit: int) -> None:
+        self._receive = receive
+        self.limit = limit
+        self.received = 0
+
+    async def __call__(self) -> Message:
+        message = await self._receive()
+        if message["type"] == "http.request":
+            self.received += len(message.get("body", b""))
+            if self.received > self.limit:
+                raise too_large(self.limit)
+        return message
+
+
+def json_depth(text: str) -> int:
+    """How deep the arrays and objects of JSON `text` nest (0 for a scalar), brackets
+    inside strings not counted. Exact for valid JSON; for invalid JSON never less
+    than what a parser reaches before it fails. Each step is one numpy pass over
+    the text's UTF-8 bytes (where no byte of a multi-byte character is ASCII), so
+    the time is linear in its length, with no loop in Python per byte.
+    """
+    code = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    quotes = code == _QUOTE
+    backslashes = code == _BACKSLASH
+    if backslashes.any():
+        # A quote after an odd run of backslashes is escaped: it neither opens nor
+        # closes a string. `run` is the length of the run of backslashes ending at
+        # each byte (0 where there is none).
+        index = np.arange(code.size, dtype=np.int64)
+        run = index - np.maximum.accumulate(np.where(backslashes, -1, index))
+        quotes[1:] &= run[:-1] % 2 == 0
+    # A byte after an odd number of (unescaped) quotes is inside a string.
+    steps = _STEP[code]
+    steps[np.cumsum(quotes, dtype=np.int64) % 2 == 1] = 0
+    return int(np.cumsum(steps, dtype=np.int64).max(initial=0))
+
+
+def parse_json(data: str | bytes, max_depth: int) -> Any:
+    """`data` parsed as JSON (bytes in UTF-8, -16 or -32, as `json.loads` reads them),
+    refused when it is not JSON or nests deeper than `max_depth`."""
+    try:
+        text = (
+            data
+            if isinstance(data, str)
+            else data.decode(json.detect_encoding(data), "surrogatepass")
+        )
+    except UnicodeDecodeError:
+        raise _not_json("its bytes are not Unicode text") from None
+    # Nesting needs an opening bracket per level: counting them settles most requests.
+    if text.count("[") + text.count("{") > max_depth and json_depth(text) > max_depth:
+        raise RequestRefusedError(
+            400, ErrorCode.BAD_REQUEST, f"The request's JSON nests deeper than {max_depth} levels"
+        )
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _not_json(str(exc)) from None
+
+
+def _not_json(why: str) -> RequestRefusedError:
+    return RequestRefusedError(400, ErrorCode.BAD_REQUEST, f"The request is not JSON: {why}")
+
+
+def require_json_media_type(content_type: str | None) -> None:
+    """Raise 415 unless a POST body is declared `application/json` (any charset)."""
+    media_type, _ = parse_content_type(content_type or "")
+    if media_type != JSON_MEDIA_TYPE:
+        raise RequestRefusedError(
+            415,
+            ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+            f"The request body must be {JSON_MEDIA_TYPE}, got {content_type or 'none'}",
+        )
+
+
+def graphql_request(fields: object) -> GraphQLRequestData:
+    """The one operation a request's JSON object (or GET parameters) asks for.
+
+    Refuses anything but an object with a string `query`, an object or null
+    `variables` and `extensions`, and a string or null `operationName`. A list
+    is a batch, and batching is off: one operation per request keeps each
+    request's cost and deadline its own.
+    """
+    if isinstance(fields, list):
+        raise _bad_field("Batched requests are not supported: send one operation per request")
+    if not isinstance(fields, dict):
+        raise _bad_field("The request must be a JSON object")
+    query = fields.get("query")
+    if not isinstance(query, str):
+        raise _bad_field("The request has no `query` string")
+    variables = fields.get("variables")
+    if not isinstance(variables, dict | None):
+        raise _bad_field("`variables` must be an object or null")
+    operation_name = fields.get("operationName")
+    if not isinstance(operation_name, str | None):
+        raise _bad_field("`operationName` must be a string or null")
+    extensions = fields.get("extensions")
+    if not isinstance(extensions, dict | None):
+        raise _bad_field("`extensions` must be an object or null")
+    return GraphQLRequestData(
+        query=query, variables=variables, operation_name=operation_name, extensions=extensions
+    )
+
+
+def _bad_field(message: str) -> RequestRefusedError:
+    return RequestRefusedError(400, ErrorCode.BAD_REQUEST, message)

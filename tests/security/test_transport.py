@@ -1,0 +1,692 @@
+"""The transport keeps the error contract: every failure of a request, before, around or
+after GraphQL execution, is a GraphQL JSON body with `extensions.code`, and what a client
+sends is bounded (body size, JSON nesting, run time) before it can cost the server.
+
+Most tests go through `httpx.ASGITransport` over `create_app`; the body and JSON limits
+are also tried against a real uvicorn, which reads bodies from a socket as they come.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import logging
+import os
+import select
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+import httpx
+import pytest
+from starlette.requests import Request
+from starlette.responses import Response
+
+from redstring import Entity, EntityId, GraphStore, TenantId, VectorStore
+from redstring.api import create_app
+from redstring.api.demo import DEMO_TENANT_ID, load_demo
+from redstring.api.errors import ErrorCode, RequestRefusedError
+from redstring.api.settings import Settings
+from redstring.composition.services import Services
+from redstring.domain.relationship import Direction, Relationship
+from redstring.domain.vectors import VectorMatch
+from redstring.testing import CountingGraphStore
+from tests.api.support import memory_services
+from tests.api.test_retrieve import ACME_ID
+
+DEMO = str(DEMO_TENANT_ID)
+RETRIEVE = """query ($t: ID!) {
+  retrieve(query: "Acme Corp", tenantId: $t, k: 3) { matches { entity { name } } }
+}"""
+WALK = """query ($t: ID!) {
+  retrieve(query: "Acme Corp", tenantId: $t, k: 3, mode: LEXICAL) {
+    matches { entity { name relationships { id } } }
+  }
+}"""
+DELETE = f'mutation {{ deleteEntities(tenantId: "{DEMO}", ids: []) {{ count }} }}'
+MIB = 1 << 20
+TWENTY_MB = 20_000_000
+CHUNK = 1 << 16
+JSON = {"content-type": "application/json"}
+HANG_GUARD = 10.0  # seconds: only fails a test that would otherwise hang
+
+
+def deep_json(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def deep_variable_body(levels: int) -> bytes:
+    return f'{{"query": "{{ __typename }}", "variables": {{"v": {deep_json(levels)}}}}}'.encode()
+
+
+@pytest.fixture(scope="module")
+def demo_services() -> Services:
+    services = memory_services()
+    asyncio.run(load_demo(services))
+    return services
+
+
+@pytest.fixture
+async def http(demo_services: Services) -> AsyncIterator[httpx.AsyncClient]:
+    async with client_for(demo_services) as client:
+        yield client
+
+
+def client_for(services: Services | None, **settings: Any) -> httpx.AsyncClient:
+    """A client of the app over `services`, GraphiQL off (its start-up warning is no
+    request's), with `settings` as given."""
+    app = create_app(Settings(graphiql=False, **settings), services=services)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+
+
+def the_error(response: httpx.Response) -> dict[str, Any]:
+    """The one coded error of a refused response, checked for the contract's shape."""
+    assert response.headers["content-type"].startswith("application/json"), response.text
+    assert "Traceback" not in response.text
+    body = response.json()
+    assert set(body) == {"errors"}, body
+    [error] = body["errors"]
+    assert isinstance(error["message"], str)
+    assert error["message"]
+    assert set(error["extensions"]) == {"code"}
+    return dict(error)
+
+
+def expected_logging_only(caplog: pytest.LogCaptureFixture) -> None:
+    """A refused request logs one INFO line at most, and nothing at WARNING or with a stack."""
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert [r for r in caplog.records if r.exc_info] == []
+    assert len([r for r in caplog.records if r.name == "redstring.api"]) <= 1
+
+
+# --- JSON nesting ---------------------------------------------------------------------
+
+
+async def test_a_variable_nested_100000_deep_is_a_coded_400(
+    http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Was a bare `500 Internal Server Error` text: RecursionError in the JSON parser."""
+    with caplog.at_level(logging.DEBUG):
+        response = await http.post(
+            "/graphql",
+            content=deep_variable_body(100_000),
+            headers=JSON,
+        )
+    assert response.status_code == 400
+    error = the_error(response)
+    assert error["extensions"]["code"] == "BAD_REQUEST"
+    assert "deeper than 64" in error["message"]
+    expected_logging_only(caplog)
+
+
+async def test_the_nesting_cap_holds_for_get_variables(http: httpx.AsyncClient) -> None:
+    response = await http.get(
+        "/graphql", params={"query": "{ __typename }", "variables": f'{{"v": {deep_json(5000)}}}'}
+    )
+    assert response.status_code == 400
+    assert the_error(response)["extensions"]["code"] == "BAD_REQUEST"
+
+
+async def test_the_nesting_cap_is_exact(demo_services: Services) -> None:
+    """The body and `variables` are two levels: a variable of depth `cap - 2` passes the
+    transport (and is then GraphQL's to judge: a list is no Boolean), one more does not."""
+    query = "query ($v: Boolean!) { __typename @include(if: $v) }"
+    async with client_for(demo_services, max_json_depth=8) as http:
+        fits = await http.post("/graphql", json={"query": query, "variables": {"v": [[[[[[]]]]]]}})
+        over = await http.post(
+            "/graphql", json={"query": query, "variables": {"v": [[[[[[[]]]]]]]}}
+        )
+    assert fits.status_code == 200, fits.text
+    assert fits.json()["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+    assert over.status_code == 400
+    assert the_error(over)["extensions"]["code"] == "BAD_REQUEST"
+
+
+async def test_brackets_inside_strings_are_not_nesting(http: httpx.AsyncClient) -> None:
+    text = '\\"[ ' * 100 + "{" * 100
+    response = await http.post(
+        "/graphql",
+        json={
+            "query": """query ($q: String!, $t: ID!) {  # [[[[
+                retrieve(query: $q, tenantId: $t, k: 1) { query }
+            }""",
+            "variables": {"q": text, "t": DEMO},
+        },
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["data"]["retrieve"]["query"] == text
+
+
+async def test_a_deep_body_in_utf16_is_refused_too(http: httpx.AsyncClient) -> None:
+    """The scan reads text, not bytes. In UTF-16-LE "\u4122" is the bytes `"A`: to a scan
+    of bytes that quote flips which quotes open strings, and the deep list after it
+    would sit inside a string that is not there, up to the quote of `"x"`."""
+    deep = deep_json(10_000)
+    variables = f'{{"v": "\u4122", "w": {deep}, "x": 1}}'
+    text = f'{{"query": "{{ __typename }}", "variables": {variables}}}'
+    response = await http.post("/graphql", content=text.encode("utf-16"), headers=JSON)
+    assert response.status_code == 400
+    assert "deeper than" in the_error(response)["message"]
+
+
+# --- malformed requests -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param(b'{"query": "{ __typename }"', "not JSON", id="malformed-json"),
+        pytest.param(b"{}", "no `query`", id="no-query"),
+        pytest.param(b'{"query": null}', "no `query`", id="null-query"),
+        pytest.param(b'{"query": 42}', "no `query`", id="query-not-a-string"),
+        pytest.param(b'"{ __typename }"', "JSON object", id="body-a-string"),
+        pytest.param(b"42", "JSON object", id="body-a-number"),
+        pytest.param(b"null", "JSON object", id="body-null"),
+        pytest.param(b'[{"query": "{ __typename }"}]', "Batched", id="body-a-list"),
+        pytest.param(
+            b'{"query": "{ __typename }", "variables": [1]}', "`variables`", id="variables-a-list"
+        ),
+        pytest.param(
+            b'{"query": "{ __typename }", "variables": "{}"}',
+            "`variables`",
+            id="variables-a-string",
+        ),
+        pytest.param(
+            b'{"query": "{ __typename }", "operationName": 5}',
+            "`operationName`",
+            id="operation-name-a-number",
+        ),
+        pytest.param(b"\xff\xfe\xfd{}", "not JSON", id="not-unicode"),
+    ],
+)
+async def test_a_malformed_request_is_a_coded_400(
+    http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture, content: bytes, message: str
+) -> None:
+    """Were plain-text 400s ("Unable to parse request body as JSON", ...) or a 500."""
+    with caplog.at_level(logging.DEBUG):
+        response = await http.post("/graphql", content=content, headers=JSON)
+    assert response.status_code == 400
+    error = the_error(response)
+    assert error["extensions"]["code"] == "BAD_REQUEST"
+    assert message in error["message"]
+    expected_logging_only(caplog)
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", None]
+)
+async def test_a_body_that_is_not_json_is_415(
+    http: httpx.AsyncClient, content_type: str | None
+) -> None:
+    headers = {"content-type": content_type} if content_type else {}
+    response = await http.post("/graphql", content=b'{"query": "{ __typename }"}', headers=headers)
+    assert response.status_code == 415
+    assert the_error(response)["extensions"]["code"] == "UNSUPPORTED_MEDIA_TYPE"
+
+
+async def test_json_with_a_charset_is_json(http: httpx.AsyncClient) -> None:
+    response = await http.post(
+        "/graphql",
+        content=b'{"query": "{ __typename }"}',
+        headers={"content-type": "application/json; charset=utf-8"},
+    )
+    assert response.json() == {"data": {"__typename": "Query"}}
+
+
+async def test_a_mutation_over_get_is_405_with_allow(http: httpx.AsyncClient) -> None:
+    response = await http.get("/graphql", params={"query": DELETE})
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+    assert the_error(response)["extensions"]["code"] == "METHOD_NOT_ALLOWED"
+    query = await http.get("/graphql", params={"query": "{ __typename }"})
+    assert query.json() == {"data": {"__typename": "Query"}}
+
+
+@pytest.mark.parametrize("method", ["PUT", "DELETE", "PATCH", "HEAD"])
+async def test_an_unknown_method_on_graphql_is_405_json(
+    http: httpx.AsyncClient, method: str
+) -> None:
+    response = await http.request(method, "/graphql", json={"query": "{ __typename }"})
+    assert response.status_code == 405
+    assert "POST" in response.headers["allow"]
+    if method != "HEAD":  # a HEAD response has no body
+        assert the_error(response)["extensions"]["code"] == "METHOD_NOT_ALLOWED"
+
+
+async def test_the_rest_of_the_app_answers_with_codes(http: httpx.AsyncClient) -> None:
+    missing = await http.get("/nowhere")
+    assert missing.status_code == 404
+    assert the_error(missing)["extensions"]["code"] == "NOT_FOUND"
+    wrong = await http.post("/healthz")
+    assert wrong.status_code == 405
+    assert "GET" in wrong.headers["allow"]
+    assert the_error(wrong)["extensions"]["code"] == "METHOD_NOT_ALLOWED"
+
+
+# --- body size --------------------------------------------------------------------------
+
+
+class CountedBody:
+    """A request body of `total` bytes in chunks, counting how many bytes were pulled."""
+
+    def __init__(self, total: int = TWENTY_MB) -> None:
+        self.total = total
+        self.pulled = 0
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        while self.pulled < self.total:
+            chunk = b" " * min(CHUNK, self.total - self.pulled)
+            self.pulled += len(chunk)
+            yield chunk
+
+
+async def test_a_declared_length_over_the_limit_is_413_before_reading(
+    http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = CountedBody()
+    with caplog.at_level(logging.DEBUG):
+        response = await http.post(
+            "/graphql", content=body, headers={**JSON, "content-length": str(TWENTY_MB)}
+        )
+    assert response.status_code == 413
+    assert the_error(response)["extensions"]["code"] == "PAYLOAD_TOO_LARGE"
+    assert response.headers["connection"] == "close"
+    assert body.pulled == 0
+    expected_logging_only(caplog)
+
+
+async def test_a_chunked_body_is_counted_and_cut_at_the_limit(http: httpx.AsyncClient) -> None:
+    body = CountedBody()
+    response = await http.post("/graphql", content=body, headers=JSON)
+    assert response.status_code == 413
+    assert the_error(response)["extensions"]["code"] == "PAYLOAD_TOO_LARGE"
+    assert body.pulled <= MIB + CHUNK  # read up to the limit, never the 20 MB
+
+
+async def test_a_body_of_exactly_the_limit_is_served(demo_services: Services) -> None:
+    request = b'{"query": "{ __typename }"}'
+    limit = 4096
+    async with client_for(demo_services, max_body_bytes=limit) as http:
+        fits = await http.post("/graphql", content=request.ljust(limit), headers=JSON)
+        over = await http.post("/graphql", content=request.ljust(limit + 1), headers=JSON)
+    assert fits.json() == {"data": {"__typename": "Query"}}
+    assert over.status_code == 413
+
+
+# --- deadline ---------------------------------------------------------------------------
+
+
+class Stall:
+    """Blocks until cancelled, and records that it was."""
+
+    def __init__(self) -> None:
+        self.entered = asyncio.Event()
+        self.cancelled = asyncio.Event()
+
+    async def __call__(self) -> None:
+        self.entered.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
+
+
+class StallingGraphStore(CountingGraphStore):
+    """The lexical channel's read and the relationship walk stall (each optionally)."""
+
+    def __init__(self, inner: GraphStore, *, lexical: bool, walk: bool) -> None:
+        super().__init__(inner)
+        self.lexical = Stall() if lexical else None
+        self.walk = Stall() if walk else None
+
+    async def find_lexical_candidates(self, *args: Any, **kwargs: Any) -> Any:
+        if self.lexical:
+            await self.lexical()
+        return await super().find_lexical_candidates(*args, **kwargs)
+
+    async def relationships_of(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+    ) -> dict[EntityId, list[Relationship]]:
+        if self.walk:
+            await self.walk()
+        return await super().relationships_of(
+            entity_ids,
+            tenant_id,
+            direction=direction,
+            types=types,
+            limit_per_entity=limit_per_entity,
+        )
+
+
+class StallingVectorStore:
+    """A vector store whose search stalls."""
+
+    def __init__(self, inner: VectorStore) -> None:
+        self.inner = inner
+        self.search_stall = Stall()
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    async def upsert(self, records: Any) -> None:
+        await self.inner.upsert(records)
+
+    async def search(self, *args: Any, **kwargs: Any) -> list[VectorMatch]:
+        await self.search_stall()
+        return await self.inner.search(*args, **kwargs)
+
+    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        await self.inner.delete(entity_ids, tenant_id)
+
+
+async def _past_deadline(services: Services, query: str) -> httpx.Response:
+    async with client_for(services, request_timeout=0.2) as http:
+        return await asyncio.wait_for(
+            http.post("/graphql", json={"query": query, "variables": {"t": DEMO}}), HANG_GUARD
+        )
+
+
+def assert_timed_out(response: httpx.Response) -> None:
+    assert response.status_code == 504
+    error = the_error(response)
+    assert error["extensions"]["code"] == "REQUEST_TIMEOUT"
+    assert "0.2 s" in error["message"]
+
+
+async def test_the_deadline_cancels_both_retrieval_channels(
+    demo_services: Services, caplog: pytest.LogCaptureFixture
+) -> None:
+    graph = StallingGraphStore(demo_services.graph, lexical=True, walk=False)
+    vectors = StallingVectorStore(demo_services.vectors)
+    services = Services.over(embeddings=demo_services.embeddings, vectors=vectors, graph=graph)
+    with caplog.at_level(logging.DEBUG):
+        response = await _past_deadline(services, RETRIEVE)
+    assert_timed_out(response)
+    assert graph.lexical is not None
+    for stall in (graph.lexical, vectors.search_stall):
+        assert stall.entered.is_set()
+        assert stall.cancelled.is_set()
+    expected_logging_only(caplog)
+
+
+async def test_the_deadline_cancels_a_batched_walk(demo_services: Services) -> None:
+    """The relationship walk runs in a DataLoader's own task; it is cancelled too."""
+    graph = StallingGraphStore(demo_services.graph, lexical=False, walk=True)
+    services = Services.over(
+        embeddings=demo_services.embeddings, vectors=demo_services.vectors, graph=graph
+    )
+    response = await _past_deadline(services, WALK)
+    assert_timed_out(response)
+    assert graph.walk is not None
+    await asyncio.sleep(0)  # the loader's task sees its cancellation on its next step
+    assert graph.walk.entered.is_set()
+    assert graph.walk.cancelled.is_set()
+
+
+async def test_a_request_within_its_deadline_is_served(demo_services: Services) -> None:
+    async with client_for(demo_services, request_timeout=5.0) as http:
+        response = await http.post("/graphql", json={"query": WALK, "variables": {"t": DEMO}})
+    assert response.status_code == 200
+    assert response.json()["data"]["retrieve"]["matches"]
+
+
+# --- unexpected exceptions --------------------------------------------------------------
+
+
+class UnencodableGraphStore(CountingGraphStore):
+    """Answers entities carrying a property no JSON encoder writes (a store bug: a
+    driver's date object), so the request fails while its response is encoded."""
+
+    async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
+        found = await super().get_entities(ids, tenant_id)
+        secret = datetime.date(1999, 12, 31)
+        return [e.model_copy(update={"properties": {"since": secret}}) for e in found]
+
+
+def assert_internal_and_logged_once(
+    response: httpx.Response, caplog: pytest.LogCaptureFixture, secret: str
+) -> None:
+    assert response.status_code == 500
+    error = the_error(response)
+    assert error == {
+        "message": "Internal server error",
+        "extensions": {"code": "INTERNAL_SERVER_ERROR"},
+    }
+    assert secret not in response.text
+    logged = [r for r in caplog.records if r.exc_info]
+    assert len(logged) == 1
+    assert logged[0].levelno == logging.ERROR
+    assert secret in caplog.text  # the cause is logged, server-side only
+
+
+async def test_an_exception_in_the_response_path_is_a_coded_500(
+    demo_services: Services, caplog: pytest.LogCaptureFixture
+) -> None:
+    graph = UnencodableGraphStore(demo_services.graph)
+    services = Services.over(
+        embeddings=demo_services.embeddings, vectors=demo_services.vectors, graph=graph
+    )
+    async with client_for(services) as http:
+        with caplog.at_level(logging.DEBUG):
+            response = await http.post(
+                "/graphql",
+                json={
+                    "query": "query ($t: ID!, $id: ID!) { entity(tenantId: $t, id: $id) { properties } }",
+                    "variables": {"t": DEMO, "id": ACME_ID},
+                },
+            )
+    assert_internal_and_logged_once(response, caplog, "date is not JSON serializable")
+
+
+async def test_an_exception_in_get_context_is_a_coded_500(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An app whose services never opened (its lifespan not run) fails in `get_context`."""
+    async with client_for(None) as http:
+        with caplog.at_level(logging.DEBUG):
+            response = await http.post("/graphql", json={"query": "{ __typename }"})
+    assert_internal_and_logged_once(response, caplog, "services are not open")
+
+
+async def test_an_exception_outside_graphql_is_a_coded_500(demo_services: Services) -> None:
+    app = create_app(Settings(graphiql=False), services=demo_services)
+
+    async def broken(request: Request) -> Response:
+        raise RuntimeError("secret-detail")
+
+    app.add_route("/broken", broken)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        response = await http.get("/broken")
+    assert response.status_code == 500
+    assert the_error(response)["extensions"]["code"] == "INTERNAL_SERVER_ERROR"
+    assert "secret-detail" not in response.text
+
+
+async def test_a_refusal_raised_by_another_route_keeps_its_status_and_code(
+    demo_services: Services,
+) -> None:
+    app = create_app(Settings(graphiql=False), services=demo_services)
+
+    async def guarded(request: Request) -> Response:
+        raise RequestRefusedError(401, ErrorCode.UNAUTHENTICATED, "no credentials")
+
+    app.add_route("/guarded", guarded)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as http:
+        response = await http.get("/guarded")
+    assert response.status_code == 401
+    assert the_error(response) == {
+        "message": "no credentials",
+        "extensions": {"code": "UNAUTHENTICATED"},
+    }
+
+
+async def test_a_client_leaving_mid_body_is_no_internal_error(
+    demo_services: Services, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Straight ASGI: the server tells the app the client left before the body ended."""
+    app = create_app(Settings(graphiql=False), services=demo_services)
+    messages: list[dict[str, Any]] = [
+        {"type": "http.request", "body": b'{"query": ', "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/graphql",
+        "raw_path": b"/graphql",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"test"), (b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 80),
+    }
+    with caplog.at_level(logging.DEBUG):
+        await app(scope, receive, send)
+    assert sent[0]["status"] == 400
+    assert json.loads(sent[1]["body"])["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
+    expected_logging_only(caplog)
+
+
+# --- a real server ----------------------------------------------------------------------
+
+
+def _free_loopback_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[str, int]]:
+    port = _free_loopback_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REDSTRING_")}
+    env["REDSTRING_GRAPHIQL"] = "false"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "redstring.api", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, "the server exited early"
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1.0).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the server did not become ready"
+            time.sleep(0.1)
+        yield "127.0.0.1", port
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _status_and_body(response: bytes) -> tuple[int, dict[str, Any]]:
+    head, _, body = response.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    return status, json.loads(body)
+
+
+def _read_response(sock: socket.socket) -> bytes:
+    received = b""
+    while b"\r\n\r\n" not in received or not received.rstrip().endswith(b"}"):
+        data = sock.recv(CHUNK)
+        if not data:
+            break
+        received += data
+    return received
+
+
+def test_uvicorn_refuses_a_declared_20_mb_body_without_reading_it(
+    server: tuple[str, int],
+) -> None:
+    with socket.create_connection(server, timeout=HANG_GUARD) as sock:
+        sock.sendall(
+            b"POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % TWENTY_MB
+        )
+        # Not one byte of the body is sent: the answer comes anyway.
+        status, body = _status_and_body(_read_response(sock))
+    assert status == 413
+    assert body["errors"][0]["extensions"]["code"] == "PAYLOAD_TOO_LARGE"
+
+
+def test_uvicorn_cuts_a_chunked_20_mb_body_short(server: tuple[str, int]) -> None:
+    """The client may send chunks until the server answers: it stops reading at the
+    limit and closes, so only the limit plus what socket buffers hold is ever taken."""
+    chunk = b" " * CHUNK
+    frame = b"%x\r\n%s\r\n" % (len(chunk), chunk)
+    sent = 0
+    received = b""
+    with socket.create_connection(server, timeout=HANG_GUARD) as sock:
+        sock.sendall(
+            b"POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n"
+        )
+        sock.setblocking(False)
+        give_up = time.monotonic() + HANG_GUARD
+        while sent < TWENTY_MB and time.monotonic() < give_up:
+            readable, writable, _ = select.select([sock], [sock], [], 1.0)
+            if readable:
+                try:
+                    data = sock.recv(CHUNK)
+                except ConnectionError:
+                    break
+                received += data
+                if not data:
+                    break
+            elif writable:
+                try:
+                    sent += sock.send(frame)
+                except ConnectionError:
+                    break
+    status, body = _status_and_body(received)
+    assert status == 413
+    assert body["errors"][0]["extensions"]["code"] == "PAYLOAD_TOO_LARGE"
+    assert sent < TWENTY_MB // 2
+
+
+def test_uvicorn_answers_a_deep_variable_with_a_coded_400(server: tuple[str, int]) -> None:
+    host, port = server
+    base = f"http://{host}:{port}"
+    response = httpx.post(
+        f"{base}/graphql", content=deep_variable_body(100_000), headers=JSON, timeout=HANG_GUARD
+    )
+    assert response.status_code == 400
+    assert the_error(response)["extensions"]["code"] == "BAD_REQUEST"
+    alive = httpx.post(f"{base}/graphql", json={"query": "{ __typename }"}, timeout=HANG_GUARD)
+    assert alive.json() == {"data": {"__typename": "Query"}}
