@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from redstring.composition.concurrency import both
+from redstring.composition.observer import NO_OBSERVER, Observer
 from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys
 from redstring.domain.entity import Entity
 from redstring.domain.errors import DimensionMismatchError, InvalidInputError
@@ -40,7 +41,8 @@ class Retriever:
     At most `max_block_size` candidates are read per blocking key
     (docs/adr/0003; `None` reads whole blocks).
     A vector match whose entity the graph store lacks is skipped, and the
-    result is not backfilled to `k` (docs/adr/0004).
+    result is not backfilled to `k` (docs/adr/0004); `observer` is told how
+    many were.
     """
 
     def __init__(
@@ -51,6 +53,7 @@ class Retriever:
         graph: GraphReader,
         overfetch: int = DEFAULT_OVERFETCH,
         max_block_size: int | None = MAX_BLOCK_SIZE,
+        observer: Observer = NO_OBSERVER,
     ) -> None:
         if embeddings.dimension != vectors.dimension:
             raise DimensionMismatchError(
@@ -63,6 +66,26 @@ class Retriever:
         self._graph = graph
         self._overfetch = overfetch
         self._max_block_size = max_block_size
+        self._observer = observer
+
+    def with_parts(
+        self,
+        *,
+        embeddings: EmbeddingProvider,
+        vectors: VectorStore,
+        graph: GraphReader,
+        observer: Observer,
+    ) -> Retriever:
+        """A retriever with this one's overfetch and block size over other parts (the
+        same stores wrapped, as `Services.observed` does), reporting to `observer`."""
+        return Retriever(
+            embeddings=embeddings,
+            vectors=vectors,
+            graph=graph,
+            overfetch=self._overfetch,
+            max_block_size=self._max_block_size,
+            observer=observer,
+        )
 
     async def retrieve(
         self,
@@ -115,6 +138,8 @@ class Retriever:
             for entity_id, score in fused
             if entity_id in entities
         )
+        if len(matches) < len(fused):
+            self._observer.dangling_skipped(len(fused) - len(matches))
         return RetrievalResult(query=query, matches=matches)
 
     async def _semantic(
