@@ -14,6 +14,7 @@ from typing import Protocol
 import strawberry
 
 from redstring.api.arguments import tenant_id_arg
+from redstring.api.request_record import note_tenant
 from redstring.domain.errors import RedstringError
 from redstring.domain.ids import TenantId
 
@@ -54,4 +55,5 @@ def authorized_tenant(context: HasCaller, tenant_id: strawberry.ID) -> TenantId:
     step every resolver taking a `tenantId` starts with."""
     tenant = tenant_id_arg(tenant_id)
     authorize_tenant(context, tenant)
+    note_tenant(tenant)  # for the request's log line
     return tenant

@@ -16,6 +16,7 @@ from redstring.api.authorization import Caller
 from redstring.api.context import RequestContext
 from redstring.api.errors import ErrorCode, RequestRefusedError
 from redstring.api.limits import Limits
+from redstring.api.request_record import note_error_codes
 from redstring.composition.services import Services
 
 
@@ -68,4 +69,5 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
 
 def refusal_response(refused: RequestRefusedError) -> JSONResponse:
     """`refused` as an HTTP response: its status, headers and GraphQL error body."""
+    note_error_codes([refused.code.value])
     return JSONResponse(refused.body(), status_code=refused.status, headers=refused.headers)
