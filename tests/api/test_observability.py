@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import logging
 import os
@@ -14,7 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 import httpx
@@ -24,7 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from redstring import Entity, EntityId, StoreUnavailableError, TenantId, VectorRecord
 from redstring.api import create_app
 from redstring.api.demo import load_demo
-from redstring.api.log_config import RequestIdFilter, TextFormatter, json_formatter
+from redstring.api.log_config import TextFormatter, log_handler
 from redstring.api.settings import Settings
 from redstring.composition.services import Services
 from redstring.testing import CountingGraphStore
@@ -294,9 +295,12 @@ async def test_one_line_per_request_with_its_fields(
         headers={"x-request-id": "bad-1"},
     )
     missing = await http.get("/nowhere")
+    refused = await http.post(
+        "/graphql", content=b"[", headers={"content-type": "application/json"}
+    )
     records = _access_records(caplog.records)
-    assert len(records) == 3
-    first, second, third = records
+    assert len(records) == 4
+    first, second, third, fourth = records
     assert first.request_id == ok.headers["x-request-id"]
     assert (first.method, first.path, first.status) == ("POST", "/graphql", 200)
     assert (first.operation, first.tenant, first.outcome) == ("Find", DEMO, "ok")
@@ -312,6 +316,9 @@ async def test_one_line_per_request_with_its_fields(
         None,
         "NOT_FOUND",
     )
+    assert fourth.request_id == refused.headers["x-request-id"]
+    assert (fourth.status, fourth.operation) == (400, None)
+    assert (fourth.outcome, fourth.error_codes) == ("BAD_REQUEST", ["BAD_REQUEST"])
 
 
 async def test_text_lines_carry_the_fields_as_key_value(
@@ -328,32 +335,42 @@ async def test_text_lines_carry_the_fields_as_key_value(
     assert "request_id=t-1 " in second
 
 
+@pytest.fixture
+def json_log() -> Iterator[io.StringIO]:
+    """What the `json` handler of `configure_logging` writes, from INFO, while a test runs."""
+    written = io.StringIO()
+    handler = log_handler("json")
+    handler.setStream(written)
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        yield written
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+
+
 async def test_json_lines_parse_and_an_internal_error_keeps_its_traceback_in_one_field(
-    demo_services: Services, caplog: pytest.LogCaptureFixture
+    demo_services: Services, json_log: io.StringIO
 ) -> None:
-    caplog.set_level(logging.INFO)
     broken = FailingGraphStore(lambda: RuntimeError("boom"))
     services = Services.over(
         embeddings=demo_services.embeddings, vectors=demo_services.vectors, graph=broken
     )
-    async with _client(create_app(Settings(), services=services)) as http:
+    async with _client(create_app(Settings(graphiql=False), services=services)) as http:
         response = await http.post(
             "/graphql",
             json={"query": f'query Boom {{ entity(tenantId: "{DEMO}", id: "{DEMO}") {{ name }} }}'},
             headers={"x-request-id": "boom-1"},
         )
     assert response.json()["errors"][0]["extensions"]["code"] == "INTERNAL_SERVER_ERROR"
-    formatter = json_formatter()
-    request_id = RequestIdFilter()
-    lines = []
-    for record in caplog.records:
-        request_id.filter(record)
-        lines.append(formatter.format(record))
-    assert all("\n" not in line for line in lines)
-    parsed = [json.loads(line) for line in lines]
+    parsed = [json.loads(line) for line in json_log.getvalue().splitlines()]
     [internal] = [p for p in parsed if p["level"] == "ERROR"]
     assert internal["logger"] == "redstring.api"
-    assert "Traceback" in internal["exc_info"]
+    assert internal["request_id"] == "boom-1"  # any line logged while serving the request
+    assert internal["exc_info"].startswith("Traceback (most recent call last):")
     assert "RuntimeError: boom" in internal["exc_info"]
     [access] = [p for p in parsed if p["logger"] == ACCESS]
     assert access["request_id"] == "boom-1"
