@@ -112,6 +112,7 @@ class Metrics:
             "Query texts sent to the embedding provider by the query cache",
             registry=registry,
         )
+        self._store_timings: dict[tuple[str, str], Histogram] = {}
         self.dangling = Counter(
             "redstring_dangling_matches_skipped",
             "Vector matches skipped because the graph store lacks their entity (ADR 0004)",
@@ -125,7 +126,12 @@ class Metrics:
         self.request_seconds.labels(label).observe(seconds)
 
     def store_call(self, store: str, method: str, seconds: float, *, failed: bool) -> None:
-        self.store_seconds.labels(store, method).observe(seconds)
+        # The labelled child is looked up once per (store, method): `labels` takes a lock
+        # and builds a key on every call, and this runs a few times a request.
+        timing = self._store_timings.get((store, method))
+        if timing is None:
+            timing = self._store_timings[store, method] = self.store_seconds.labels(store, method)
+        timing.observe(seconds)
         if failed:
             self.store_errors.labels(store, method).inc()
 
