@@ -24,6 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from redstring import Entity, EntityId, StoreUnavailableError, TenantId, VectorRecord
 from redstring.api import create_app
+from redstring.api.access_log import outcome_of
 from redstring.api.demo import load_demo
 from redstring.api.log_config import TextFormatter, log_handler
 from redstring.api.settings import Settings
@@ -211,6 +212,28 @@ async def test_distinct_operation_names_are_capped() -> None:
     labels = [metrics.operations.label(name) for name in ["A", "B", "C", "A", "anonymous"]]
     assert labels == ["A", "B", "other", "A", "anonymous"]
     assert metrics.operations.label(None) == "none"
+
+
+@pytest.mark.parametrize(
+    ("status", "codes", "outcome"),
+    [
+        (200, [], "ok"),
+        (200, ["FORBIDDEN", "BAD_USER_INPUT"], "FORBIDDEN"),
+        (413, ["PAYLOAD_TOO_LARGE"], "PAYLOAD_TOO_LARGE"),
+        (401, [], "UNAUTHENTICATED"),
+        (404, [], "NOT_FOUND"),
+        (418, [], "BAD_REQUEST"),
+        (499, [], "cancelled"),
+        (503, [], "SERVICE_UNAVAILABLE"),
+        (504, [], "REQUEST_TIMEOUT"),
+        (500, [], "INTERNAL_SERVER_ERROR"),
+        (599, [], "INTERNAL_SERVER_ERROR"),
+    ],
+)
+def test_the_outcome_is_the_first_code_else_what_the_status_implies(
+    status: int, codes: list[str], outcome: str
+) -> None:
+    assert outcome_of(status, codes) == outcome
 
 
 # Request id
