@@ -7,6 +7,7 @@ similarity over blocking-key candidates) are fused by reciprocal rank fusion.
 from redstring.adapters.embeddings import HashingEmbeddingProvider
 from redstring.adapters.memory import InMemoryGraphStore, InMemoryVectorStore
 from redstring.composition.build_graph import build_graph
+from redstring.composition.observer import Observer
 from redstring.composition.retrieval import Retriever
 from redstring.domain.blocking import blocking_keys_for, query_blocking_keys
 from redstring.domain.entity import Entity
@@ -54,6 +55,7 @@ __all__ = [
     "InvalidInputError",
     "LexicalCandidate",
     "MissingEndpointError",
+    "Observer",
     "PropertyScalar",
     "PropertyValue",
     "RedstringError",

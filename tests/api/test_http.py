@@ -77,7 +77,7 @@ async def test_readiness_fails_when_a_store_is_down(demo_services: Services) -> 
         ready = await http.get("/readyz")
     assert health.status_code == 200
     assert ready.status_code == 503
-    assert ready.json() == {"status": "unavailable"}
+    assert ready.json() == {"status": "unavailable", "reason": "store_unavailable"}
 
 
 async def test_lifespan_opens_the_configured_services_with_the_demo() -> None:

@@ -1,13 +1,17 @@
-"""`open_services` on a real Neo4j: what it warns of in a choice it accepts."""
+"""`open_services` on a real Neo4j: what it warns of in a choice it accepts, and the
+warm-up before the first request."""
 
 from __future__ import annotations
 
 import logging
 
+import httpx
 import pytest
 
+from redstring.api import create_app
 from redstring.api.settings import Settings
 from redstring.api.startup import open_services
+from redstring.composition.services import Services
 
 
 async def test_the_hashing_provider_on_neo4j_is_logged_as_a_warning(
@@ -20,3 +24,33 @@ async def test_the_hashing_provider_on_neo4j_is_logged_as_a_warning(
         await services.aclose()
     [record] = [r for r in caplog.records if "hashing provider with Neo4j" in r.getMessage()]
     assert record.levelno == logging.WARNING
+
+
+async def test_the_reads_are_warmed_up_before_the_first_readiness_check(
+    neo4j_auth: tuple[str, tuple[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Neo4j plans a statement on its first run (about a second for the vector search
+    on a server just started, past the 2 s readiness deadline on a slow one): the
+    server runs each read once while it starts, before it takes requests."""
+    warmed: list[Services] = []
+    warm_up = Services.warm_up
+
+    async def spied(services: Services) -> None:
+        warmed.append(services)
+        await warm_up(services)
+
+    monkeypatch.setattr(Services, "warm_up", spied)
+    uri, (user, password) = neo4j_auth
+    settings = Settings(
+        backend="neo4j", neo4j_uri=uri, neo4j_user=user, neo4j_password=password, graphiql=False
+    )
+    app = create_app(settings)
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=transport, base_url="http://test") as client,
+    ):
+        assert len(warmed) == 1
+        ready = await client.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json() == {"status": "ready"}

@@ -1,4 +1,5 @@
-"""`create_app`: the Starlette application serving `/graphql`, `/healthz` and `/readyz`."""
+"""`create_app`: the Starlette application serving `/graphql`, `/healthz`, `/readyz` and
+`/metrics`."""
 
 from __future__ import annotations
 
@@ -6,17 +7,21 @@ import contextlib
 import gc
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.routing import Route
+from starlette.types import ASGIApp
 from threadpoolctl import threadpool_limits
 
+from redstring.api.access_log import AccessLog
 from redstring.api.authentication import NO_AUTH_WARNING, build_authenticator
 from redstring.api.demo import load_demo
 from redstring.api.endpoint import GraphQLEndpoint
 from redstring.api.graphiql import AssetSource, asset_route, graphiql_page
 from redstring.api.health import healthz_endpoint, readyz_endpoint
 from redstring.api.log_config import configure_logging
+from redstring.api.metrics import Metrics
 from redstring.api.refusals import EXCEPTION_HANDLERS
 from redstring.api.schema.build import build_schema
 from redstring.api.settings import AuthMode, Settings
@@ -36,6 +41,18 @@ class _Holder:
         if self.services is None:
             raise RuntimeError("the app's services are not open (was its lifespan run?)")
         return self.services
+
+
+class _ObservedStarlette(Starlette):
+    """Starlette with `AccessLog` around its whole middleware stack, error middleware
+    included, so that a 500 it renders also carries the request id and is logged."""
+
+    def __init__(self, metrics: Metrics, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.metrics = metrics
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return AccessLog(super().build_middleware_stack(), self.metrics)
 
 
 def freeze_startup_heap() -> None:
@@ -72,9 +89,14 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
     garbage collector (`freeze_startup_heap`). `settings.auth` picks how the callers of
     `/graphql` operations authenticate (`build_authenticator`; `InvalidInputError` for
     settings it cannot honour); every other route needs no credentials.
+
+    Each app counts its own metrics (`Metrics`, served on `/metrics`): the services,
+    injected or opened, are used `observed` by them; every request gets a request id
+    and a log line (`AccessLog`).
     """
     settings = settings or Settings()
-    holder = _Holder(services)
+    metrics = Metrics()
+    holder = _Holder(None if services is None else services.observed(metrics))
     authenticator = build_authenticator(settings)
 
     @contextlib.asynccontextmanager
@@ -95,7 +117,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             if settings.demo:
                 count = await load_demo(opened)
                 logger.info("demo dataset loaded: %d entities", count)
-            holder.services = opened
+            holder.services = opened.observed(metrics)
             if settings.gc_freeze:
                 freeze_startup_heap()
             yield
@@ -115,14 +137,17 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         Route("/graphql", graphql, methods=["GET", "POST"]),
         Route("/healthz", healthz_endpoint(settings.auth.value), methods=["GET"]),
         Route("/readyz", readyz_endpoint(holder, settings.readiness_timeout), methods=["GET"]),
+        Route("/metrics", metrics.endpoint, methods=["GET"]),
     ]
     if settings.graphiql and settings.graphiql_assets is AssetSource.LOCAL:
         routes.append(asset_route())
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
+    return _ObservedStarlette(
+        metrics, routes=routes, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS
+    )
 
 
 def app_from_environment() -> Starlette:
     """An app configured by the environment alone: uvicorn's factory for several workers."""
     settings = Settings()
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     return create_app(settings)

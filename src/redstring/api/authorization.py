@@ -16,6 +16,7 @@ from typing import Protocol
 import strawberry
 
 from redstring.api.arguments import tenant_id_arg
+from redstring.api.request_record import note_tenant
 from redstring.domain.errors import RedstringError
 from redstring.domain.ids import TenantId
 
@@ -69,4 +70,5 @@ def authorized_tenant(
     one step every resolver taking a `tenantId` starts with (mutations with `Role.WRITE`)."""
     tenant = tenant_id_arg(tenant_id)
     authorize_tenant(context, tenant, role)
+    note_tenant(tenant)  # for the request's log line
     return tenant

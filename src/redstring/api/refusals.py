@@ -23,6 +23,7 @@ from redstring.api.errors import (
     RequestRefusedError,
     code_for_status,
 )
+from redstring.api.request_record import note_error_codes
 
 logger = logging.getLogger("redstring.api")
 
@@ -32,9 +33,11 @@ GRAPHQL_METHODS = "GET, POST"
 def refusal_response(refused: RequestRefusedError) -> JSONResponse:
     """`refused` as an HTTP response: its status, headers and GraphQL error body.
 
-    Logs one INFO line: a refusal is the client's matter, not the operator's.
+    Its code goes into the request's access log line (INFO: a refusal is the
+    client's matter, not the operator's); the message only at DEBUG.
     """
-    logger.info("request refused: %d %s: %s", refused.status, refused.code.value, refused.message)
+    note_error_codes([refused.code.value])
+    logger.debug("request refused: %d %s: %s", refused.status, refused.code.value, refused.message)
     return JSONResponse(refused.body(), status_code=refused.status, headers=refused.headers)
 
 

@@ -21,14 +21,20 @@ def serve(settings: Settings) -> None:
     """Serve until interrupted. One worker runs the app in this process; several
     run `APP_FACTORY` in child processes, which rebuild `Settings` from the
     environment, so the one app-level option the command line sets (`demo`)
-    is exported to it first."""
-    configure_logging(settings.log_level)
+    is exported to it first.
+
+    uvicorn's own access log is off (the app logs each request, `AccessLog`), and
+    uvicorn configures no logging of its own (`log_config=None`): its records reach
+    the handler `configure_logging` installs, in the same format."""
+    configure_logging(settings.log_level, settings.log_format)
     if settings.workers == 1:
         uvicorn.run(
             create_app(settings),
             host=settings.host,
             port=settings.port,
             log_level=settings.log_level,
+            log_config=None,
+            access_log=False,
         )
         return
     if settings.backend is Backend.MEMORY:
@@ -44,4 +50,6 @@ def serve(settings: Settings) -> None:
         port=settings.port,
         workers=settings.workers,
         log_level=settings.log_level,
+        log_config=None,
+        access_log=False,
     )

@@ -11,6 +11,7 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
+from redstring.composition.observer import NO_OBSERVER, Observer
 from redstring.domain.errors import InvalidInputError
 from redstring.ports.embedding_provider import EmbeddingProvider
 
@@ -35,7 +36,8 @@ class CachedQueryEmbeddings:
     evict the queries a UI repeats. A text that another call is already
     embedding is awaited, not requested twice. `hits` counts texts answered
     without a request of their own (from the cache or from a request in
-    flight), `misses` the texts sent to the wrapped provider.
+    flight), `misses` the texts sent to the wrapped provider; `observer` is
+    told both on every call.
 
     The LRU is an `OrderedDict` (`move_to_end` / `popitem(last=False)` is
     the whole policy; a dependency would add nothing). Vectors are kept as
@@ -44,7 +46,13 @@ class CachedQueryEmbeddings:
     its result cannot corrupt the cache. Meant for one event loop.
     """
 
-    def __init__(self, provider: EmbeddingProvider, *, max_size: int = DEFAULT_MAX_SIZE) -> None:
+    def __init__(
+        self,
+        provider: EmbeddingProvider,
+        *,
+        max_size: int = DEFAULT_MAX_SIZE,
+        observer: Observer = NO_OBSERVER,
+    ) -> None:
         if max_size < 1:
             raise InvalidInputError("max_size must be at least 1")
         self._provider = provider
@@ -53,10 +61,15 @@ class CachedQueryEmbeddings:
         self._in_flight: dict[str, _Pending] = {}
         self._hits = 0
         self._misses = 0
+        self._observer = observer
 
     @property
     def dimension(self) -> int:
         return self._provider.dimension
+
+    @property
+    def max_size(self) -> int:
+        return self._max_size
 
     @property
     def hits(self) -> int:
@@ -90,6 +103,7 @@ class CachedQueryEmbeddings:
             request.add_done_callback(partial(self._settle, started))
         self._misses += len(started)
         self._hits += len(texts) - len(started)
+        self._observer.query_cache(hits=len(texts) - len(started), misses=len(started))
         sources: list[npt.NDArray[np.float64] | _Pending] = []
         for text in texts:
             cached = self._vectors.get(text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from redstring.composition.concurrency import both
+from redstring.composition.observer import NO_OBSERVER, Observer
 from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys
 from redstring.domain.entity import Entity
 from redstring.domain.errors import DimensionMismatchError, InvalidInputError
@@ -41,7 +42,8 @@ class Retriever:
     At most `max_block_size` candidates are read per blocking key
     (docs/adr/0003; `None` reads whole blocks).
     A vector match whose entity the graph store lacks is skipped, and the
-    result is not backfilled to `k` (docs/adr/0004). A query that embeds to a
+    result is not backfilled to `k` (docs/adr/0004), and `observer` is told how
+    many were. A query that embeds to a
     vector without direction (`has_direction`: "...", an emoji) is never
     searched with: its semantic channel ranks nothing, so HYBRID answers what
     LEXICAL does and SEMANTIC answers no match.
@@ -55,6 +57,7 @@ class Retriever:
         graph: GraphReader,
         overfetch: int = DEFAULT_OVERFETCH,
         max_block_size: int | None = MAX_BLOCK_SIZE,
+        observer: Observer = NO_OBSERVER,
     ) -> None:
         if embeddings.dimension != vectors.dimension:
             raise DimensionMismatchError(
@@ -67,6 +70,26 @@ class Retriever:
         self._graph = graph
         self._overfetch = overfetch
         self._max_block_size = max_block_size
+        self._observer = observer
+
+    def with_parts(
+        self,
+        *,
+        embeddings: EmbeddingProvider,
+        vectors: VectorStore,
+        graph: GraphReader,
+        observer: Observer,
+    ) -> Retriever:
+        """A retriever with this one's overfetch and block size over other parts (the
+        same stores wrapped, as `Services.observed` does), reporting to `observer`."""
+        return Retriever(
+            embeddings=embeddings,
+            vectors=vectors,
+            graph=graph,
+            overfetch=self._overfetch,
+            max_block_size=self._max_block_size,
+            observer=observer,
+        )
 
     async def retrieve(
         self,
@@ -119,6 +142,8 @@ class Retriever:
             for entity_id, score in fused
             if entity_id in entities
         )
+        if len(matches) < len(fused):
+            self._observer.dangling_skipped(len(fused) - len(matches))
         return RetrievalResult(query=query, matches=matches)
 
     async def _semantic(

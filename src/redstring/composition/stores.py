@@ -46,7 +46,8 @@ async def open_neo4j_services(
     query_cache_size: int = 0,
     owns_embeddings: bool = False,
 ) -> Services:
-    """Both Neo4j stores over one owned driver (one connection pool), schema ensured.
+    """Both Neo4j stores over one owned driver (one connection pool), schema ensured
+    and every read statement run once (`Services.warm_up`).
 
     The adapters are imported here, not at module level, so that redstring
     runs without the `neo4j` extra until this backend is chosen. `aclose()`
@@ -70,10 +71,16 @@ async def open_neo4j_services(
         for close in closers:
             await close()
         raise
-    return Services.over(
+    services = Services.over(
         embeddings=embeddings,
         vectors=vectors,
         graph=graph,
         closers=(driver.close, *closers),
         query_cache_size=query_cache_size,
     )
+    try:
+        await services.warm_up()
+    except BaseException:
+        await services.aclose()
+        raise
+    return services

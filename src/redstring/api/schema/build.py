@@ -26,6 +26,7 @@ from strawberry.types import ExecutionContext
 
 from redstring.api.errors import ErrorCodes, log_errors
 from redstring.api.limits import Limits
+from redstring.api.request_record import RecordOperation
 from redstring.api.schema.federation import (
     FEDERATION_VERSION,
     FederatedEntity,
@@ -98,6 +99,7 @@ def schema_extensions(limits: Limits) -> Sequence[ExtensionFactory]:
         *MaxAliasesLimiter(max_alias_count=limits.max_aliases).validation_rules,
     ]
     return (
+        RecordOperation,  # first, so that it sees the errors `ErrorCodes` made public
         ParsedDocumentCache,
         lambda: ValidationCache(maxsize=VALIDATED_DOCUMENTS),
         lambda: MaxTokensLimiter(max_token_count=limits.max_tokens),

@@ -1,0 +1,157 @@
+"""`Metrics`: the Prometheus metrics of one app, and the `/metrics` endpoint serving them.
+
+Each app has its own `CollectorRegistry` (never the process-wide default), so
+several apps in one process (tests, embedders) count apart. `Metrics` is the
+`Observer` composition reports store calls, embeddings, cache uses and
+dangling matches to; the access log middleware reports each request.
+Metric names and labels are listed in docs/security.md, "Observability".
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import choose_encoder
+from starlette.requests import Request
+from starlette.responses import Response
+
+from redstring.api.request_record import ANONYMOUS, OTHER
+
+# From half a millisecond (an in-memory store call) to the default request deadline.
+SECONDS_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+
+NO_OPERATION = "none"  # no operation ran: a refusal, a GraphiQL page
+MAX_OPERATION_NAMES = 200
+
+
+class OperationLabels:
+    """Operation labels (`operation_label`) in a bounded set: a client chooses the
+    names, and each distinct label value is a time series kept until the process ends.
+
+    The first `max_names` distinct names keep their own value; later ones are `other`."""
+
+    def __init__(self, max_names: int = MAX_OPERATION_NAMES) -> None:
+        self._max_names = max_names
+        self._known: set[str] = set()
+
+    def label(self, operation: str | None) -> str:
+        """`operation` (a request record's, `None` when none ran) as a label value."""
+        if operation is None:
+            return NO_OPERATION
+        if operation in self._known or operation in (ANONYMOUS, OTHER):
+            return operation
+        if len(self._known) >= self._max_names:
+            return OTHER
+        self._known.add(operation)
+        return operation
+
+
+class Metrics:
+    """Every metric of one app, in `registry`; an `Observer` for composition."""
+
+    def __init__(self, max_operation_names: int = MAX_OPERATION_NAMES) -> None:
+        self.registry = CollectorRegistry()
+        self.operations = OperationLabels(max_operation_names)
+        registry = self.registry
+        self.requests = Counter(
+            "redstring_requests",
+            "GraphQL requests served, by operation name and outcome (ok or the error code)",
+            ["operation", "outcome"],
+            registry=registry,
+        )
+        self.request_seconds = Histogram(
+            "redstring_request_duration_seconds",
+            "Time to serve a GraphQL request, body sent, by operation name",
+            ["operation"],
+            buckets=SECONDS_BUCKETS,
+            registry=registry,
+        )
+        self.in_flight = Gauge(
+            "redstring_requests_in_flight",
+            "GraphQL requests being served now",
+            registry=registry,
+        )
+        self.store_seconds = Histogram(
+            "redstring_store_call_duration_seconds",
+            "Time of one store call, by store (graph or vector) and method",
+            ["store", "method"],
+            buckets=SECONDS_BUCKETS,
+            registry=registry,
+        )
+        self.store_errors = Counter(
+            "redstring_store_call_errors",
+            "Store calls that raised, by store and method",
+            ["store", "method"],
+            registry=registry,
+        )
+        self.embedding_seconds = Histogram(
+            "redstring_embedding_duration_seconds",
+            "Time of one embedding provider call, by kind (query or documents)",
+            ["kind"],
+            buckets=SECONDS_BUCKETS,
+            registry=registry,
+        )
+        self.embedded_texts = Counter(
+            "redstring_embedded_texts",
+            "Texts sent to the embedding provider, by kind",
+            ["kind"],
+            registry=registry,
+        )
+        self.embedding_errors = Counter(
+            "redstring_embedding_errors",
+            "Embedding provider calls that raised, by kind",
+            ["kind"],
+            registry=registry,
+        )
+        self.cache_hits = Counter(
+            "redstring_query_cache_hits",
+            "Query texts embedded without a provider request of their own",
+            registry=registry,
+        )
+        self.cache_misses = Counter(
+            "redstring_query_cache_misses",
+            "Query texts sent to the embedding provider by the query cache",
+            registry=registry,
+        )
+        self._store_timings: dict[tuple[str, str], Histogram] = {}
+        self.dangling = Counter(
+            "redstring_dangling_matches_skipped",
+            "Vector matches skipped because the graph store lacks their entity (ADR 0004)",
+            registry=registry,
+        )
+
+    def request(self, operation: str | None, outcome: str, seconds: float) -> None:
+        """One GraphQL request served (see `OperationLabels` for `operation`)."""
+        label = self.operations.label(operation)
+        self.requests.labels(label, outcome).inc()
+        self.request_seconds.labels(label).observe(seconds)
+
+    def store_call(self, store: str, method: str, seconds: float, *, failed: bool) -> None:
+        # The labelled child is looked up once per (store, method): `labels` takes a lock
+        # and builds a key on every call, and this runs a few times a request.
+        timing = self._store_timings.get((store, method))
+        if timing is None:
+            timing = self._store_timings[store, method] = self.store_seconds.labels(store, method)
+        timing.observe(seconds)
+        if failed:
+            self.store_errors.labels(store, method).inc()
+
+    def embedding(self, kind: str, texts: int, seconds: float, *, failed: bool) -> None:
+        self.embedding_seconds.labels(kind).observe(seconds)
+        self.embedded_texts.labels(kind).inc(texts)
+        if failed:
+            self.embedding_errors.labels(kind).inc()
+
+    def query_cache(self, *, hits: int, misses: int) -> None:
+        if hits:
+            self.cache_hits.inc(hits)
+        if misses:
+            self.cache_misses.inc(misses)
+
+    def dangling_skipped(self, count: int) -> None:
+        self.dangling.inc(count)
+
+    async def endpoint(self, request: Request) -> Response:
+        """`GET /metrics`: every metric in Prometheus' text format (OpenMetrics when the
+        scraper asks for it); no credentials."""
+        encode, content_type = choose_encoder(request.headers.get("accept", ""))
+        return Response(encode(self.registry), headers={"content-type": content_type})

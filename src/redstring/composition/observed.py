@@ -1,0 +1,180 @@
+"""Ports wrapped so that each call is timed and reported to an `Observer`.
+
+`Services.observed` puts these around its stores and provider; they forward
+every call unchanged, and add one clock read before and after it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from types import TracebackType
+
+from redstring.composition.observer import Observer
+from redstring.domain.entity import Entity
+from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.lexical import LexicalCandidate
+from redstring.domain.relationship import Direction, Relationship
+from redstring.domain.vectors import VectorMatch, VectorRecord
+from redstring.ports.embedding_provider import EmbeddingProvider
+from redstring.ports.graph_store import GraphStore
+from redstring.ports.vector_store import VectorStore
+
+
+class _StoreCall:
+    """Times one store call and reports it on the way out, failed or not."""
+
+    __slots__ = ("_method", "_observer", "_started", "_store")
+
+    def __init__(self, observer: Observer, store: str, method: str) -> None:
+        self._observer = observer
+        self._store = store
+        self._method = method
+        self._started = 0.0
+
+    def __enter__(self) -> None:
+        self._started = time.perf_counter()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        seconds = time.perf_counter() - self._started
+        self._observer.store_call(self._store, self._method, seconds, failed=exc is not None)
+
+
+class ObservedGraphStore:
+    """A `GraphStore` reporting each call to `observer` as store `graph`."""
+
+    def __init__(self, inner: GraphStore, observer: Observer) -> None:
+        self.inner = inner
+        self._observer = observer
+
+    def _call(self, method: str) -> _StoreCall:
+        return _StoreCall(self._observer, "graph", method)
+
+    async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
+        with self._call("get_entities"):
+            return await self.inner.get_entities(ids, tenant_id)
+
+    async def find_by_blocking_keys(
+        self,
+        keys: Sequence[str],
+        tenant_id: TenantId,
+        *,
+        limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
+    ) -> dict[str, list[Entity]]:
+        with self._call("find_by_blocking_keys"):
+            return await self.inner.find_by_blocking_keys(
+                keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
+            )
+
+    async def find_lexical_candidates(
+        self,
+        keys: Sequence[str],
+        tenant_id: TenantId,
+        *,
+        limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[LexicalCandidate]:
+        with self._call("find_lexical_candidates"):
+            return await self.inner.find_lexical_candidates(
+                keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
+            )
+
+    async def relationships_of(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+    ) -> dict[EntityId, list[Relationship]]:
+        with self._call("relationships_of"):
+            return await self.inner.relationships_of(
+                entity_ids,
+                tenant_id,
+                direction=direction,
+                types=types,
+                limit_per_entity=limit_per_entity,
+            )
+
+    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        with self._call("upsert_entities"):
+            await self.inner.upsert_entities(entities)
+
+    async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+        with self._call("upsert_relationships"):
+            await self.inner.upsert_relationships(relationships)
+
+    async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
+        with self._call("delete_entities"):
+            return await self.inner.delete_entities(ids, tenant_id)
+
+
+class ObservedVectorStore:
+    """A `VectorStore` reporting each call to `observer` as store `vector`."""
+
+    def __init__(self, inner: VectorStore, observer: Observer) -> None:
+        self.inner = inner
+        self._observer = observer
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def _call(self, method: str) -> _StoreCall:
+        return _StoreCall(self._observer, "vector", method)
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        with self._call("upsert"):
+            await self.inner.upsert(records)
+
+    async def search(
+        self,
+        vector: Sequence[float],
+        tenant_id: TenantId,
+        *,
+        k: int,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[VectorMatch]:
+        with self._call("search"):
+            return await self.inner.search(vector, tenant_id, k=k, entity_types=entity_types)
+
+    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        with self._call("delete"):
+            await self.inner.delete(entity_ids, tenant_id)
+
+
+class ObservedEmbeddings:
+    """An `EmbeddingProvider` reporting each call's duration and size to `observer`."""
+
+    def __init__(self, inner: EmbeddingProvider, observer: Observer) -> None:
+        self.inner = inner
+        self._observer = observer
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._timed("documents", texts)
+
+    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._timed("query", texts)
+
+    async def _timed(self, kind: str, texts: Sequence[str]) -> list[list[float]]:
+        started = time.perf_counter()
+        failed = True
+        try:
+            embed = self.inner.embed_query if kind == "query" else self.inner.embed_documents
+            vectors = await embed(texts)
+            failed = False
+            return vectors
+        finally:
+            seconds = time.perf_counter() - started
+            self._observer.embedding(kind, len(texts), seconds, failed=failed)

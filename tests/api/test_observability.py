@@ -1,0 +1,541 @@
+"""What an operator sees: `/metrics`, `X-Request-Id`, one access log line per request in
+`text` or `json`, and a readiness failure logged on one line."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import logging
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from redstring import Entity, EntityId, StoreUnavailableError, TenantId, VectorRecord
+from redstring.api import create_app
+from redstring.api.access_log import outcome_of
+from redstring.api.demo import load_demo
+from redstring.api.log_config import TextFormatter, log_handler
+from redstring.api.settings import Settings
+from redstring.composition.services import Services
+from redstring.testing import CountingGraphStore
+from tests.api.doubles import FailingGraphStore
+from tests.api.support import DEMO, memory_services
+
+ACCESS = "redstring.api.access"
+FIND = """
+query Find($t: ID!, $q: String!, $mode: RetrievalMode! = HYBRID) {
+  retrieve(query: $q, tenantId: $t, k: 3, mode: $mode) {
+    matches { entity { name relationships(first: 2) { relationshipType } } }
+  }
+}
+"""
+GHOST_QUERY = "Qwzrtplk"
+HEX_ID = re.compile(r"[0-9a-f]{32}")
+
+
+async def _observed_services() -> Services:
+    """Demo data with a query cache, and one vector whose entity the graph lacks, as near
+    to `GHOST_QUERY` as a vector can be."""
+    base = memory_services()
+    services = Services.over(
+        embeddings=base.embeddings, vectors=base.vectors, graph=base.graph, query_cache_size=16
+    )
+    await load_demo(services)
+    [vector] = await services.embeddings.embed_query([GHOST_QUERY])
+    ghost = VectorRecord(
+        entity_id=EntityId(uuid.uuid4()),
+        tenant_id=TenantId(uuid.UUID(DEMO)),
+        vector=vector,
+        entity_type="Organization",
+    )
+    await services.vectors.upsert([ghost])
+    return services
+
+
+def _client(app: Any) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    return httpx.AsyncClient(transport=transport, base_url="http://test")
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    async with _client(create_app(Settings(), services=await _observed_services())) as client:
+        yield client
+
+
+def _samples(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def _value(
+    samples: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str, **labels: str
+) -> float:
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+async def _find(http: httpx.AsyncClient, query: str, **variables: Any) -> httpx.Response:
+    return await http.post(
+        "/graphql", json={"query": FIND, "variables": {"t": DEMO, "q": query, **variables}}
+    )
+
+
+async def test_metrics_count_requests_store_calls_embeddings_cache_and_dangling_matches(
+    http: httpx.AsyncClient,
+) -> None:
+    assert (await _find(http, "Acme")).json()["data"]["retrieve"]["matches"]
+    await _find(http, "Acme")  # the same query text: a cache hit
+    unknown = await http.post(
+        "/graphql",
+        json={"query": FIND, "variables": {"t": str(uuid.uuid4()), "q": "Acme"}},
+    )
+    assert unknown.json()["data"]["retrieve"]["matches"] == []
+    bad = await http.post(
+        "/graphql",
+        json={"query": 'query Bad { retrieve(query: "x", tenantId: "nope") { query } }'},
+    )
+    assert bad.json()["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+    ghost = await _find(http, GHOST_QUERY, mode="SEMANTIC")
+    assert "errors" not in ghost.json()
+    malformed = await http.post(
+        "/graphql", content=b"{", headers={"content-type": "application/json"}
+    )
+    assert malformed.status_code == 400
+    long_name = "L" * 65  # a GraphQL name, too long to be a label
+    strange = await http.post("/graphql", json={"query": f"query {long_name} {{ __typename }}"})
+    assert strange.json() == {"data": {"__typename": "Query"}}
+
+    response = await http.get("/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain")
+    samples = _samples(response.text)
+
+    def requests(operation: str, outcome: str) -> float:
+        return _value(samples, "redstring_requests_total", operation=operation, outcome=outcome)
+
+    assert requests("Find", "ok") == 4  # two Acme, the unknown tenant, the ghost
+    assert requests("Bad", "BAD_USER_INPUT") == 1
+    assert requests("none", "BAD_REQUEST") == 1
+    assert requests("other", "ok") == 1
+    total = sum(v for (name, _), v in samples.items() if name == "redstring_requests_total")
+    assert total == 7
+    assert _value(samples, "redstring_request_duration_seconds_count", operation="Find") == 4
+    assert _value(samples, "redstring_request_duration_seconds_sum", operation="Find") > 0
+    assert _value(samples, "redstring_requests_in_flight") == 0
+
+    def store_calls(store: str, method: str) -> float:
+        return _value(
+            samples, "redstring_store_call_duration_seconds_count", store=store, method=method
+        )
+
+    assert store_calls("vector", "search") == 4
+    assert store_calls("graph", "find_lexical_candidates") == 3  # the ghost's is semantic
+    assert store_calls("graph", "relationships_of") >= 2
+    assert store_calls("graph", "get_entities") >= 1
+    # "Acme" once (then two hits), the ghost's query once.
+    assert _value(samples, "redstring_embedding_duration_seconds_count", kind="query") == 2
+    assert _value(samples, "redstring_embedded_texts_total", kind="query") == 2
+    assert _value(samples, "redstring_query_cache_hits_total") == 2
+    assert _value(samples, "redstring_query_cache_misses_total") == 2
+    assert _value(samples, "redstring_dangling_matches_skipped_total") == 1
+
+
+async def test_writes_count_upserts_deletes_and_document_embeddings(
+    http: httpx.AsyncClient,
+) -> None:
+    tenant = str(uuid.uuid4())
+    upsert = await http.post(
+        "/graphql",
+        json={
+            "query": """mutation Add($t: ID!) {
+              upsertEntities(tenantId: $t, entities: [{name: "Acme", entityType: "Org"}]) { ids }
+            }""",
+            "variables": {"t": tenant},
+        },
+    )
+    [entity_id] = upsert.json()["data"]["upsertEntities"]["ids"]
+    delete = await http.post(
+        "/graphql",
+        json={
+            "query": "mutation Drop($t: ID!, $ids: [ID!]!) "
+            "{ deleteEntities(tenantId: $t, ids: $ids) { count } }",
+            "variables": {"t": tenant, "ids": [entity_id]},
+        },
+    )
+    assert delete.json()["data"]["deleteEntities"]["count"] == 1
+    samples = _samples((await http.get("/metrics")).text)
+    for store, method in [
+        ("graph", "upsert_entities"),
+        ("vector", "upsert"),
+        ("graph", "delete_entities"),
+        ("vector", "delete"),
+    ]:
+        count = _value(
+            samples, "redstring_store_call_duration_seconds_count", store=store, method=method
+        )
+        assert count == 1, (store, method)
+    assert _value(samples, "redstring_embedded_texts_total", kind="documents") == 1
+    assert _value(samples, "redstring_requests_total", operation="Add", outcome="ok") == 1
+
+
+async def test_each_app_counts_apart(demo_services: Services) -> None:
+    async with (
+        _client(create_app(Settings(), services=demo_services)) as one,
+        _client(create_app(Settings(), services=demo_services)) as two,
+    ):
+        await one.post("/graphql", json={"query": "query Ping { __typename }"})
+        first = _samples((await one.get("/metrics")).text)
+        second = _samples((await two.get("/metrics")).text)
+    assert _value(first, "redstring_requests_total", operation="Ping", outcome="ok") == 1
+    assert _value(second, "redstring_requests_total", operation="Ping", outcome="ok") == 0
+
+
+async def test_distinct_operation_names_are_capped() -> None:
+    from redstring.api.metrics import Metrics
+
+    metrics = Metrics(max_operation_names=2)
+    labels = [metrics.operations.label(name) for name in ["A", "B", "C", "A", "anonymous"]]
+    assert labels == ["A", "B", "other", "A", "anonymous"]
+    assert metrics.operations.label(None) == "none"
+
+
+@pytest.mark.parametrize(
+    ("status", "codes", "outcome"),
+    [
+        (200, [], "ok"),
+        (200, ["FORBIDDEN", "BAD_USER_INPUT"], "FORBIDDEN"),
+        (413, ["PAYLOAD_TOO_LARGE"], "PAYLOAD_TOO_LARGE"),
+        (401, [], "UNAUTHENTICATED"),
+        (404, [], "NOT_FOUND"),
+        (418, [], "BAD_REQUEST"),
+        (499, [], "cancelled"),
+        (503, [], "SERVICE_UNAVAILABLE"),
+        (504, [], "REQUEST_TIMEOUT"),
+        (500, [], "INTERNAL_SERVER_ERROR"),
+        (599, [], "INTERNAL_SERVER_ERROR"),
+    ],
+)
+def test_the_outcome_is_the_first_code_else_what_the_status_implies(
+    status: int, codes: list[str], outcome: str
+) -> None:
+    assert outcome_of(status, codes) == outcome
+
+
+# Request id
+
+
+async def test_a_sane_request_id_is_echoed_and_others_are_replaced(
+    http: httpx.AsyncClient,
+) -> None:
+    sane = "client-42.retry_1"
+    assert (await http.get("/healthz", headers={"x-request-id": sane})).headers[
+        "x-request-id"
+    ] == sane
+    longest = "a" * 128
+    assert (await http.get("/healthz", headers={"x-request-id": longest})).headers[
+        "x-request-id"
+    ] == longest
+    for insane in ["a" * 129, "has space", "semi;colon", "é".encode(), ""]:
+        answered = (await http.get("/healthz", headers={"x-request-id": insane})).headers[
+            "x-request-id"
+        ]
+        assert HEX_ID.fullmatch(answered), insane
+    generated = {(await http.get("/healthz")).headers["x-request-id"] for _ in range(3)}
+    assert len(generated) == 3
+    assert all(HEX_ID.fullmatch(g) for g in generated)
+
+
+async def test_every_response_carries_the_request_id(http: httpx.AsyncClient) -> None:
+    responses = {
+        "404": await http.get("/nowhere", headers={"x-request-id": "r404"}),
+        "405": await http.put("/graphql", headers={"x-request-id": "r405"}),
+        "graphql error": await http.post(
+            "/graphql",
+            json={"query": '{ entity(tenantId: "nope", id: "x") { name } }'},
+            headers={"x-request-id": "rgql"},
+        ),
+        "refusal": await http.post(
+            "/graphql",
+            content=b"not json",
+            headers={"content-type": "application/json", "x-request-id": "rref"},
+        ),
+        "metrics": await http.get("/metrics", headers={"x-request-id": "rmet"}),
+    }
+    assert responses["404"].status_code == 404
+    assert responses["graphql error"].json()["errors"]
+    assert responses["refusal"].status_code == 400
+    for what, response in responses.items():
+        sent = {"404": "r404", "405": "r405", "graphql error": "rgql", "refusal": "rref"}
+        expected = sent.get(what, "rmet")
+        assert response.headers.get_list("x-request-id") == [expected], what
+
+
+async def test_an_internal_error_response_carries_the_request_id(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An app whose services were never opened fails outside GraphQL: Starlette answers 500."""
+    caplog.set_level(logging.INFO, logger=ACCESS)
+    async with _client(create_app(Settings())) as http:
+        response = await http.post(
+            "/graphql", json={"query": "{ __typename }"}, headers={"x-request-id": "r500"}
+        )
+    assert response.status_code == 500
+    assert response.headers["x-request-id"] == "r500"
+    [line] = _access_records(caplog.records)
+    assert (line.status, line.outcome, line.request_id) == (500, "INTERNAL_SERVER_ERROR", "r500")
+
+
+# The access log line
+
+
+def _access_records(records: Sequence[logging.LogRecord]) -> list[Any]:
+    return [r for r in records if r.name == ACCESS]
+
+
+async def test_one_line_per_request_with_its_fields(
+    http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=ACCESS)
+    ok = await _find(http, "Acme")
+    bad = await http.post(
+        "/graphql",
+        json={"query": 'query Bad { retrieve(query: "x", tenantId: "nope") { query } }'},
+        headers={"x-request-id": "bad-1"},
+    )
+    missing = await http.get("/nowhere")
+    refused = await http.post(
+        "/graphql", content=b"[", headers={"content-type": "application/json"}
+    )
+    records = _access_records(caplog.records)
+    assert len(records) == 4
+    first, second, third, fourth = records
+    assert first.request_id == ok.headers["x-request-id"]
+    assert (first.method, first.path, first.status) == ("POST", "/graphql", 200)
+    assert (first.operation, first.tenant, first.outcome) == ("Find", DEMO, "ok")
+    assert first.error_codes == []
+    assert first.duration_ms > 0
+    assert second.request_id == bad.headers["x-request-id"] == "bad-1"
+    assert (second.operation, second.tenant) == ("Bad", None)
+    assert (second.outcome, second.error_codes) == ("BAD_USER_INPUT", ["BAD_USER_INPUT"])
+    assert third.request_id == missing.headers["x-request-id"]
+    assert (third.path, third.status, third.operation, third.outcome) == (
+        "/nowhere",
+        404,
+        None,
+        "NOT_FOUND",
+    )
+    assert fourth.request_id == refused.headers["x-request-id"]
+    assert (fourth.status, fourth.operation) == (400, None)
+    assert (fourth.outcome, fourth.error_codes) == ("BAD_REQUEST", ["BAD_REQUEST"])
+
+
+async def test_text_lines_carry_the_fields_as_key_value(
+    http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=ACCESS)
+    await _find(http, "Acme")
+    await http.get("/a%0Ab c", headers={"x-request-id": "t-1"})
+    first, second = (TextFormatter().format(r) for r in _access_records(caplog.records))
+    assert first.startswith("INFO redstring.api.access: POST /graphql 200 request_id=")
+    assert f"operation=Find tenant={DEMO} outcome=ok error_codes=-" in first
+    assert "\n" not in second
+    assert 'path="/a\\\\nb c"' in second  # escaped, then quoted for the space
+    assert "request_id=t-1 " in second
+
+
+@pytest.fixture
+def json_log() -> Iterator[io.StringIO]:
+    """What the `json` handler of `configure_logging` writes, from INFO, while a test runs."""
+    written = io.StringIO()
+    handler = log_handler("json")
+    handler.setStream(written)
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        yield written
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+
+
+async def test_json_lines_parse_and_an_internal_error_keeps_its_traceback_in_one_field(
+    demo_services: Services, json_log: io.StringIO
+) -> None:
+    broken = FailingGraphStore(lambda: RuntimeError("boom"))
+    services = Services.over(
+        embeddings=demo_services.embeddings, vectors=demo_services.vectors, graph=broken
+    )
+    async with _client(create_app(Settings(graphiql=False), services=services)) as http:
+        response = await http.post(
+            "/graphql",
+            json={"query": f'query Boom {{ entity(tenantId: "{DEMO}", id: "{DEMO}") {{ name }} }}'},
+            headers={"x-request-id": "boom-1"},
+        )
+    assert response.json()["errors"][0]["extensions"]["code"] == "INTERNAL_SERVER_ERROR"
+    parsed = [json.loads(line) for line in json_log.getvalue().splitlines()]
+    [internal] = [p for p in parsed if p["level"] == "ERROR"]
+    assert internal["logger"] == "redstring.api"
+    assert internal["request_id"] == "boom-1"  # any line logged while serving the request
+    assert internal["exc_info"].startswith("Traceback (most recent call last):")
+    assert "RuntimeError: boom" in internal["exc_info"]
+    [access] = [p for p in parsed if p["logger"] == ACCESS]
+    assert access["request_id"] == "boom-1"
+    assert (access["operation"], access["outcome"]) == ("Boom", "INTERNAL_SERVER_ERROR")
+    assert access["error_codes"] == ["INTERNAL_SERVER_ERROR"]
+    assert access["tenant"] == DEMO
+    for field in ("timestamp", "level", "logger", "message", "method", "path", "status"):
+        assert field in access, field
+
+
+# Readiness
+
+
+async def test_a_store_down_is_one_warning_line_without_traceback(
+    demo_services: Services, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="redstring.api")
+    down = FailingGraphStore(
+        lambda: StoreUnavailableError("Neo4j is unavailable: refused\n  by 127.0.0.1:1")
+    )
+    services = Services.over(
+        embeddings=demo_services.embeddings, vectors=demo_services.vectors, graph=down
+    )
+    async with _client(create_app(Settings(), services=services)) as http:
+        ready = await http.get("/readyz")
+    assert ready.status_code == 503
+    assert ready.json() == {"status": "unavailable", "reason": "store_unavailable"}
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    [warning] = [r for r in warnings if "GraphiQL" not in r.getMessage()]
+    message = warning.getMessage()
+    assert "\n" not in message
+    assert "StoreUnavailableError" in message
+    assert "refused by 127.0.0.1:1" in message
+    assert warning.exc_info is None
+    debug = [r for r in caplog.records if r.levelno == logging.DEBUG and r.exc_info]
+    assert len(debug) == 1  # the traceback, for whoever turns DEBUG on
+
+
+class _SilentGraphStore(CountingGraphStore):
+    """Never answers `get_entities`, as a store stuck on its first connection."""
+
+    async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+async def test_a_readiness_timeout_is_named(
+    demo_services: Services, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="redstring.api")
+    services = Services.over(
+        embeddings=demo_services.embeddings,
+        vectors=demo_services.vectors,
+        graph=_SilentGraphStore(demo_services.graph),
+    )
+    app = create_app(Settings(readiness_timeout=0.05), services=services)
+    async with _client(app) as http:
+        ready = await asyncio.wait_for(http.get("/readyz"), 10)
+    assert ready.json() == {"status": "unavailable", "reason": "timeout"}
+    [warning] = [r for r in caplog.records if r.getMessage().startswith("readiness")]
+    assert "TimeoutError: no answer within 0.05 s" in warning.getMessage()
+    assert warning.exc_info is None
+
+
+# A real server process
+
+
+def _free_loopback_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _serve(port: int, **settings: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REDSTRING_")}
+    env.update({f"REDSTRING_{k.upper()}": v for k, v in settings.items()})
+    return subprocess.Popen(
+        [sys.executable, "-m", "redstring.api", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _json_lines(stderr: str) -> list[dict[str, Any]]:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert lines
+    return [json.loads(line) for line in lines]  # every line, whoever logged it
+
+
+def test_a_json_server_logs_every_line_as_json_and_its_own_access_lines() -> None:
+    port = _free_loopback_port()
+    process = _serve(port, log_format="json", graphiql="false")
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, "the server exited early"
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"{base}/healthz", timeout=1.0).status_code == 200:
+                    break
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.1)
+        with httpx.Client(base_url=base, timeout=10) as http:
+            ok = http.post(
+                "/graphql",
+                json={"query": "query Ping { __typename }"},
+                headers={"x-request-id": "real-1"},
+            )
+            assert ok.headers["x-request-id"] == "real-1"
+            assert http.get("/nowhere").status_code == 404
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=20)
+    parsed = _json_lines(stderr)
+    loggers = {p["logger"] for p in parsed}
+    assert "uvicorn.error" in loggers  # uvicorn's own lines, in the same format
+    assert "uvicorn.access" not in loggers  # ours replace its access log
+    access = [p for p in parsed if p["logger"] == ACCESS]
+    [ping] = [p for p in access if p["request_id"] == "real-1"]
+    assert (ping["operation"], ping["outcome"], ping["status"]) == ("Ping", "ok", 200)
+    assert [p["status"] for p in access if p["path"] == "/nowhere"] == [404]
+
+
+def test_a_failed_start_logs_its_traceback_as_one_json_field() -> None:
+    """Neo4j asked for on a loopback port where nothing listens: the start fails."""
+    dead = _free_loopback_port()
+    process = _serve(
+        _free_loopback_port(),
+        log_format="json",
+        graphiql="false",
+        backend="neo4j",
+        neo4j_uri=f"bolt://127.0.0.1:{dead}",
+        neo4j_password="unused",
+    )
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode != 0
+    parsed = _json_lines(stderr)
+    [failure] = [p for p in parsed if "exc_info" in p]
+    assert failure["level"] == "ERROR"
+    assert failure["exc_info"].startswith("Traceback (most recent call last):")
+    assert "StoreUnavailableError" in failure["exc_info"]
+    assert "Traceback" not in failure["message"]

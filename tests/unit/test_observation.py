@@ -1,0 +1,164 @@
+"""What composition reports to an `Observer`: store calls, embeddings, cache uses, dangling
+matches; and `Services.warm_up`, which runs every read once before serving."""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pytest
+
+from redstring import (
+    EntityId,
+    HashingEmbeddingProvider,
+    InMemoryGraphStore,
+    InMemoryVectorStore,
+    RetrievalMode,
+    StoreUnavailableError,
+    VectorRecord,
+    build_graph,
+)
+from redstring.composition.services import Services
+from redstring.testing import CountingGraphStore, make_entity, new_tenant
+from tests.api.doubles import FailingGraphStore
+
+DIM = 32
+
+
+@dataclass
+class RecordingObserver:
+    """Keeps every report, as `(store, method, failed)` etc."""
+
+    store_calls: list[tuple[str, str, bool]] = field(default_factory=list)
+    embeddings: list[tuple[str, int, bool]] = field(default_factory=list)
+    hits: int = 0
+    misses: int = 0
+    dangling: list[int] = field(default_factory=list)
+
+    def store_call(self, store: str, method: str, seconds: float, *, failed: bool) -> None:
+        assert seconds >= 0
+        self.store_calls.append((store, method, failed))
+
+    def embedding(self, kind: str, texts: int, seconds: float, *, failed: bool) -> None:
+        assert seconds >= 0
+        self.embeddings.append((kind, texts, failed))
+
+    def query_cache(self, *, hits: int, misses: int) -> None:
+        self.hits += hits
+        self.misses += misses
+
+    def dangling_skipped(self, count: int) -> None:
+        self.dangling.append(count)
+
+
+async def _services(cache: int = 8) -> tuple[Services, RecordingObserver]:
+    base = Services.over(
+        embeddings=HashingEmbeddingProvider(DIM),
+        vectors=InMemoryVectorStore(DIM),
+        graph=InMemoryGraphStore(),
+        query_cache_size=cache,
+    )
+    observer = RecordingObserver()
+    return base.observed(observer), observer
+
+
+async def test_a_retrieve_reports_each_store_call_and_the_embedding_under_the_cache() -> None:
+    services, observer = await _services()
+    tenant = new_tenant()
+    await build_graph(
+        [make_entity(tenant, "Acme Corp"), make_entity(tenant, "Apex Corporation")],
+        embeddings=services.embeddings,
+        vectors=services.vectors,
+        graph=services.graph,
+    )
+    assert ("documents", 2, False) in observer.embeddings
+    assert ("graph", "upsert_entities", False) in observer.store_calls
+    assert ("vector", "upsert", False) in observer.store_calls
+    observer.store_calls.clear()
+    observer.embeddings.clear()
+
+    await services.retriever.retrieve("Acme", tenant, k=2)
+    await services.retriever.retrieve("Acme", tenant, k=2)
+    calls = Counter(observer.store_calls)
+    assert calls[("vector", "search", False)] == 2
+    assert calls[("graph", "find_lexical_candidates", False)] == 2
+    # The provider is asked once: the second query is a cache hit, not an embedding.
+    assert observer.embeddings == [("query", 1, False)]
+    assert (observer.hits, observer.misses) == (1, 1)
+    assert observer.dangling == []
+
+
+async def test_without_a_cache_every_query_is_an_embedding() -> None:
+    services, observer = await _services(cache=0)
+    tenant = new_tenant()
+    await services.retriever.retrieve("Acme", tenant, k=2, mode=RetrievalMode.SEMANTIC)
+    await services.retriever.retrieve("Acme", tenant, k=2, mode=RetrievalMode.SEMANTIC)
+    assert observer.embeddings == [("query", 1, False)] * 2
+    assert (observer.hits, observer.misses) == (0, 0)
+
+
+async def test_dangling_matches_are_counted_once_per_retrieve() -> None:
+    services, observer = await _services()
+    tenant = new_tenant()
+    good = make_entity(tenant, "Zyxwv")
+    await build_graph(
+        [good], embeddings=services.embeddings, vectors=services.vectors, graph=services.graph
+    )
+    [vector] = await services.embeddings.embed_query(["Zyxwv"])
+    ghosts = [EntityId(uuid.uuid4()) for _ in range(2)]
+    await services.vectors.upsert(
+        [
+            VectorRecord(entity_id=g, tenant_id=tenant, vector=vector, entity_type="thing")
+            for g in ghosts
+        ]
+    )
+    result = await services.retriever.retrieve("Zyxwv", tenant, k=3, mode=RetrievalMode.SEMANTIC)
+    assert [m.entity.name for m in result.matches] == ["Zyxwv"]
+    assert observer.dangling == [2]
+
+
+async def test_a_failing_store_call_is_reported_as_failed() -> None:
+    base = Services.over(
+        embeddings=HashingEmbeddingProvider(DIM),
+        vectors=InMemoryVectorStore(DIM),
+        graph=FailingGraphStore(lambda: StoreUnavailableError("down")),
+    )
+    observer = RecordingObserver()
+    services = base.observed(observer)
+    with pytest.raises(StoreUnavailableError):
+        await services.retriever.retrieve("Acme", new_tenant(), mode=RetrievalMode.LEXICAL)
+    assert observer.store_calls == [("graph", "find_lexical_candidates", True)]
+
+
+async def test_observed_services_keep_the_retriever_settings_and_the_closers() -> None:
+    closed: list[str] = []
+
+    async def close() -> None:
+        closed.append("closed")
+
+    base = Services.over(
+        embeddings=HashingEmbeddingProvider(DIM),
+        vectors=InMemoryVectorStore(DIM),
+        graph=InMemoryGraphStore(),
+        closers=[close],
+        query_cache_size=5,
+    )
+    observed = base.observed(RecordingObserver())
+    assert observed.query_cache is not None
+    assert observed.query_cache.max_size == 5
+    assert observed.retriever is not base.retriever
+    await observed.aclose()
+    assert closed == ["closed"]
+
+
+async def test_warm_up_runs_every_read_a_request_makes_without_embedding() -> None:
+    counting = CountingGraphStore(InMemoryGraphStore())
+    observer = RecordingObserver()
+    services = Services.over(
+        embeddings=HashingEmbeddingProvider(DIM), vectors=InMemoryVectorStore(DIM), graph=counting
+    ).observed(observer)
+    await services.warm_up()
+    assert {"get_entities", "find_lexical_candidates", "relationships_of"} <= set(counting.calls)
+    assert ("vector", "search", False) in observer.store_calls
+    assert observer.embeddings == []
