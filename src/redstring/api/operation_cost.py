@@ -12,7 +12,7 @@ where `n(field)` is how many objects the field can return per parent object:
 - else the length of its list argument (a mutation's inputs or ids,
   `_entities`' representations), each item being one object written or read;
 - else, for an introspection list (`__Schema.types`, `__Type.fields`, ...), the
-  longest such list in this schema;
+  mean length of such lists in this schema (`introspection_list_sizes`);
 - else 1.
 
 Scalar fields cost nothing; aliases and repeated fields each count; `@skip`
@@ -33,6 +33,7 @@ from graphql import (
     ExecutionResult,
     FieldNode,
     FragmentSpreadNode,
+    GraphQLEnumType,
     GraphQLError,
     GraphQLField,
     GraphQLInputObjectType,
@@ -70,38 +71,33 @@ def _saturated(value: int) -> int:
 
 @lru_cache(maxsize=8)
 def introspection_list_sizes(schema: GraphQLSchema) -> Mapping[tuple[str, str], int]:
-    """The longest list each introspection list field can return in `schema`."""
+    """How many items each introspection list field returns in `schema`, on average over
+    the lists of its kind (rounded up), so that the whole schema's introspection costs
+    about what it returns rather than the product of the longest lists."""
     types = list(schema.type_map.values())
-    fields = [
-        f
-        for t in types
-        if isinstance(t, GraphQLObjectType | GraphQLInterfaceType)
-        for f in t.fields.values()
-    ]
+    with_fields = [t for t in types if isinstance(t, GraphQLObjectType | GraphQLInterfaceType)]
+    fields = [f for t in with_fields for f in t.fields.values()]
+    abstract = [t for t in types if isinstance(t, GraphQLInterfaceType | GraphQLUnionType)]
     arguments = [len(f.args) for f in fields] + [len(d.args) for d in schema.directives]
-
-    def longest(sizes: Iterator[int] | list[int]) -> int:
-        return max(sizes, default=0)
-
     return {
         ("__Schema", "types"): len(types),
         ("__Schema", "directives"): len(schema.directives),
-        ("__Type", "fields"): longest(
-            len(t.fields) for t in types if isinstance(t, GraphQLObjectType | GraphQLInterfaceType)
+        ("__Type", "fields"): _mean([len(t.fields) for t in with_fields]),
+        ("__Type", "inputFields"): _mean(
+            [len(t.fields) for t in types if isinstance(t, GraphQLInputObjectType)]
         ),
-        ("__Type", "inputFields"): longest(
-            len(t.fields) for t in types if isinstance(t, GraphQLInputObjectType)
+        ("__Type", "enumValues"): _mean(
+            [len(t.values) for t in types if isinstance(t, GraphQLEnumType)]
         ),
-        ("__Type", "enumValues"): longest(len(getattr(t, "values", ())) for t in types),
-        ("__Type", "interfaces"): longest(len(getattr(t, "interfaces", ())) for t in types),
-        ("__Type", "possibleTypes"): longest(
-            len(schema.get_possible_types(t))
-            for t in types
-            if isinstance(t, GraphQLInterfaceType | GraphQLUnionType)
-        ),
-        ("__Field", "args"): longest(arguments),
-        ("__Directive", "args"): longest(arguments),
+        ("__Type", "interfaces"): _mean([len(t.interfaces) for t in with_fields]),
+        ("__Type", "possibleTypes"): _mean([len(schema.get_possible_types(t)) for t in abstract]),
+        ("__Field", "args"): _mean(arguments),
+        ("__Directive", "args"): _mean(arguments),
     }
+
+
+def _mean(sizes: list[int]) -> int:
+    return -(-sum(sizes) // len(sizes)) if sizes else 0
 
 
 class _Costing:
