@@ -26,10 +26,11 @@ from tests.api.support import DEMO, README_QUERY, counting_client
 TENANT = DEMO
 
 
-def fragment_chain(length: int, first: str) -> str:
-    """`{ ...F<n-1> }` where `F0` selects `first` and each `Fi` spreads `F<i-1>` twice."""
-    lines = [f"{{ ...F{length - 1} }}", f"fragment F0 on Query {{ {first} }}"]
-    lines += [f"fragment F{i} on Query {{ ...F{i - 1} ...F{i - 1} }}" for i in range(1, length)]
+def fragment_chain(length: int, first: str, on: str = "Query", root: str = "{ ... }") -> str:
+    """`root` with `...` replaced by a spread of `F<length-1>`, where `F0` selects `first`
+    and each `Fi` on type `on` spreads `F<i-1>` twice."""
+    lines = [root.replace("...", f"...F{length - 1}"), f"fragment F0 on {on} {{ {first} }}"]
+    lines += [f"fragment F{i} on {on} {{ ...F{i - 1} ...F{i - 1} }}" for i in range(1, length)]
     return "\n".join(lines)
 
 
@@ -74,18 +75,35 @@ class _CallCount:
             self.calls += 1
 
 
-@pytest.mark.parametrize("first", ["__typename", "t: __typename"], ids=["depth", "aliases"])
+RELATIONSHIPS = (
+    f'{{ retrieve(query: "acme", tenantId: "{TENANT}", k: 1) '
+    "{ matches { entity { relationships(first: 1) { ... } } } } }"
+)
+
+
+@pytest.mark.parametrize(
+    ("first", "on", "root"),
+    [
+        ("__typename", "Query", "{ ... }"),
+        ("t: __typename", "Query", "{ ... }"),
+        # scalars only: nothing to cost, but `relationships` looks for `source`/`target`
+        ("id", "Relationship", RELATIONSHIPS),
+    ],
+    ids=["depth", "aliases", "selected-ends"],
+)
 async def test_the_work_of_a_request_grows_linearly_with_a_chain_of_fragments(
     make_client: MakeClient,  # noqa: F811
     demo_services: Services,  # noqa: F811
     first: str,
+    on: str,
+    root: str,
 ) -> None:
     client = make_client(demo_services, Settings())
-    await _post(client, {"query": fragment_chain(3, first)})  # first-request set-up
+    await _post(client, {"query": fragment_chain(3, first, on, root)})  # first-request set-up
     calls = {}
     for length in (9, 18):
         with _CallCount() as counted:
-            response = await _post(client, {"query": fragment_chain(length, first)})
+            response = await _post(client, {"query": fragment_chain(length, first, on, root)})
         assert response.status_code == 200
         calls[length] = counted.calls
     # Twice the fragments, at most twice the work; a walk into every spread does

@@ -9,7 +9,7 @@ exponential in the document: `fragment F1 on Query { ...F0 ...F0 }` up to
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from graphql import (
     DocumentNode,
@@ -34,6 +34,32 @@ def spread_names(selection_set: SelectionSetNode | None) -> Iterator[str]:
                 and selection.selection_set is not None
             ):
                 pending.append(selection.selection_set)
+
+
+def child_field_names(
+    fields: Iterable[FieldNode], fragments: Mapping[str, FragmentDefinitionNode]
+) -> set[str]:
+    """The schema names of the fields selected directly under `fields` (the nodes of one
+    field), through fragments and inline fragments, each fragment visited once.
+
+    Strawberry's `Info.selected_fields` expands a fragment at every spread, so
+    asking it takes time exponential in a chain of fragments.
+    """
+    names: set[str] = set()
+    visited: set[str] = set()
+    pending = [field.selection_set for field in fields if field.selection_set is not None]
+    while pending:
+        for selection in pending.pop().selections:
+            if isinstance(selection, FieldNode):
+                names.add(selection.name.value)
+            elif isinstance(selection, InlineFragmentNode):
+                pending.append(selection.selection_set)
+            elif isinstance(selection, FragmentSpreadNode):
+                name = selection.name.value
+                if name not in visited and name in fragments:
+                    visited.add(name)
+                    pending.append(fragments[name].selection_set)
+    return names
 
 
 def fragments_in_dependency_order(document: DocumentNode) -> list[FragmentDefinitionNode]:
