@@ -276,6 +276,21 @@ async def test_the_cost_is_computed_with_the_request_variables(
         assert counting.calls == Counter()
 
 
+@pytest.mark.parametrize("k", [float("inf"), float("nan"), 1e300, 2**62])
+async def test_a_size_beyond_any_count_is_refused_not_an_internal_error(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Services,  # noqa: F811
+    k: float,
+) -> None:
+    # json.dumps writes inf and nan as Infinity and NaN, which Python's decoder accepts
+    payload = {"query": RETRIEVE, "variables": {"t": TENANT, "k": k, "f": 1}}
+    response = await make_client(demo_services).http.post(
+        "/graphql", content=json.dumps(payload), headers={"content-type": "application/json"}
+    )
+    [error] = response.json()["errors"]
+    assert error["extensions"]["code"] in {"GRAPHQL_VALIDATION_FAILED", "BAD_USER_INPUT"}
+
+
 @pytest.fixture(scope="module")
 def schema() -> Any:
     return build_schema()._schema

@@ -168,10 +168,13 @@ class _Costing:
 
 
 def _size(value: Any) -> int:
-    """A `k` or `first` as a count; a value execution will refuse counts as 0."""
+    """A `k` or `first` as a count; a value execution will refuse counts as 0, or as the
+    ceiling when it is not a finite number below it."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0
-    return max(0, min(int(value), COST_CEILING))
+    if not value < COST_CEILING:  # also infinity and NaN, which JSON decoding lets through
+        return COST_CEILING
+    return max(0, int(value))
 
 
 def operation_cost(
