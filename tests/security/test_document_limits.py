@@ -337,6 +337,14 @@ def test_the_cost_formula(schema: Any, query: str, variables: dict[str, Any], co
     assert _cost(schema, query, **variables) == cost
 
 
+def test_entities_cost_one_per_representation() -> None:
+    federated = build_schema(federation=True)._schema
+    query = """query ($r: [_Any!]!) { _entities(representations: $r) {
+        ... on Entity { relationships(first: 2) { target { name } } } } }"""
+    representations = [{"__typename": "Entity", "tenantId": TENANT, "id": str(i)} for i in range(3)]
+    assert _cost(federated, query, r=representations) == 3 * (1 + 2 * 2)
+
+
 def test_a_huge_estimate_saturates_instead_of_growing_without_bound(schema: Any) -> None:
     query = fragment_chain(300, 'retrieve(query: "a", tenantId: "t", k: 100) { query }')
     assert _cost(schema, query) == 2**53 - 1
