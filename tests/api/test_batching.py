@@ -10,6 +10,7 @@ import pytest
 
 from redstring import Entity, EntityId, GraphStore, TenantId
 from redstring.api.schema import types
+from redstring.api.settings import Settings
 from redstring.composition.services import Services
 from tests.api.conftest import MakeClient
 from tests.api.doubles import CountingGraphStore
@@ -25,7 +26,9 @@ query ($tenant: ID!, $k: Int!) {
 
 
 async def _calls_for(k: int, demo_services: Services, make_client: MakeClient) -> Counter[str]:
-    counting, client = counting_client(make_client, demo_services)
+    # Two hops at the default `first` are over the default cost limit; batching is
+    # what this measures.
+    counting, client = counting_client(make_client, demo_services, Settings(max_cost=100_000))
     data = await client.data(TWO_HOPS, tenant=DEMO, k=k)
     matches = data["retrieve"]["matches"]
     assert len(matches) == k

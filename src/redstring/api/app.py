@@ -127,7 +127,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
 
     limits = settings.limits()
     graphql = GraphQLEndpoint(
-        build_schema(limits, federation=settings.federation),
+        build_schema(limits, federation=settings.federation, introspection=settings.introspection),
         services=holder,
         limits=limits,
         graphiql=graphiql_page(settings.graphiql_assets) if settings.graphiql else None,

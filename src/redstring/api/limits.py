@@ -25,7 +25,7 @@ class Limits:
     # What a whole request may cost (docs/security.md, "Limits"): the estimated
     # number of objects an operation can return, the request body in bytes, how
     # deep its JSON may nest, and seconds before its work is cancelled.
-    max_cost: int = 50_000
+    max_cost: int = 20_000
     max_body_bytes: int = 1_048_576
     max_json_depth: int = 64
     request_timeout: float = 10.0

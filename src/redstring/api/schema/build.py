@@ -13,12 +13,16 @@ from functools import lru_cache
 from typing import Any
 
 import strawberry
-from graphql import DocumentNode, GraphQLError, parse
+from graphql import (
+    ASTValidationRule,
+    DocumentNode,
+    GraphQLError,
+    NoSchemaIntrospectionCustomRule,
+    parse,
+)
 from strawberry.extensions import (
     AddValidationRules,
-    MaxAliasesLimiter,
     MaxTokensLimiter,
-    QueryDepthLimiter,
     SchemaExtension,
     ValidationCache,
 )
@@ -26,6 +30,9 @@ from strawberry.types import ExecutionContext
 
 from redstring.api.errors import ErrorCodes, log_errors
 from redstring.api.limits import Limits
+from redstring.api.operation_choice import OperationChoice
+from redstring.api.operation_cost import CostLimit
+from redstring.api.operation_shape import alias_limit_rule, depth_limit_rule
 from redstring.api.request_record import RecordOperation
 from redstring.api.schema.federation import (
     FEDERATION_VERSION,
@@ -85,33 +92,42 @@ class ParsedDocumentCache(SchemaExtension):
         yield
 
 
-def schema_extensions(limits: Limits) -> Sequence[ExtensionFactory]:
-    """The extensions every variant of the schema runs: document limits, error codes, and
-    caches of parsed and validated documents (clients repeat a few operations, and
-    parsing and validating one cost about as much as resolving a small `retrieve`).
+def schema_extensions(limits: Limits, *, introspection: bool = True) -> Sequence[ExtensionFactory]:
+    """The extensions every variant of the schema runs: document limits (tokens, depth,
+    aliases, cost; docs/security.md, "Limits"), the choice of one operation, error
+    codes, and caches of parsed and validated documents (clients repeat a few
+    operations, and parsing and validating one cost about as much as resolving a
+    small `retrieve`). Without `introspection`, `__schema` and `__type` are refused
+    (`__typename` and federation's `_service` still answer).
 
-    The depth and alias rules are made once, here: Strawberry's limiters make new
-    rule classes per instance, and the validation cache is keyed by the rules, so
-    a limiter made per request would make every request miss the cache.
+    The validation rules are made once, here: the validation cache is keyed by
+    the rules, so rules made per request would make every request miss it.
     """
-    limit_rules = [
-        *QueryDepthLimiter(max_depth=limits.max_depth).validation_rules,
-        *MaxAliasesLimiter(max_alias_count=limits.max_aliases).validation_rules,
+    limit_rules: list[type[ASTValidationRule]] = [
+        depth_limit_rule(limits.max_depth),
+        alias_limit_rule(limits.max_aliases),
     ]
+    if not introspection:
+        limit_rules.append(NoSchemaIntrospectionCustomRule)
     return (
         RecordOperation,  # first, so that it sees the errors `ErrorCodes` made public
         ParsedDocumentCache,
+        OperationChoice,
         lambda: ValidationCache(maxsize=VALIDATED_DOCUMENTS),
         lambda: MaxTokensLimiter(max_token_count=limits.max_tokens),
         lambda: AddValidationRules(limit_rules),
+        lambda: CostLimit(max_cost=limits.max_cost),
         ErrorCodes,
     )
 
 
-def build_schema(limits: Limits | None = None, *, federation: bool = False) -> strawberry.Schema:
-    """The redstring schema, with the document limits of `limits` (depth, aliases, tokens);
-    with `federation`, the Federation 2 subgraph variant of the same schema."""
-    extensions = schema_extensions(limits or Limits())
+def build_schema(
+    limits: Limits | None = None, *, federation: bool = False, introspection: bool = True
+) -> strawberry.Schema:
+    """The redstring schema, with the document limits of `limits` (depth, aliases, tokens,
+    cost); with `federation`, the Federation 2 subgraph variant of the same schema;
+    without `introspection`, one that refuses `__schema` and `__type`."""
+    extensions = schema_extensions(limits or Limits(), introspection=introspection)
     if federation:
         # `types`: Strawberry finds entity types by walking definitions, and the
         # definitions name the plain `Entity`; `get_fields` swaps it per field.

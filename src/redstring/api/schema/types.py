@@ -7,15 +7,15 @@ walking the graph costs one store call per depth, not one per entity.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Self
 
 import strawberry
 from strawberry.scalars import JSON
-from strawberry.types.nodes import SelectedField, Selection
 
 from redstring.api.arguments import given
 from redstring.api.context import RequestContext
+from redstring.api.fragment_order import child_field_names
 from redstring.api.loaders import EntityKey, RelationshipsKey
 from redstring.api.schema.enums import Direction
 from redstring.domain.entity import Entity as DomainEntity
@@ -70,22 +70,13 @@ def _selected_ends(info: strawberry.Info[RequestContext, None]) -> frozenset[str
     field_key = tuple(k for k in info.path.as_list() if isinstance(k, str))
     known = info.context.selected_ends.get(field_key)
     if known is None:
-        known = frozenset(_selected(info.selected_fields, frozenset({"source", "target"})))
+        # graphql-core's own resolve info: its field nodes and fragments, walked once
+        # each (`Info.selected_fields` would expand a fragment at every spread).
+        raw = info._raw_info
+        selected = child_field_names(raw.field_nodes, raw.fragments)
+        known = frozenset(selected & {"source", "target"})
         info.context.selected_ends[field_key] = known
     return known
-
-
-def _selected(selections: Iterable[Selection], names: frozenset[str]) -> set[str]:
-    """Which of `names` the sub-selections of `selections` ask for, through fragments too."""
-    found: set[str] = set()
-    for selection in selections:
-        for child in selection.selections:
-            if isinstance(child, SelectedField):
-                if child.name in names:
-                    found.add(child.name)
-            else:
-                found |= _selected([child], names)
-    return found
 
 
 async def _end(info: strawberry.Info[RequestContext, None], key: EntityKey) -> Entity:

@@ -1,0 +1,230 @@
+"""`operation_cost` and `CostLimit`: how many objects an operation can return, and the
+limit on it, checked with the request's variables before anything executes.
+
+The cost of a selection set is the sum over its fields of object type:
+
+    cost(field) = n(field) * (1 + cost(field's selection set))
+
+where `n(field)` is how many objects the field can return per parent object:
+
+- `k` or `first` when the field takes one (`retrieve`, `relationships`): its
+  value, from the document, a variable or the default (`first` is 50);
+- else the length of its list argument (a mutation's inputs or ids,
+  `_entities`' representations), each item being one object written or read;
+- else, for an introspection list (`__Schema.types`, `__Type.fields`, ...), the
+  mean length of such lists in this schema (`introspection_list_sizes`);
+- else 1.
+
+Scalar fields cost nothing; aliases and repeated fields each count; `@skip`
+and `@include` are ignored. Each fragment is costed once (`cost(spread)` is
+its fragment's cost), so the walk is linear in the document. Variables
+depend on the request, so this is not a cached validation rule but a step
+between validation and execution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import Any
+
+from graphql import (
+    DocumentNode,
+    ExecutionResult,
+    FieldNode,
+    FragmentSpreadNode,
+    GraphQLEnumType,
+    GraphQLError,
+    GraphQLField,
+    GraphQLInputObjectType,
+    GraphQLInterfaceType,
+    GraphQLNamedType,
+    GraphQLObjectType,
+    GraphQLSchema,
+    GraphQLUnionType,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    VariableNode,
+    get_named_type,
+    get_nullable_type,
+    is_composite_type,
+    is_list_type,
+    value_from_ast_untyped,
+)
+from graphql.pyutils import Undefined
+from graphql.utilities import get_operation_ast
+from strawberry.extensions import SchemaExtension
+
+from redstring.api.errors import ErrorCode
+from redstring.api.fragment_order import fragments_in_dependency_order
+
+SIZE_ARGUMENTS = ("k", "first")
+# Costs are saturated here (the largest integer a JSON number holds exactly), so a
+# document built to overflow the estimate keeps it a small number.
+COST_CEILING = 2**53 - 1
+
+
+def _saturated(value: int) -> int:
+    return min(value, COST_CEILING)
+
+
+@lru_cache(maxsize=8)
+def introspection_list_sizes(schema: GraphQLSchema) -> Mapping[tuple[str, str], int]:
+    """How many items each introspection list field returns in `schema`, on average over
+    the lists of its kind (rounded up), so that the whole schema's introspection costs
+    about what it returns rather than the product of the longest lists."""
+    types = list(schema.type_map.values())
+    with_fields = [t for t in types if isinstance(t, GraphQLObjectType | GraphQLInterfaceType)]
+    fields = [f for t in with_fields for f in t.fields.values()]
+    abstract = [t for t in types if isinstance(t, GraphQLInterfaceType | GraphQLUnionType)]
+    arguments = [len(f.args) for f in fields] + [len(d.args) for d in schema.directives]
+    return {
+        ("__Schema", "types"): len(types),
+        ("__Schema", "directives"): len(schema.directives),
+        ("__Type", "fields"): _mean([len(t.fields) for t in with_fields]),
+        ("__Type", "inputFields"): _mean(
+            [len(t.fields) for t in types if isinstance(t, GraphQLInputObjectType)]
+        ),
+        ("__Type", "enumValues"): _mean(
+            [len(t.values) for t in types if isinstance(t, GraphQLEnumType)]
+        ),
+        ("__Type", "interfaces"): _mean([len(t.interfaces) for t in with_fields]),
+        ("__Type", "possibleTypes"): _mean([len(schema.get_possible_types(t)) for t in abstract]),
+        ("__Field", "args"): _mean(arguments),
+        ("__Directive", "args"): _mean(arguments),
+    }
+
+
+def _mean(sizes: list[int]) -> int:
+    return -(-sum(sizes) // len(sizes)) if sizes else 0
+
+
+class _Costing:
+    """The walk of one operation: the schema, the request's variables and the fragments'
+    costs so far."""
+
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        operation: OperationDefinitionNode,
+        variables: Mapping[str, Any],
+    ) -> None:
+        self.schema = schema
+        self.variables = dict(variables)
+        for definition in operation.variable_definitions or ():
+            name = definition.variable.name.value
+            if name not in self.variables and definition.default_value is not None:
+                self.variables[name] = value_from_ast_untyped(definition.default_value)
+        self.fragments: dict[str, int] = {}
+        self.list_sizes = introspection_list_sizes(schema)
+
+    def selection_set(
+        self, parent: GraphQLNamedType | None, selection_set: SelectionSetNode
+    ) -> int:
+        cost = 0
+        for selection in selection_set.selections:
+            if isinstance(selection, FieldNode):
+                cost += self.field(parent, selection)
+            elif isinstance(selection, InlineFragmentNode):
+                condition = selection.type_condition
+                inner = parent if condition is None else self.schema.get_type(condition.name.value)
+                cost += self.selection_set(inner, selection.selection_set)
+            elif isinstance(selection, FragmentSpreadNode):
+                cost += self.fragments.get(selection.name.value, 0)
+        return _saturated(cost)
+
+    def field(self, parent: GraphQLNamedType | None, node: FieldNode) -> int:
+        if not isinstance(parent, GraphQLObjectType | GraphQLInterfaceType):
+            return 0  # a union's only field is `__typename`
+        definition = self.schema.get_field(parent, node.name.value)
+        if definition is None or not is_composite_type(get_named_type(definition.type)):
+            return 0
+        inner = 0
+        if node.selection_set is not None:
+            inner = self.selection_set(get_named_type(definition.type), node.selection_set)
+        return _saturated(self.count(parent, definition, node) * (1 + inner))
+
+    def count(self, parent: GraphQLNamedType, definition: GraphQLField, node: FieldNode) -> int:
+        """`n(field)`: how many objects the field can return per parent object."""
+        for name in SIZE_ARGUMENTS:
+            if name in definition.args:
+                return _size(self.argument(definition, node, name))
+        for name, argument in definition.args.items():
+            if is_list_type(get_nullable_type(argument.type)):
+                value = self.argument(definition, node, name)
+                return len(value) if isinstance(value, list) else int(value is not None)
+        return self.list_sizes.get((parent.name, node.name.value), 1)
+
+    def argument(self, definition: GraphQLField, node: FieldNode, name: str) -> Any:
+        """The value of argument `name` as execution will see it, before coercion."""
+        given = next((a.value for a in node.arguments or () if a.name.value == name), None)
+        if isinstance(given, VariableNode) and given.name.value in self.variables:
+            return self.variables[given.name.value]
+        if given is not None and not isinstance(given, VariableNode):
+            return value_from_ast_untyped(given, self.variables)
+        default = definition.args[name].default_value
+        return None if default is Undefined else default
+
+
+def _size(value: Any) -> int:
+    """A `k` or `first` as a count; a value execution will refuse counts as 0, or as the
+    ceiling when it is not a finite number below it."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    if not value < COST_CEILING:  # also infinity and NaN, which JSON decoding lets through
+        return COST_CEILING
+    return max(0, int(value))
+
+
+def operation_cost(
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    operation_name: str | None,
+    variables: Mapping[str, Any],
+) -> int | None:
+    """The cost of the operation `operation_name` of a valid `document` with `variables`
+    (see the module docstring), or `None` when the document names no such operation."""
+    operation = get_operation_ast(document, operation_name)
+    if operation is None:
+        return None
+    costing = _Costing(schema, operation, variables)
+    for fragment in fragments_in_dependency_order(document):
+        condition = schema.get_type(fragment.type_condition.name.value)
+        costing.fragments[fragment.name.value] = costing.selection_set(
+            condition, fragment.selection_set
+        )
+    root = schema.get_root_type(operation.operation)
+    return costing.selection_set(root, operation.selection_set)
+
+
+class CostLimit(SchemaExtension):
+    """Refuses an operation costing more than `max_cost` before it executes: the result
+    is one `GRAPHQL_VALIDATION_FAILED` error whose extensions hold `cost` and `maxCost`."""
+
+    def __init__(self, *, max_cost: int) -> None:
+        self.max_cost = max_cost
+
+    def on_execute(self) -> Iterator[None]:
+        context = self.execution_context
+        if context.graphql_document is not None and context.result is None:
+            cost = operation_cost(
+                context.schema._schema,
+                context.graphql_document,
+                context.operation_name,
+                context.variables or {},
+            )
+            if cost is not None and cost > self.max_cost:
+                context.result = ExecutionResult(data=None, errors=[self.refusal(cost)])
+        yield
+
+    def refusal(self, cost: int) -> GraphQLError:
+        return GraphQLError(
+            f"the operation may return {cost} objects; at most {self.max_cost} are allowed "
+            "(lower k or first, or split the operation)",
+            extensions={
+                "code": ErrorCode.GRAPHQL_VALIDATION_FAILED.value,
+                "cost": cost,
+                "maxCost": self.max_cost,
+            },
+        )

@@ -1,0 +1,455 @@
+"""What one document may ask for: validation in time linear in the document (finding 1),
+a cost limit checked before anything executes (finding 4), the introspection switch,
+and one operation chosen per request."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from typing import Any
+
+import httpx
+import pytest
+from graphql import get_introspection_query, parse
+
+from redstring.api.fragment_order import fragments_in_dependency_order
+from redstring.api.operation_cost import operation_cost
+from redstring.api.schema.build import build_schema
+from redstring.api.settings import Settings
+from redstring.composition.services import Services
+from tests.api.conftest import MakeClient, demo_services, make_client  # noqa: F401 (fixtures)
+from tests.api.support import DEMO, README_QUERY, counting_client
+
+TENANT = DEMO
+
+
+def fragment_chain(length: int, first: str, on: str = "Query", root: str = "{ ... }") -> str:
+    """`root` with `...` replaced by a spread of `F<length-1>`, where `F0` selects `first`
+    and each `Fi` on type `on` spreads `F<i-1>` twice."""
+    lines = [root.replace("...", f"...F{length - 1}"), f"fragment F0 on {on} {{ {first} }}"]
+    lines += [f"fragment F{i} on {on} {{ ...F{i - 1} ...F{i - 1} }}" for i in range(1, length)]
+    return "\n".join(lines)
+
+
+FINDING_1 = fragment_chain(40, f'retrieve(query: "a", tenantId: "{TENANT}") {{ query }}')
+
+HOPS = "relationships(first: 200) { target { relationships(first: 200) { target { name } } } }"
+FINDING_4 = (
+    "{ "
+    + " ".join(
+        f'a{i}: retrieve(query: "acme", tenantId: "{TENANT}", k: 100) '
+        f"{{ matches {{ entity {{ {HOPS} }} }} }}"
+        for i in range(30)
+    )
+    + " }"
+)
+
+
+async def _post(client: Any, body: dict[str, Any]) -> httpx.Response:
+    response: httpx.Response = await client.http.post("/graphql", json=body)
+    return response
+
+
+# --- finding 1: validation linear in the document -------------------------------------
+
+
+class _CallCount:
+    """Counts Python function calls made while it is active (a deterministic measure of
+    work, unlike a duration)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __enter__(self) -> _CallCount:
+        sys.setprofile(self._count)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.setprofile(None)
+
+    def _count(self, frame: object, event: str, arg: object) -> None:
+        if event == "call":
+            self.calls += 1
+
+
+RELATIONSHIPS = (
+    f'{{ retrieve(query: "acme", tenantId: "{TENANT}", k: 1) '
+    "{ matches { entity { relationships(first: 1) { ... } } } } }"
+)
+
+
+@pytest.mark.parametrize(
+    ("first", "on", "root"),
+    [
+        ("__typename", "Query", "{ ... }"),
+        ("t: __typename", "Query", "{ ... }"),
+        # scalars only: nothing to cost, but `relationships` looks for `source`/`target`
+        ("id", "Relationship", RELATIONSHIPS),
+    ],
+    ids=["depth", "aliases", "selected-ends"],
+)
+async def test_the_work_of_a_request_grows_linearly_with_a_chain_of_fragments(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Services,  # noqa: F811
+    first: str,
+    on: str,
+    root: str,
+) -> None:
+    client = make_client(demo_services, Settings())
+    await _post(client, {"query": fragment_chain(3, first, on, root)})  # first-request set-up
+    calls = {}
+    for length in (9, 18):
+        with _CallCount() as counted:
+            response = await _post(client, {"query": fragment_chain(length, first, on, root)})
+        assert response.status_code == 200
+        calls[length] = counted.calls
+    # Twice the fragments, at most twice the work; a walk into every spread does
+    # 2^9 times the work.
+    assert calls[18] < 2 * calls[9], calls
+
+
+CHAIN_OVER_HTTP = """
+import asyncio, json, sys
+import httpx
+from redstring.api import create_app
+from redstring.api.demo import load_demo
+from redstring.api.settings import Settings
+from tests.api.support import memory_services
+
+async def main():
+    services = memory_services()
+    await load_demo(services)
+    app = create_app(Settings(), services=services)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        response = await http.post("/graphql", json={"query": sys.stdin.read()})
+    print(json.dumps({"status": response.status_code, "body": response.json()}))
+
+asyncio.run(main())
+"""
+
+
+def test_the_40_fragment_chain_of_finding_1_is_answered() -> None:
+    # In a child process: a validation walk that never ends cannot be interrupted from
+    # the event loop, only killed. The timeout only guards against that hang.
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(CHAIN_OVER_HTTP)],
+            input=FINDING_1,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the 40-fragment chain was not answered within 120 s")
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    assert answer["status"] == 200
+    [error] = answer["body"]["errors"]
+    assert error["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    assert len(FINDING_1.encode()) < 2048
+
+
+def test_fragments_are_ordered_after_what_they_spread_and_cycles_end() -> None:
+    document = parse(
+        """{ ...C }
+        fragment C on Query { ...B ...A }
+        fragment B on Query { ...A }
+        fragment A on Query { __typename }
+        fragment X on Query { ...Y }
+        fragment Y on Query { ...X ...Unknown }"""
+    )
+    order = [f.name.value for f in fragments_in_dependency_order(document)]
+    assert sorted(order) == ["A", "B", "C", "X", "Y"]
+    assert order.index("A") < order.index("B") < order.index("C")
+
+
+def test_a_chain_of_thousands_of_fragments_does_not_exhaust_the_stack() -> None:
+    lines = ["fragment F0 on Query { __typename }"]
+    lines += [f"fragment F{i} on Query {{ ...F{i - 1} }}" for i in range(1, 5000)]
+    order = fragments_in_dependency_order(parse("\n".join(lines)))
+    assert [f.name.value for f in order] == [f"F{i}" for i in range(5000)]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "{ ...A } fragment A on Query { ...B } fragment B on Query { ...A }",
+        "{ ...A } fragment A on Query { __typename ...A }",
+        "{ ...A } fragment A on Query { t: __typename ...B ...B } "
+        "fragment B on Query { ...A ...A }",
+    ],
+    ids=["two", "self", "doubling"],
+)
+async def test_fragment_cycles_are_a_validation_error(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Services,  # noqa: F811
+    query: str,
+) -> None:
+    body = await make_client(demo_services).execute(query)
+    assert body["errors"]
+    assert {e["extensions"]["code"] for e in body["errors"]} == {"GRAPHQL_VALIDATION_FAILED"}
+    assert any("Cannot spread fragment 'A' within itself" in e["message"] for e in body["errors"])
+
+
+async def test_the_depth_limit_counts_through_fragments(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Services,  # noqa: F811
+) -> None:
+    query = """query Deep($t: ID!) { retrieve(query: "Acme", tenantId: $t, k: 1) { ...M } }
+        fragment M on RetrievalResult { matches { entity { ...E } } }
+        fragment E on Entity { relationships(first: 1) { target { name } } }"""
+    client = make_client(demo_services, Settings(max_depth=4))
+    error = await client.error(query, t=TENANT)
+    assert error["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    assert error["message"] == "'Deep' is 5 deep; it exceeds maximum operation depth of 4"
+    assert "errors" not in await make_client(demo_services, Settings(max_depth=5)).execute(
+        query, t=TENANT
+    )
+
+
+async def test_aliases_count_once_per_spread(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Services,  # noqa: F811
+) -> None:
+    query = "{ ...P ...Q } fragment P on Query { a: __typename b: __typename } " + (
+        "fragment Q on Query { ...P }"
+    )
+    error = await make_client(demo_services, Settings(max_aliases=3)).error(query)
+    assert error["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    assert error["message"] == "'anonymous' has 4 aliases; at most 3 are allowed"
+    await make_client(demo_services, Settings(max_aliases=4)).data(query)
+
+
+# --- finding 4: the cost limit ----------------------------------------------------------
+
+
+async def test_finding_4_is_refused_before_any_store_call(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Services,  # noqa: F811
+) -> None:
+    counting, client = counting_client(make_client, demo_services)
+    error = await client.error(FINDING_4)
+    # 30 * 100 * (1 + 1 + (1 + 200 * (1 + 1 + 200 * 2))) = 241,209,000
+    assert error["extensions"] == {
+        "code": "GRAPHQL_VALIDATION_FAILED",
+        "cost": 241_209_000,
+        "maxCost": 20_000,
+    }
+    assert "241209000" in error["message"]
+    assert counting.calls == Counter()
+
+
+RETRIEVE = """query ($t: ID!, $k: Int!, $f: Int!) {
+  retrieve(query: "Acme", tenantId: $t, k: $k) {
+    matches { entity { relationships(first: $f) { target { name } } } }
+  }
+}"""
+
+
+@pytest.mark.parametrize(
+    ("k", "first", "cost"),
+    [(2, 3, 2 * (1 + 1 + 1 + 3 * 2)), (10, 10, 10 * (1 + 1 + 1 + 10 * 2))],
+)
+async def test_the_cost_is_computed_with_the_request_variables(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Services,  # noqa: F811
+    k: int,
+    first: int,
+    cost: int,
+) -> None:
+    counting, client = counting_client(make_client, demo_services, Settings(max_cost=100))
+    body = await client.execute(RETRIEVE, t=TENANT, k=k, f=first)
+    if cost <= 100:
+        assert "errors" not in body
+        assert counting.calls
+    else:
+        [error] = body["errors"]
+        assert error["extensions"] == {
+            "code": "GRAPHQL_VALIDATION_FAILED",
+            "cost": cost,
+            "maxCost": 100,
+        }
+        assert counting.calls == Counter()
+
+
+@pytest.mark.parametrize("k", [float("inf"), float("nan"), 1e300, 2**62])
+async def test_a_size_beyond_any_count_is_refused_not_an_internal_error(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Services,  # noqa: F811
+    k: float,
+) -> None:
+    # json.dumps writes inf and nan as Infinity and NaN, which Python's decoder accepts
+    payload = {"query": RETRIEVE, "variables": {"t": TENANT, "k": k, "f": 1}}
+    response = await make_client(demo_services).http.post(
+        "/graphql", content=json.dumps(payload), headers={"content-type": "application/json"}
+    )
+    [error] = response.json()["errors"]
+    assert error["extensions"]["code"] in {"GRAPHQL_VALIDATION_FAILED", "BAD_USER_INPUT"}
+
+
+@pytest.fixture(scope="module")
+def schema() -> Any:
+    return build_schema()._schema
+
+
+def _cost(schema: Any, query: str, **variables: Any) -> int | None:
+    return operation_cost(schema, parse(query), None, variables)
+
+
+MATCHES = "matches { entity { name } }"  # 1 + 1 per match: 3k for the retrieve
+
+
+@pytest.mark.parametrize(
+    ("query", "variables", "cost"),
+    [
+        (f'{{ retrieve(query: "a", tenantId: "t", k: 7) {{ {MATCHES} }} }}', {}, 21),
+        (f'query ($k: Int!) {{ retrieve(query: "a", tenantId: "t", k: $k) {{ {MATCHES} }} }}',
+         {"k": 5}, 15),
+        (f'query ($k: Int! = 4) {{ retrieve(query: "a", tenantId: "t", k: $k) {{ {MATCHES} }} }}',
+         {}, 12),
+        # k not given: its default, 10
+        (f'{{ retrieve(query: "a", tenantId: "t") {{ {MATCHES} }} }}', {}, 30),
+        # first not given: its default, 50
+        ('{ entity(tenantId: "t", id: "i") { relationships { target { name } } } }', {},
+         1 + 50 * 2),
+        # aliases each count, through a fragment costed once
+        ('{ a: retrieve(query: "a", tenantId: "t", k: 2) { ...R } '
+         'b: retrieve(query: "a", tenantId: "t", k: 3) { ...R } } '
+         f"fragment R on RetrievalResult {{ {MATCHES} }}", {}, 2 * 3 + 3 * 3),
+        # a fragment spread twice costs twice
+        ('{ ...Q ...Q } fragment Q on Query { retrieve(query: "a", tenantId: "t", k: 1) { query } }',
+         {}, 2),
+        # scalars cost nothing
+        ('{ __typename }', {}, 0),
+        # a mutation costs one per item it writes
+        ('mutation ($e: [EntityInput!]!) { upsertEntities(tenantId: "t", entities: $e) { ids } }',
+         {"e": [{"name": "a", "entityType": "x"}] * 3}, 3),
+        ('mutation { deleteEntities(tenantId: "t", ids: ["a", "b"]) { count } }', {}, 2),
+    ],
+    ids=["literal", "variable", "variable-default", "k-default", "first-default",
+         "aliases-fragments", "spread-twice", "scalar", "mutation-variable", "mutation-literal"],
+)  # fmt: skip
+def test_the_cost_formula(schema: Any, query: str, variables: dict[str, Any], cost: int) -> None:
+    assert _cost(schema, query, **variables) == cost
+
+
+def test_entities_cost_one_per_representation() -> None:
+    federated = build_schema(federation=True)._schema
+    query = """query ($r: [_Any!]!) { _entities(representations: $r) {
+        ... on Entity { relationships(first: 2) { target { name } } } } }"""
+    representations = [{"__typename": "Entity", "tenantId": TENANT, "id": str(i)} for i in range(3)]
+    assert _cost(federated, query, r=representations) == 3 * (1 + 2 * 2)
+
+
+def test_a_huge_estimate_saturates_instead_of_growing_without_bound(schema: Any) -> None:
+    query = fragment_chain(300, 'retrieve(query: "a", tenantId: "t", k: 100) { query }')
+    assert _cost(schema, query) == 2**53 - 1
+
+
+async def test_a_readme_query_is_allowed(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Services,  # noqa: F811
+) -> None:
+    data = await make_client(demo_services).data(README_QUERY, tenant=TENANT)
+    assert data["retrieve"]["matches"]
+
+
+@pytest.mark.parametrize("federation", [False, True], ids=["plain", "federated"])
+async def test_graphiql_introspection_is_within_the_default_limit(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Services,  # noqa: F811
+    federation: bool,
+) -> None:
+    client = make_client(demo_services, Settings(federation=federation))
+    assert (await client.data(get_introspection_query()))["__schema"]["types"]
+
+
+# --- introspection switch ---------------------------------------------------------------
+
+
+@pytest.fixture
+def introspection_off(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Services,  # noqa: F811
+) -> Any:
+    return make_client(demo_services, Settings(introspection=False, federation=True))
+
+
+@pytest.mark.parametrize(
+    "query", ["{ __schema { types { name } } }", '{ __type(name: "Entity") { name } }']
+)
+async def test_introspection_off_refuses_schema_and_type(
+    introspection_off: Any,
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Services,  # noqa: F811
+    query: str,
+) -> None:
+    body = await introspection_off.execute(query)
+    assert body["data"] is None
+    [first, *_] = body["errors"]
+    assert first["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    assert "introspection has been disabled" in first["message"]
+    assert "errors" not in await make_client(demo_services, Settings()).execute(query)
+
+
+async def test_introspection_off_still_answers_typename_and_the_federated_sdl(
+    introspection_off: Any,
+) -> None:
+    data = await introspection_off.data("{ __typename _service { sdl } }")
+    assert data["__typename"] == "Query"
+    assert "type Entity @key" in data["_service"]["sdl"]
+
+
+# --- one operation per request ----------------------------------------------------------
+
+TWO_OPERATIONS = """
+query First($t: ID!) { entity(tenantId: $t, id: "00000000-0000-4000-8000-000000000999") { id } }
+query Second { __typename }
+"""
+
+
+async def test_several_operations_without_an_operation_name_are_refused(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Services,  # noqa: F811
+) -> None:
+    counting, client = counting_client(make_client, demo_services)
+    response = await _post(client, {"query": TWO_OPERATIONS, "variables": {"t": TENANT}})
+    assert response.status_code == 400
+    assert response.json() == {
+        "errors": [
+            {
+                "message": "Must provide operation name if query contains multiple operations.",
+                "extensions": {"code": "BAD_REQUEST"},
+            }
+        ]
+    }
+    assert counting.calls == Counter()
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [("Second", {"__typename": "Query"}), ("First", {"entity": None})],
+)
+async def test_the_operation_named_is_the_one_executed(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Services,  # noqa: F811
+    name: str,
+    data: dict[str, Any],
+) -> None:
+    client = make_client(demo_services)
+    body = {"query": TWO_OPERATIONS, "variables": {"t": TENANT}, "operationName": name}
+    response = await _post(client, body)
+    assert response.status_code == 200
+    assert response.json() == {"data": data}
+
+
+async def test_one_operation_needs_no_name(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Services,  # noqa: F811
+) -> None:
+    data = await make_client(demo_services).data("query Only { __typename }")
+    assert data == {"__typename": "Query"}
