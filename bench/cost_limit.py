@@ -1,6 +1,6 @@
 """Benchmark: the slowest operations the cost limit allows, on the demo data (run by hand).
 
-    .venv/bin/python -m bench.cost_limit [--max-cost 20000]
+    .venv/bin/python -m bench.cost_limit [--max-cost 20000] [--shapes N] [--tiny]
 
 A server process (uvicorn, one worker, 127.0.0.1, free port, the demo
 dataset in memory, `REDSTRING_MAX_COST` as given) answers, one at a time,
@@ -28,6 +28,7 @@ from graphql import parse
 
 from bench.graphql import free_port
 from bench.measure import machine
+from bench.options import parse_args
 from redstring.api.demo import DEMO_TENANT_ID
 from redstring.api.operation_cost import operation_cost
 from redstring.api.schema.build import build_schema
@@ -113,7 +114,7 @@ def longest_healthz_while(
     return response, took, longest
 
 
-def main(max_cost: int) -> None:
+def main(max_cost: int, most: int | None) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = dict(
@@ -138,7 +139,7 @@ def main(max_cost: int) -> None:
                 except httpx.TransportError:
                     time.sleep(0.2)
             print(f"max cost {max_cost}; {machine()}")
-            for name, query in shapes(max_cost).items():
+            for name, query in list(shapes(max_cost).items())[:most]:
                 response, took, healthz = longest_healthz_while(
                     base, lambda q=query: client.post("/graphql", json={"query": q})
                 )
@@ -156,4 +157,6 @@ def main(max_cost: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-cost", type=int, default=20_000)
-    main(parser.parse_args().max_cost)
+    parser.add_argument("--shapes", type=int, default=None, help="run only the first N shapes")
+    args = parse_args(parser, shapes=2)
+    main(args.max_cost, args.shapes)

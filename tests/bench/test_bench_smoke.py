@@ -39,6 +39,7 @@ class SmokeRun:
 
 RUNS = [
     SmokeRun("blocking", "the named entity ranked first"),
+    SmokeRun("cost_limit", "/healthz up to"),
     SmokeRun("graphql", "load ("),
     # Its memory rows run in the same process as its Neo4j rows: one run of its six
     # processes (file writers and `redstring load`s) is enough.
