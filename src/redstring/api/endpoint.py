@@ -14,13 +14,14 @@ from starlette.responses import HTMLResponse, Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
-from strawberry.http import GraphQLRequestData
+from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
+from strawberry.types import ExecutionResult
 
 from redstring.api import request_body
 from redstring.api.authentication import NO_AUTHENTICATION, Authenticator
 from redstring.api.authorization import Caller, Role
 from redstring.api.context import RequestContext
-from redstring.api.errors import ErrorCode, RequestRefusedError
+from redstring.api.errors import ErrorCode, RequestRefusedError, public_error
 from redstring.api.limits import Limits
 from redstring.api.refusals import internal_error, refusal_response, view_refusal
 from redstring.composition.services import Services
@@ -109,6 +110,18 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
             request_body.require_json_media_type(request.content_type)
             fields = self.parse_json(await request.get_body())
         return request_body.graphql_request(fields)
+
+    async def process_result(
+        self, request: Request, result: ExecutionResult
+    ) -> GraphQLHTTPResponse:
+        """The response body, with every error coded: the `ErrorCodes` extension codes
+        them, but Strawberry answers an exception escaping any extension hook without
+        running the rest, so an uncoded error is made public (masked) here."""
+        if result.errors and any("code" not in (e.extensions or {}) for e in result.errors):
+            result.errors = [
+                e if "code" in (e.extensions or {}) else public_error(e) for e in result.errors
+            ]
+        return await super().process_result(request, result)
 
     async def render_graphql_ide(self, request: Request) -> Response:
         return HTMLResponse(self._graphiql)
