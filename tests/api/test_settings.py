@@ -81,3 +81,9 @@ def test_an_incomplete_provider_is_refused_before_the_server_starts(
     err = capsys.readouterr().err
     assert message in err
     assert "Traceback" not in err
+
+
+def test_the_json_nesting_cap_stays_below_the_parsers_recursion() -> None:
+    assert Settings(max_json_depth=256).limits().max_json_depth == 256
+    with pytest.raises(ValidationError, match="max_json_depth"):
+        Settings(max_json_depth=257)

@@ -96,7 +96,7 @@ class Settings(BaseSettings):
     max_batch: int = Field(default=1000, ge=1)
     max_cost: int = Field(default=20_000, ge=1)
     max_body_bytes: int = Field(default=1_048_576, ge=1)
-    max_json_depth: int = Field(default=64, ge=1)
+    max_json_depth: int = Field(default=64, ge=1, le=256)
     request_timeout: float = Field(default=10.0, gt=0)
 
     @field_validator("embeddings", mode="before")
