@@ -83,10 +83,17 @@ def small_ints() -> st.SearchStrategy[int]:
 ZERO_VECTOR_TEXTS = ("!", "...", "\U0001f642", "\u0301", " ")
 
 
-def query_texts(names: Sequence[str]) -> st.SearchStrategy[str]:
-    """Values for `String`: names in the data, zero-vector texts, and arbitrary text."""
-    return st.one_of(
-        st.sampled_from(list(names)), st.sampled_from(ZERO_VECTOR_TEXTS), st.text(max_size=40)
+def query_texts(words: Sequence[str]) -> st.SearchStrategy[str]:
+    """Values for `String`: `words` of the data (names, types) and zero-vector texts (each
+    three times in ten), and arbitrary text."""
+    return st.integers(min_value=0, max_value=9).flatmap(
+        lambda roll: (
+            st.sampled_from(list(words))
+            if roll < 3
+            else st.sampled_from(ZERO_VECTOR_TEXTS)
+            if roll < 6
+            else st.text(max_size=40)
+        )
     )
 
 
