@@ -35,12 +35,13 @@ NOT_READY_WITHIN_S = 1.0
 CODED_ERROR_WITHIN_S = 0.1
 TRIES = 5
 ENTITIES = 20
+SHARED_SERVER_SETTINGS = ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD")
 
 
 def neo4j_script(*args: str) -> None:
-    """`scripts/neo4j_server.py --name fault ARGS`, away from the environment's `NEO4J_*`
-    (which name the shared server)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
+    """`scripts/neo4j_server.py --name fault ARGS`, away from the connection settings of
+    the environment (which name the shared server); `NEO4J_JAVA_HOME` is kept."""
+    env = {k: v for k, v in os.environ.items() if k not in SHARED_SERVER_SETTINGS}
     argv = [sys.executable, str(SCRIPT), "--name", INSTANCE, *args]
     done = subprocess.run(
         argv, env=env, cwd=REPO, capture_output=True, text=True, timeout=SCRIPT_TIMEOUT_S
@@ -79,6 +80,7 @@ def server(own_neo4j: dict[str, str]) -> Iterator[str]:
         yield base
     finally:
         process.stop()
+        print(f"--- redstring's output (end):\n{process.output[-8000:]}")  # shown on failure
 
 
 UPSERT_ENTITIES = """
