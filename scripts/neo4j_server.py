@@ -7,9 +7,20 @@ Usage::
     python3 scripts/neo4j_server.py status   # exit 0 if the server answers Bolt, else 1
     python3 scripts/neo4j_server.py stop     # stop it and delete its data
 
+    python3 scripts/neo4j_server.py --name fault start        # a second server, its own state
+    python3 scripts/neo4j_server.py --name fault stop --keep  # stop it, keep data/port/password
+    python3 scripts/neo4j_server.py --name fault start        # resume it: same port, password, data
+
 ``start`` writes the connection settings to ``.cache/neo4j/env`` as ``KEY=value``
 lines (``NEO4J_URI``, ``NEO4J_USER``, ``NEO4J_PASSWORD``), ready for
 ``set -a; . .cache/neo4j/env; set +a`` or a Makefile ``include``.
+
+Instances: without ``--name`` the script manages the checkout's default server, its
+state directly in ``.cache/neo4j/``. ``--name NAME`` manages another server whose
+state (env file, ``server.json``, run folders, lock) lives in ``.cache/neo4j/NAME/``;
+every instance runs from the one fetched distribution. ``NEO4J_URI`` in the
+environment only ever stands in for the default instance: a named one is always
+a server of this script's own.
 
 How it works:
 
@@ -27,6 +38,10 @@ How it works:
   small, and the ``neo4j`` user gets a random password.  ``stop`` sends SIGTERM
   (SIGKILL after a timeout) and deletes that folder and the env file.
 * ``start`` on a running server reuses it.  ``stop`` with nothing running is fine.
+* ``stop --keep`` stops the server but keeps its run folder, ``server.json`` and env
+  file; the next ``start`` resumes that folder on the same port with the same password
+  and data (it fails, keeping them, if the port has been taken meanwhile). A plain
+  ``stop`` of a kept server deletes it like any other.
 * If ``NEO4J_URI`` is already set in the environment, ``start`` only writes the
   env file from ``NEO4J_URI``/``NEO4J_USER``/``NEO4J_PASSWORD`` and starts nothing;
   ``stop`` never touches a server it did not start.
@@ -82,11 +97,10 @@ CACHE_DIR = REPO_ROOT / ".cache" / "neo4j"
 DIST_DIR = CACHE_DIR / f"dist-{NEO4J_VERSION}"
 LIB_DIR = DIST_DIR / "lib"
 DIST_COMPLETE = DIST_DIR / ".complete"
-RUNS_DIR = CACHE_DIR / "run"
-ENV_FILE = CACHE_DIR / "env"
-PID_FILE = CACHE_DIR / "neo4j.pid"
-STATE_FILE = CACHE_DIR / "server.json"
-LOCK_FILE = CACHE_DIR / ".lock"
+DIST_LOCK_FILE = CACHE_DIR / ".dist.lock"
+# Instance names: a folder of CACHE_DIR that is none of the default instance's entries.
+NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+RESERVED_NAMES = {"run"}
 
 # Flags from the jvm settings of Neo4j's default neo4j.conf, plus a hard exit on OOM.
 JVM_FLAGS = [
@@ -116,15 +130,57 @@ class Neo4jServerError(RuntimeError):
     """A failure to report to the user as one clear message."""
 
 
+@dataclass(frozen=True)
+class Instance:
+    """Where one managed server keeps its state: the default instance directly in
+    CACHE_DIR (where it always has), a named one in CACHE_DIR/<name>."""
+
+    name: str | None
+    home: Path
+
+    @classmethod
+    def called(cls, name: str | None) -> Instance:
+        if name is None:
+            return cls(None, CACHE_DIR)
+        if not NAME_PATTERN.fullmatch(name) or name in RESERVED_NAMES or name.startswith("dist-"):
+            raise Neo4jServerError(
+                f"bad instance name {name!r}: use lower-case letters, digits, '-' and '_' "
+                "(not 'run', not 'dist-...')"
+            )
+        return cls(name, CACHE_DIR / name)
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.home / "run"
+
+    @property
+    def env_file(self) -> Path:
+        return self.home / "env"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.home / "neo4j.pid"
+
+    @property
+    def state_file(self) -> Path:
+        return self.home / "server.json"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.home / ".lock"
+
+
 @dataclass
 class ServerState:
-    """What ``start`` records about the server it launched (``server.json``)."""
+    """What ``start`` records about the server it launched (``server.json``); ``kept``
+    when ``stop --keep`` stopped it and the next ``start`` resumes its run folder."""
 
     pid: int
     port: int
     password: str
     run_dir: str
     version: str
+    kept: bool = False
 
     @property
     def uri(self) -> str:
@@ -205,7 +261,13 @@ def find_jdk() -> Jdk:
 
 
 def ensure_distribution() -> Path:
-    """Copy the server's jars into the cache with Maven, unless already there."""
+    """Copy the server's jars into the cache with Maven, unless already there; one
+    fetch for every instance (under a lock of its own)."""
+    with locked(DIST_LOCK_FILE):
+        return _fetch_distribution()
+
+
+def _fetch_distribution() -> Path:
     if DIST_COMPLETE.is_file():
         return LIB_DIR
     mvn = shutil.which("mvn")
@@ -304,41 +366,45 @@ def is_our_server(state: ServerState) -> bool:
     return ENTRY_POINT in args and f"--home-dir={state.run_dir}" in args
 
 
-def read_state() -> ServerState | None:
+def read_state(instance: Instance) -> ServerState | None:
     try:
-        data = json.loads(STATE_FILE.read_text())
+        data = json.loads(instance.state_file.read_text())
         return ServerState(**data)
     except (OSError, ValueError, TypeError):
         return None
 
 
-def write_state(state: ServerState) -> None:
-    STATE_FILE.write_text(json.dumps(asdict(state), indent=2) + "\n")
-    STATE_FILE.chmod(0o600)
-    PID_FILE.write_text(f"{state.pid}\n")
+def write_state(instance: Instance, state: ServerState) -> None:
+    instance.state_file.write_text(json.dumps(asdict(state), indent=2) + "\n")
+    instance.state_file.chmod(0o600)
+    if state.kept:
+        instance.pid_file.unlink(missing_ok=True)
+    else:
+        instance.pid_file.write_text(f"{state.pid}\n")
 
 
-def write_env_file(uri: str, user: str, password: str) -> None:
-    CACHE_DIR.mkdir(parents=True, exist_ok=True)
-    tmp = ENV_FILE.with_suffix(".tmp")
+def write_env_file(instance: Instance, uri: str, user: str, password: str) -> None:
+    instance.home.mkdir(parents=True, exist_ok=True)
+    tmp = instance.env_file.with_suffix(".tmp")
     tmp.write_text(f"NEO4J_URI={uri}\nNEO4J_USER={user}\nNEO4J_PASSWORD={password}\n")
     tmp.chmod(0o600)
-    tmp.replace(ENV_FILE)
+    tmp.replace(instance.env_file)
 
 
-def clear_files() -> None:
-    for path in (ENV_FILE, PID_FILE, STATE_FILE):
+def clear_files(instance: Instance) -> None:
+    for path in (instance.env_file, instance.pid_file, instance.state_file):
         path.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
-def locked() -> Iterator[None]:
-    """Serialise concurrent start/stop calls (e.g. parallel make targets)."""
+def locked(lock_file: Path) -> Iterator[None]:
+    """Serialise concurrent start/stop calls (e.g. parallel make targets) on `lock_file`."""
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     ignore = CACHE_DIR / ".gitignore"
     if not ignore.exists():
         ignore.write_text("*\n")
-    with LOCK_FILE.open("w") as handle:
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with lock_file.open("w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -386,7 +452,7 @@ def neo4j_conf(run_dir: Path, port: int) -> str:
         "internal.dbms.bolt.netty_server_shutdown_quiet_period_duration": "0s",
         "db.tx_log.rotation.retention_policy": "1 files",
     }
-    lines = ["# Generated by scripts/neo4j_server.py for one throwaway run."]
+    lines = ["# Generated by scripts/neo4j_server.py for one run folder."]
     lines += [f"{key}={value}" for key, value in settings.items()]
     return "\n".join(lines) + "\n"
 
@@ -419,43 +485,47 @@ def tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
 
 
 # ---------------------------------------------------------------------- commands
-
-
-def start() -> int:
-    external = os.environ.get("NEO4J_URI")
-    state = read_state()
+def start(instance: Instance) -> int:
+    """Start the instance's server: reuse a running one, resume a kept one, else launch
+    a fresh one (the default instance only points at ``NEO4J_URI`` when that is set)."""
+    external = os.environ.get("NEO4J_URI") if instance.name is None else None
+    state = read_state(instance)
+    env_file = instance.env_file
     if external and not (state is not None and state.uri == external and is_our_server(state)):
         user = os.environ.get("NEO4J_USER", NEO4J_USER)
-        write_env_file(external, user, os.environ.get("NEO4J_PASSWORD", ""))
-        log(f"NEO4J_URI is set ({external}): using that server, starting none; wrote {ENV_FILE}")
+        write_env_file(instance, external, user, os.environ.get("NEO4J_PASSWORD", ""))
+        log(f"NEO4J_URI is set ({external}): using that server, starting none; wrote {env_file}")
         return 0
 
     if state is not None and is_our_server(state):
         if bolt_handshake("127.0.0.1", state.port) is None:
             wait_for_bolt(state, Path(state.run_dir), subprocess_handle=None)
-        write_env_file(state.uri, NEO4J_USER, state.password)
-        log(f"already running (pid {state.pid}) at {state.uri}; wrote {ENV_FILE}")
+        write_env_file(instance, state.uri, NEO4J_USER, state.password)
+        log(f"already running (pid {state.pid}) at {state.uri}; wrote {env_file}")
         return 0
-    if state is not None:
-        log(f"removing leftovers of a server that is gone (pid {state.pid})")
-    remove_runs()
 
     started = time.monotonic()
-    jdk = find_jdk()
-    lib_dir = ensure_distribution()
-    state = launch(jdk, lib_dir)
-    write_env_file(state.uri, NEO4J_USER, state.password)
+    if state is not None and state.kept and Path(state.run_dir).is_dir():
+        state = resume(find_jdk(), ensure_distribution(), instance, state)
+        how = "resumed with its data"
+    else:
+        if state is not None:
+            log(f"removing leftovers of a server that is gone (pid {state.pid})")
+        remove_runs(instance)
+        state = launch(find_jdk(), ensure_distribution(), instance)
+        how = "is up"
+    write_env_file(instance, state.uri, NEO4J_USER, state.password)
     log(
-        f"Neo4j {NEO4J_VERSION} is up at {state.uri} (pid {state.pid}) after "
-        f"{time.monotonic() - started:.1f}s; wrote {ENV_FILE}"
+        f"Neo4j {NEO4J_VERSION} {how} at {state.uri} (pid {state.pid}) after "
+        f"{time.monotonic() - started:.1f}s; wrote {env_file}"
     )
     return 0
 
 
-def launch(jdk: Jdk, lib_dir: Path) -> ServerState:
+def launch(jdk: Jdk, lib_dir: Path, instance: Instance) -> ServerState:
     """Set up a fresh run folder, set the password, start the server and wait for Bolt."""
-    RUNS_DIR.mkdir(parents=True, exist_ok=True)
-    run_dir = Path(tempfile.mkdtemp(prefix="neo4j-", dir=RUNS_DIR))
+    instance.runs_dir.mkdir(parents=True, exist_ok=True)
+    run_dir = Path(tempfile.mkdtemp(prefix="neo4j-", dir=instance.runs_dir))
     for sub in ("conf", "data", "logs", "run", "import", "plugins", "licenses"):
         (run_dir / sub).mkdir()
     port = free_port()
@@ -477,7 +547,48 @@ def launch(jdk: Jdk, lib_dir: Path) -> ServerState:
             f"neo4j-admin dbms set-initial-password failed (exit {admin.returncode}):\n"
             f"{(admin.stdout + admin.stderr).strip()[-4000:]}"
         )
+    try:
+        return run_server(jdk, lib_dir, instance, run_dir, port, password)
+    except Neo4jServerError:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        clear_files(instance)
+        raise
 
+
+def resume(jdk: Jdk, lib_dir: Path, instance: Instance, kept: ServerState) -> ServerState:
+    """Start the server of a kept run folder again: its config (so its port), its data and
+    its password. On failure the folder and the state stay kept for another try."""
+    if not port_is_free(kept.port):
+        raise Neo4jServerError(
+            f"port {kept.port} of the kept server in {kept.run_dir} is in use; free it and "
+            "`start` again, or `stop` (which deletes the kept data) and `start` afresh"
+        )
+    try:
+        return run_server(jdk, lib_dir, instance, Path(kept.run_dir), kept.port, kept.password)
+    except Neo4jServerError:
+        write_state(instance, kept)
+        raise
+
+
+def port_is_free(port: int) -> bool:
+    """Whether a server could listen on 127.0.0.1:`port` now. SO_REUSEADDR, as Neo4j's
+    own listener sets it: the connections the stopped server closed linger in TIME_WAIT
+    on that port, and only another listener makes it unusable."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def run_server(
+    jdk: Jdk, lib_dir: Path, instance: Instance, run_dir: Path, port: int, password: str
+) -> ServerState:
+    """Start the server of `run_dir` (configured for `port`) and wait for Bolt; on failure
+    the process is stopped and `Neo4jServerError` raised."""
+    env = neo4j_env(jdk, run_dir)
     console_log = run_dir / "logs" / "console.log"
     heap = [f"-Xms{HEAP_INITIAL}", f"-Xmx{HEAP_MAX}"]
     cmd = java_command(
@@ -490,7 +601,7 @@ def launch(jdk: Jdk, lib_dir: Path) -> ServerState:
     )
     cmd[1:1] = heap
     log(f"starting Neo4j {NEO4J_VERSION} on Java {jdk.major} ({jdk.home}), port {port}…")
-    with console_log.open("wb") as out:
+    with console_log.open("ab") as out:
         proc = subprocess.Popen(
             cmd,
             env=env,
@@ -504,13 +615,11 @@ def launch(jdk: Jdk, lib_dir: Path) -> ServerState:
     state = ServerState(
         pid=proc.pid, port=port, password=password, run_dir=str(run_dir), version=NEO4J_VERSION
     )
-    write_state(state)
+    write_state(instance, state)
     try:
         wait_for_bolt(state, run_dir, subprocess_handle=proc)
     except Neo4jServerError:
         stop_process(state)
-        shutil.rmtree(run_dir, ignore_errors=True)
-        clear_files()
         raise
     return state
 
@@ -568,8 +677,10 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
-def stop() -> int:
-    state = read_state()
+def stop(instance: Instance, *, keep: bool = False) -> int:
+    """Stop the instance's server and delete its run folder and files; with `keep`, keep
+    them (data, port, password) for the next `start` to resume."""
+    state = read_state(instance)
     if state is None:
         log("no managed Neo4j server is running")
     elif is_our_server(state):
@@ -578,30 +689,39 @@ def stop() -> int:
         stop_process(state)
         log(f"stopped in {time.monotonic() - started:.1f}s")
     else:
-        log(f"Neo4j (pid {state.pid}) was not running; cleaning up")
-    remove_runs()
-    clear_files()
+        log(f"Neo4j (pid {state.pid}) was not running" + ("" if keep else "; cleaning up"))
+    if keep and state is not None and Path(state.run_dir).is_dir():
+        state.kept = True
+        write_state(instance, state)
+        log(f"kept its data, port {state.port} and password in {state.run_dir}; `start` resumes it")
+        return 0
+    remove_runs(instance)
+    clear_files(instance)
     return 0
 
 
-def remove_runs() -> None:
-    """Delete every run folder (config, data, logs): only one managed server exists at a time."""
-    if RUNS_DIR.is_dir():
-        for run_dir in RUNS_DIR.glob("neo4j-*"):
+def remove_runs(instance: Instance) -> None:
+    """Delete every run folder (config, data, logs) of the instance: it has one server at
+    a time."""
+    if instance.runs_dir.is_dir():
+        for run_dir in instance.runs_dir.glob("neo4j-*"):
             shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def status() -> int:
-    state = read_state()
+def status(instance: Instance) -> int:
+    state = read_state(instance)
     if state is not None and is_our_server(state):
         bolt = bolt_handshake("127.0.0.1", state.port)
         answer = f"Bolt {bolt[0]}.{bolt[1]}" if bolt else "Bolt not answering"
         print(f"running: Neo4j {state.version}, pid {state.pid}, {state.uri}, {answer}")
         return 0 if bolt else 1
-    external = os.environ.get("NEO4J_URI")
+    external = os.environ.get("NEO4J_URI") if instance.name is None else None
     if external:
         print(f"external: NEO4J_URI={external} (not managed by this script)")
         return 0
+    if state is not None and state.kept:
+        print(f"stopped, kept: {state.uri}, data in {state.run_dir}; `start` resumes it")
+        return 1
     print("stopped")
     return 1
 
@@ -611,12 +731,25 @@ def main(argv: list[str] | None = None) -> int:
         description="Fetch, start and stop a throwaway Neo4j Community server (Bolt on 127.0.0.1)."
     )
     parser.add_argument("command", choices=["start", "stop", "status"])
+    parser.add_argument(
+        "--name",
+        help="manage the named instance, its state in .cache/neo4j/NAME/ (default: the "
+        "checkout's default server, state in .cache/neo4j/)",
+    )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="with stop: keep the data, port and password; the next start resumes them",
+    )
     args = parser.parse_args(argv)
+    if args.keep and args.command != "stop":
+        parser.error("--keep goes with stop")
     try:
+        instance = Instance.called(args.name)
         if args.command == "status":
-            return status()
-        with locked():
-            return start() if args.command == "start" else stop()
+            return status(instance)
+        with locked(instance.lock_file):
+            return start(instance) if args.command == "start" else stop(instance, keep=args.keep)
     except Neo4jServerError as error:
         log(f"error: {error}")
         return 1

@@ -1,0 +1,192 @@
+"""Neo4j stopped and started again under a running `redstring serve`.
+
+The Neo4j is this test's own (`scripts/neo4j_server.py --name fault`, never the shared
+server of `make test`): stopped with `stop --keep`, it comes back on the same port with
+the same password and data. The contract (issue 15): readiness false within 1 s, a
+coded `SERVICE_UNAVAILABLE` in under 100 ms, recovery without restarting redstring, and
+nothing lost.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.processes import REPO, LoggedProcess, child_environment, free_loopback_port
+
+pytestmark = pytest.mark.neo4j
+
+SCRIPT = REPO / "scripts" / "neo4j_server.py"
+INSTANCE = "fault"
+# Neo4j starts in 10-15 s on an idle machine, several times that on a busy one.
+SCRIPT_TIMEOUT_S = 300.0
+READY_AFTER_RESTART_S = 60.0
+NOT_READY_WITHIN_S = 1.0
+CODED_ERROR_WITHIN_S = 0.1
+TRIES = 5
+ENTITIES = 20
+SHARED_SERVER_SETTINGS = ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD")
+
+
+def neo4j_script(*args: str) -> None:
+    """`scripts/neo4j_server.py --name fault ARGS`, away from the connection settings of
+    the environment (which name the shared server); `NEO4J_JAVA_HOME` is kept."""
+    env = {k: v for k, v in os.environ.items() if k not in SHARED_SERVER_SETTINGS}
+    argv = [sys.executable, str(SCRIPT), "--name", INSTANCE, *args]
+    done = subprocess.run(
+        argv, env=env, cwd=REPO, capture_output=True, text=True, timeout=SCRIPT_TIMEOUT_S
+    )
+    if done.returncode != 0:
+        pytest.fail(f"{' '.join(args)} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+
+
+@pytest.fixture
+def own_neo4j() -> Iterator[dict[str, str]]:
+    """A Neo4j of this test's own, its connection settings; deleted whatever happens."""
+    neo4j_script("stop")  # the leftovers of an interrupted run, if any
+    try:
+        neo4j_script("start")
+        env_file = REPO / ".cache" / "neo4j" / INSTANCE / "env"
+        yield dict(line.split("=", 1) for line in env_file.read_text().splitlines())
+    finally:
+        neo4j_script("stop")
+
+
+@pytest.fixture
+def server(own_neo4j: dict[str, str]) -> Iterator[str]:
+    """`redstring serve` on a loopback port over `own_neo4j`; its base URL."""
+    port = free_loopback_port()
+    env = child_environment(
+        REDSTRING_BACKEND="neo4j",
+        REDSTRING_NEO4J_URI=own_neo4j["NEO4J_URI"],
+        REDSTRING_NEO4J_USER=own_neo4j["NEO4J_USER"],
+        REDSTRING_NEO4J_PASSWORD=own_neo4j["NEO4J_PASSWORD"],
+    )
+    argv = [sys.executable, "-m", "redstring.api", "serve", "--port", str(port)]
+    process = LoggedProcess("redstring", argv, env=env, cwd=REPO)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        process.wait_until_answering(f"{base}/readyz")
+        yield base
+    finally:
+        process.stop()
+        print(f"--- redstring's output (end):\n{process.output[-8000:]}")  # shown on failure
+
+
+UPSERT_ENTITIES = """
+mutation ($tenant: ID!, $entities: [EntityInput!]!) {
+  upsertEntities(tenantId: $tenant, entities: $entities) { ids }
+}"""
+UPSERT_RELATIONSHIPS = """
+mutation ($tenant: ID!, $relationships: [RelationshipInput!]!) {
+  upsertRelationships(tenantId: $tenant, relationships: $relationships) { ids }
+}"""
+RETRIEVE = """
+query ($tenant: ID!, $query: String!) {
+  retrieve(query: $query, tenantId: $tenant, k: 5) { matches { entity { id name } } }
+}"""
+ENTITY = """
+query ($tenant: ID!, $id: ID!) {
+  entity(tenantId: $tenant, id: $id) {
+    id name entityType description properties
+    relationships(direction: OUT) { id relationshipType confidence properties target { id } }
+  }
+}"""
+
+
+def data(http: httpx.Client, document: str, **variables: Any) -> dict[str, Any]:
+    response = http.post("/graphql", json={"query": document, "variables": variables})
+    body: dict[str, Any] = response.json()
+    assert response.status_code == 200, body
+    assert "errors" not in body, body["errors"]
+    result: dict[str, Any] = body["data"]
+    return result
+
+
+def snapshot(http: httpx.Client, tenant: str, ids: list[str]) -> list[dict[str, Any]]:
+    """Every entity of `ids` with its outgoing relationships, as the API reads them."""
+    return [data(http, ENTITY, tenant=tenant, id=entity_id)["entity"] for entity_id in ids]
+
+
+def readiness_after(http: httpx.Client, status: int, timeout: float) -> float:
+    """Seconds until `/readyz` answers `status`; fails after `timeout` seconds."""
+    started = time.monotonic()
+    while True:
+        if http.get("/readyz").status_code == status:
+            return time.monotonic() - started
+        if time.monotonic() - started > timeout:
+            pytest.fail(f"/readyz did not answer {status} within {timeout} s")
+        time.sleep(0.02)
+
+
+def load(http: httpx.Client, tenant: str) -> list[str]:
+    """Entities and a chain of relationships between them, written through the API."""
+    entities = [
+        {
+            "name": f"Fault Company {i}",
+            "entityType": "company",
+            "description": f"company number {i}",
+            "properties": {"rank": i},
+        }
+        for i in range(ENTITIES)
+    ]
+    ids: list[str] = data(http, UPSERT_ENTITIES, tenant=tenant, entities=entities)[
+        "upsertEntities"
+    ]["ids"]
+    relationships = [
+        {"sourceId": a, "targetId": b, "relationshipType": "SUPPLIES", "confidence": 0.5}
+        for a, b in itertools.pairwise(ids)
+    ]
+    data(http, UPSERT_RELATIONSHIPS, tenant=tenant, relationships=relationships)
+    return ids
+
+
+def test_neo4j_stopped_and_started_again_under_a_running_server(server: str) -> None:
+    tenant = str(uuid.uuid4())
+    with httpx.Client(base_url=server, timeout=10.0) as http:
+        ids = load(http, tenant)
+        before = snapshot(http, tenant, ids)
+        assert all(entity is not None for entity in before)
+        assert http.get("/readyz").status_code == 200
+
+        neo4j_script("stop", "--keep")
+        not_ready = readiness_after(http, 503, timeout=NOT_READY_WITHIN_S)
+        print(f"not ready {not_ready * 1000:.0f} ms after Neo4j stopped")
+
+        timings: list[float] = []
+        for _ in range(TRIES):
+            started = time.perf_counter()
+            response = http.post(
+                "/graphql",
+                json={"query": RETRIEVE, "variables": {"tenant": tenant, "query": "Fault"}},
+            )
+            timings.append(time.perf_counter() - started)
+            codes = [e["extensions"]["code"] for e in response.json()["errors"]]
+            assert codes == ["SERVICE_UNAVAILABLE"], response.text
+        # The median: one slow answer on a busy machine is not what this measures.
+        assert statistics.median(timings) < CODED_ERROR_WITHIN_S, timings
+        print(f"coded errors after {[round(t * 1000, 1) for t in timings]} ms")
+
+        neo4j_script("start")
+        ready = readiness_after(http, 200, timeout=READY_AFTER_RESTART_S)
+        print(f"ready again {ready * 1000:.0f} ms after Neo4j started")
+        assert snapshot(http, tenant, ids) == before
+
+        [new_id] = data(
+            http,
+            UPSERT_ENTITIES,
+            tenant=tenant,
+            entities=[{"name": "Fault Newcomer", "entityType": "company"}],
+        )["upsertEntities"]["ids"]
+        matches = data(http, RETRIEVE, tenant=tenant, query="Fault Newcomer")["retrieve"]
+        assert new_id in [m["entity"]["id"] for m in matches["matches"]]
