@@ -144,11 +144,5 @@ def test_memory_backend_keeps_the_contract(memory_target: Target) -> None:
 
 
 @pytest.mark.neo4j
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 15 finding 3: on Neo4j a text that embeds to a zero vector ('!', '...') makes "
-    "SEMANTIC and HYBRID retrieve an INTERNAL_SERVER_ERROR (vector.similarity.cosine); the "
-    "zero-vector slice fixes it",
-)
 def test_neo4j_backend_keeps_the_contract(neo4j_target: Target) -> None:
     _assert_enough(fuzz(neo4j_target))
