@@ -4,16 +4,10 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import io
 import json
 import logging
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
@@ -32,6 +26,7 @@ from redstring.composition.services import Services
 from redstring.testing import CountingGraphStore
 from tests.api.doubles import FailingGraphStore
 from tests.api.support import DEMO, memory_services
+from tests.processes import free_loopback_port, redstring_server
 
 ACCESS = "redstring.api.access"
 FIND = """
@@ -461,25 +456,6 @@ async def test_a_readiness_timeout_is_named(
 # A real server process
 
 
-def _free_loopback_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _serve(port: int, **settings: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REDSTRING_")}
-    env.update({f"REDSTRING_{k.upper()}": v for k, v in settings.items()})
-    return subprocess.Popen(
-        [sys.executable, "-m", "redstring.api", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def _json_lines(stderr: str) -> list[dict[str, Any]]:
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert lines
@@ -487,18 +463,11 @@ def _json_lines(stderr: str) -> list[dict[str, Any]]:
 
 
 def test_a_json_server_logs_every_line_as_json_and_its_own_access_lines() -> None:
-    port = _free_loopback_port()
-    process = _serve(port, log_format="json", graphiql="false")
+    port = free_loopback_port()
+    process = redstring_server(port, demo=False, log_format="json", graphiql="false")
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, "the server exited early"
-            with contextlib.suppress(httpx.TransportError):
-                if httpx.get(f"{base}/healthz", timeout=1.0).status_code == 200:
-                    break
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.1)
+        process.wait_until_answering(f"{base}/healthz")
         with httpx.Client(base_url=base, timeout=10) as http:
             ok = http.post(
                 "/graphql",
@@ -508,8 +477,8 @@ def test_a_json_server_logs_every_line_as_json_and_its_own_access_lines() -> Non
             assert ok.headers["x-request-id"] == "real-1"
             assert http.get("/nowhere").status_code == 404
     finally:
-        process.terminate()
-        _, stderr = process.communicate(timeout=20)
+        process.stop()
+    stderr = process.output
     parsed = _json_lines(stderr)
     loggers = {p["logger"] for p in parsed}
     assert "uvicorn.error" in loggers  # uvicorn's own lines, in the same format
@@ -522,18 +491,18 @@ def test_a_json_server_logs_every_line_as_json_and_its_own_access_lines() -> Non
 
 def test_a_failed_start_logs_its_traceback_as_one_json_field() -> None:
     """Neo4j asked for on a loopback port where nothing listens: the start fails."""
-    dead = _free_loopback_port()
-    process = _serve(
-        _free_loopback_port(),
+    dead = free_loopback_port()
+    process = redstring_server(
+        free_loopback_port(),
+        demo=False,
         log_format="json",
         graphiql="false",
         backend="neo4j",
         neo4j_uri=f"bolt://127.0.0.1:{dead}",
         neo4j_password="unused",
     )
-    _, stderr = process.communicate(timeout=60)
-    assert process.returncode != 0
-    parsed = _json_lines(stderr)
+    assert process.wait(timeout=60) != 0
+    parsed = _json_lines(process.output)
     [failure] = [p for p in parsed if "exc_info" in p]
     assert failure["level"] == "ERROR"
     assert failure["exc_info"].startswith("Traceback (most recent call last):")

@@ -2,63 +2,25 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from tests.api.support import DEMO, README_QUERY
-
-START_TIMEOUT = 30.0
-
-
-def _free_loopback_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+from tests.processes import free_loopback_port, redstring_server
 
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    port = _free_loopback_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REDSTRING_")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "redstring.api", "serve", "--port", str(port), "--demo"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
+    port = free_loopback_port()
+    process = redstring_server(port)
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if process.poll() is not None:
-                pytest.fail(
-                    f"server exited early:\n{process.stdout.read() if process.stdout else ''}"
-                )
-            try:
-                if httpx.get(f"{base}/readyz", timeout=1.0).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("server did not become ready in time")
-            time.sleep(0.1)
+        base = f"http://127.0.0.1:{port}"
+        process.wait_until_answering(f"{base}/readyz")
         yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        process.stop()
 
 
 def test_served_over_real_http(server: str) -> None:

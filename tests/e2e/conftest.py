@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from redstring.api.graphiql import missing_assets
-from tests.e2e.processes import E2E_DIR, LoggedProcess
+from tests.processes import E2E_DIR, LoggedProcess
 
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 SETUP_HINT = "run `make e2e` (or scripts/e2e_setup.sh and `make graphiql`)"

@@ -11,7 +11,7 @@ import httpx
 from redstring import entity_id_for
 from redstring.api.demo import DEMO_TENANT_ID
 from tests.e2e.conftest import Launch
-from tests.e2e.processes import free_loopback_port, node_script, redstring_server
+from tests.processes import free_loopback_port, node_script, redstring_server
 
 DEMO = str(DEMO_TENANT_ID)
 ACME_ID = str(entity_id_for(DEMO_TENANT_ID, "company", "Acme Corp"))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from redstring.api.demo import DEMO_TENANT_ID
 from tests.e2e.conftest import Launch
-from tests.e2e.processes import REPO, free_loopback_port, node_script, redstring_server
+from tests.processes import REPO, free_loopback_port, node_script, redstring_server
 
 SCREENSHOT = REPO / "test-output" / "e2e" / "graphiql.png"
 BROWSER_TIMEOUT = 90.0

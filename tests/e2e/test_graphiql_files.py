@@ -15,7 +15,7 @@ from redstring.api.settings import Settings
 from redstring.composition.services import Services
 from tests.api.page_assets import page_assets
 from tests.api.support import memory_services
-from tests.e2e.processes import E2E_DIR
+from tests.processes import E2E_DIR
 
 
 def _integrity(content: bytes) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.processes import REPO, LoggedProcess, child_environment, free_loopback_port
+from tests.processes import REPO, LoggedProcess, child_environment, free_loopback_port
 
 pytestmark = pytest.mark.neo4j
 

@@ -21,7 +21,7 @@ from schemathesis.graphql import nodes
 
 from redstring.api.demo import DEMO_TENANT_ID, demo_dataset
 from redstring.api.schema.build import schema_sdl
-from tests.e2e.processes import free_loopback_port, redstring_server
+from tests.processes import free_loopback_port, redstring_server
 from tests.security.contract import contract_violations, json_values, uuid_ids, value_node
 
 MAX_EXAMPLES = int(os.environ.get("KG_SCHEMATHESIS_MAX_EXAMPLES", "80"))

@@ -12,11 +12,8 @@ import asyncio
 import datetime
 import json
 import logging
-import os
 import select
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
@@ -37,6 +34,7 @@ from redstring.domain.vectors import VectorMatch
 from redstring.testing import CountingGraphStore
 from tests.api.support import memory_services
 from tests.api.test_retrieve import ACME_ID
+from tests.processes import free_loopback_port, redstring_server
 
 DEMO = str(DEMO_TENANT_ID)
 RETRIEVE = """query ($t: ID!) {
@@ -576,43 +574,15 @@ async def test_a_client_leaving_mid_body_is_no_internal_error(
 # --- a real server ----------------------------------------------------------------------
 
 
-def _free_loopback_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[str, int]]:
-    port = _free_loopback_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REDSTRING_")}
-    env["REDSTRING_GRAPHIQL"] = "false"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "redstring.api", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    port = free_loopback_port()
+    process = redstring_server(port, demo=False, graphiql="false")
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, "the server exited early"
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1.0).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the server did not become ready"
-            time.sleep(0.1)
+        process.wait_until_answering(f"http://127.0.0.1:{port}/readyz")
         yield "127.0.0.1", port
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        process.stop()
 
 
 def _status_and_body(response: bytes) -> tuple[int, dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Child processes for the end-to-end tests: started, awaited with a deadline, logged, stopped.
+"""Child processes of the tests (servers, Node scripts): started, awaited with a deadline, logged, stopped.
 
 Every wait is bounded; whatever a process printed is kept, so a failing test
 can show it.
@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 E2E_DIR = REPO / "e2e"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
@@ -148,11 +148,11 @@ class LoggedProcess:
         self._reader.join(timeout=STOP_TIMEOUT)
 
 
-def redstring_server(port: int, **settings: str) -> LoggedProcess:
-    """`redstring serve --demo` on `127.0.0.1:port` with `REDSTRING_*` `settings`."""
+def redstring_server(port: int, *, demo: bool = True, **settings: str) -> LoggedProcess:
+    """`redstring serve [--demo]` on `127.0.0.1:port` with `REDSTRING_*` `settings`."""
     env = child_environment(**{f"REDSTRING_{k.upper()}": v for k, v in settings.items()})
-    argv = [sys.executable, "-m", "redstring.api", "serve", "--port", str(port), "--demo"]
-    return LoggedProcess("redstring", argv, env=env, cwd=REPO)
+    argv = [sys.executable, "-m", "redstring.api", "serve", "--port", str(port)]
+    return LoggedProcess("redstring", [*argv, "--demo"] if demo else argv, env=env, cwd=REPO)
 
 
 def node_script(name: str, script: str, *args: str, **env: str) -> LoggedProcess:
