@@ -15,8 +15,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lint: venv
-	$(BIN)/ruff check src tests bench examples
-	$(BIN)/ruff format --check src tests bench examples
+	$(BIN)/ruff check src tests bench examples hatch_build.py
+	$(BIN)/ruff format --check src tests bench examples hatch_build.py
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 

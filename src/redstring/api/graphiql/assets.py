@@ -3,6 +3,9 @@
 The versions are those `package.json` pins (a test keeps the two equal), and
 the hashes were taken from the installed files; a CDN serving the same
 package version serves the same bytes, so one hash fits both sources.
+
+This module imports nothing but the standard library: the build hook
+(`hatch_build.py`) loads it by path to learn which files the wheel carries.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 CDN_BASE = "https://unpkg.com"
 INSTALL_DIR = Path(__file__).resolve().parent / "node_modules"
 ROUTE_PREFIX = "graphiql"
+LICENCE_FILE = "LICENSE"  # what graphiql, react and react-dom each ship at their root
 
 
 class AssetSource(StrEnum):
@@ -50,7 +54,7 @@ class Asset:
         return f"{ROUTE_PREFIX}/{self.name}"
 
     def file(self, install_dir: Path = INSTALL_DIR) -> Path:
-        """Where `npm ci` puts this file."""
+        """Where `npm ci` puts this file in a checkout, and where the wheel carries it."""
         return install_dir / self.package / self.path
 
 
@@ -87,3 +91,11 @@ ASSETS = STYLES + SCRIPTS
 def missing_assets(install_dir: Path = INSTALL_DIR) -> list[Asset]:
     """The assets not installed in `install_dir`."""
     return [asset for asset in ASSETS if not asset.file(install_dir).is_file()]
+
+
+def shipped_files(install_dir: Path = INSTALL_DIR) -> list[Path]:
+    """What the wheel and sdist carry of `install_dir`: each asset, and the licence
+    of each package an asset comes from (its `LICENSE`), nothing more."""
+    packages = dict.fromkeys(asset.package for asset in ASSETS)
+    licences = [install_dir / package / LICENCE_FILE for package in packages]
+    return [asset.file(install_dir) for asset in ASSETS] + licences

@@ -1,0 +1,184 @@
+"""`pip install redstring` gives the product: the sdist and wheel carry GraphiQL's files.
+
+The sdist is built from this checkout, the wheel from that sdist with no npm
+on the PATH (as a user's `pip install` from an sdist would), and the wheel is
+installed into a fresh venv outside the checkout. Its server, started from
+another folder with every proxy pointing at a closed loopback port, serves
+GraphiQL's page, every file the page loads, and the README's query.
+
+The project venv lends the new venv its dependencies (a `.pth` naming a
+folder of links to them, redstring's own files left out), so the install
+needs no index and no network; pip still checks the wheel's requirements
+against them. Without GraphiQL's files and without npm the test is skipped,
+unless `E2E_REQUIRED=1` (`make test`), where it fails.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urljoin
+
+import httpx
+import pytest
+
+from redstring.api.graphiql import ASSETS, INSTALL_DIR, missing_assets
+from redstring.api.graphiql.assets import shipped_files
+from tests.api.page_assets import page_assets
+from tests.api.support import DEMO, README_QUERY
+from tests.processes import REPO, LoggedProcess, child_environment, free_loopback_port
+
+SRC = REPO / "src"
+BUILD_TIMEOUT = 120.0
+DEAD_PROXY = "http://127.0.0.1:9"  # the discard port, closed: any proxied request fails
+
+
+@dataclass(frozen=True)
+class Dist:
+    sdist: Path
+    wheel: Path
+
+
+def _run(argv: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, f"{argv} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def _shipped_names(prefix: Path) -> set[str]:
+    """The archive names of GraphiQL's shipped files, under `prefix`."""
+    return {(prefix / path.relative_to(SRC)).as_posix() for path in shipped_files()}
+
+
+def _integrity(content: bytes) -> str:
+    return "sha384-" + base64.b64encode(hashlib.sha384(content).digest()).decode()
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Dist:
+    if missing_assets() and shutil.which("npm") is None:
+        message = f"GraphiQL's files are not installed ({INSTALL_DIR}) and npm is not found"
+        if os.environ.get("E2E_REQUIRED") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    out = tmp_path_factory.mktemp("dist")
+    build = [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out)]
+    _run([*build, "--sdist", str(REPO)], cwd=out)
+    (sdist,) = out.glob("redstring-*.tar.gz")
+    unpacked = tmp_path_factory.mktemp("sdist")
+    with tarfile.open(sdist) as archive:
+        archive.extractall(unpacked, filter="data")
+    (source,) = unpacked.iterdir()
+    no_npm = {**os.environ, "PATH": str(Path(sys.executable).parent)}
+    _run([*build, "--wheel", str(source)], cwd=out, env=no_npm)
+    (wheel,) = out.glob("redstring-*.whl")
+    return Dist(sdist, wheel)
+
+
+def test_the_sdist_and_the_wheel_carry_graphiqls_files_and_licences_only(dist: Dist) -> None:
+    with tarfile.open(dist.sdist) as archive:
+        sdist_names = {name for name in archive.getnames() if "/node_modules/" in name}
+    top = dist.sdist.name.removesuffix(".tar.gz")
+    assert sdist_names == _shipped_names(Path(top, "src"))
+    with zipfile.ZipFile(dist.wheel) as archive:
+        wheel_names = {name for name in archive.namelist() if "/node_modules/" in name}
+        assert wheel_names == _shipped_names(Path())
+        for asset in ASSETS:
+            name = asset.file().relative_to(SRC).as_posix()
+            assert _integrity(archive.read(name)) == asset.integrity, asset.name
+
+
+@pytest.fixture(scope="module")
+def installed(dist: Dist, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv outside the checkout with the wheel installed; its `bin` folder."""
+    root = tmp_path_factory.mktemp("installed")
+    venv = root / "venv"
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=root)
+    deps = root / "deps"
+    deps.mkdir()
+    for entry in Path(sysconfig.get_path("purelib")).iterdir():
+        if not entry.name.startswith(("redstring", "_editable_impl_redstring", "__editable__")):
+            (deps / entry.name).symlink_to(entry)
+    python = venv / "bin" / "python"
+    purelib = _run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], cwd=root
+    ).strip()
+    (Path(purelib) / "project-deps.pth").write_text(f"{deps}\n", encoding="utf-8")
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index"]
+    _run([*pip, "--no-cache-dir", str(dist.wheel)], cwd=root)
+    return venv / "bin"
+
+
+def _user_env() -> dict[str, str]:
+    """A user's shell: no `REDSTRING_*`, no `PYTHONPATH`, and no way out but a dead proxy."""
+    env = child_environment(HF_HUB_OFFLINE="1")
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        env[name] = env[name.lower()] = DEAD_PROXY
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+@pytest.fixture
+def server(installed: Path, tmp_path: Path) -> Iterator[str]:
+    """The installed `redstring serve --demo`, started in an empty folder, offline."""
+    port = free_loopback_port()
+    argv = [str(installed / "redstring"), "serve", "--demo", "--port", str(port)]
+    process = LoggedProcess("installed redstring", argv, env=_user_env(), cwd=tmp_path)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        process.wait_until_answering(f"{base}/readyz")
+        yield base
+    finally:
+        process.stop()
+
+
+def test_the_installed_package_is_the_wheels(installed: Path, tmp_path: Path) -> None:
+    where = _run(
+        [str(installed / "python"), "-c", "import redstring; print(redstring.__file__)"],
+        cwd=tmp_path,
+        env=_user_env(),
+    )
+    assert Path(where.strip()).is_relative_to(installed.parent)
+
+
+def test_the_installed_server_serves_graphiql_and_the_readme_query(server: str) -> None:
+    with httpx.Client(timeout=10.0) as http:
+        page = http.get(f"{server}/graphql", headers={"accept": "text/html"})
+        assert page.status_code == 200
+        loaded = page_assets(page.text)
+        assert [asset.integrity for asset in loaded] == [asset.integrity for asset in ASSETS]
+        for asset in loaded:
+            url = urljoin(str(page.url), asset.url)
+            assert url.startswith(f"{server}/graphiql/"), url
+            response = http.get(url)
+            assert response.status_code == 200, url
+            kind = "text/css" if url.endswith(".css") else "text/javascript"
+            assert response.headers["content-type"] == f"{kind}; charset=utf-8", url
+            assert _integrity(response.content) == asset.integrity, url
+        answer = http.post(
+            f"{server}/graphql", json={"query": README_QUERY, "variables": {"tenant": DEMO}}
+        )
+        assert answer.status_code == 200
+        assert "errors" not in answer.json()
+        matches = answer.json()["data"]["retrieve"]["matches"]
+        assert matches[0]["entity"]["name"] == "Acme Corp"
+        assert matches[0]["entity"]["relationships"]
