@@ -1,7 +1,9 @@
 """GraphiQL on `GET /graphql`, its browser files served by the server itself or by a CDN.
 
 The files come from pinned npm packages (`package.json` beside this file),
-installed by `make graphiql` into `node_modules/` here, never at run time.
+installed by `make graphiql` into `node_modules/` here, never at run time;
+the build hook (`hatch_build.py`) puts the few the page loads, with their
+licences, into the sdist and wheel at the same place.
 `assets.py` names the few files the page loads, with their Subresource
 Integrity hashes: a browser runs only the pinned bytes, wherever they came from.
 """
