@@ -60,6 +60,9 @@ async def _relationships(
         )
     ]
     loaded = await context.loaders.entities.load_many(end_keys) if end_keys else []
+    # Every resolver of this depth resumes in the same turn of the loop; the objects
+    # below are completed in the turns `loop_share` gives.
+    await context.loop_share.turn()
     known = {e.id: e for e in loaded if e is not None}
     return [Relationship.from_domain(r, known) for r in found]
 
@@ -81,6 +84,7 @@ def _selected_ends(info: strawberry.Info[RequestContext, None]) -> frozenset[str
 
 async def _end(info: strawberry.Info[RequestContext, None], key: EntityKey) -> Entity:
     entity = await info.context.loaders.entities.load(key)
+    await info.context.loop_share.turn()
     if entity is None:
         # Stores drop relationships with their entities, so this is a race with a
         # concurrent delete or a store bug: either way not the caller's fault.
