@@ -23,6 +23,9 @@ async def retrieve(
     context = info.context
     tenant = authorized_tenant(context, tenant_id)
     context.limits.check_retrieve(query, k)
+    # Retrieval over the in-memory stores computes without awaiting anything: the
+    # `retrieve` fields of one operation would all run in the same turn of the loop.
+    await context.loop_share.turn()
     result = await context.services.retriever.retrieve(
         query, tenant, k=k, entity_types=given(entity_types), mode=mode.to_domain()
     )
