@@ -65,7 +65,8 @@ async def test_a_large_request_is_spread_over_loop_turns_in_one_store_call_per_d
     assert counting.calls["relationships_of"] == 2
     turns = context.loop_share.turns
     assert turns > 300  # 5 retrieves, 100 first hops, up to 500 second hops
-    # Only the first turn of each depth (retrieve, two hops) went through at once.
-    assert turns - context.loop_share.waits == 3
+    # With a slice of 0 s, only a turn that finds the share idle (none queued, no slice
+    # open) goes through at once: a few per depth.
+    assert turns - context.loop_share.waits <= 10
     # The probe ran between every two of them.
     assert loop_turns >= turns

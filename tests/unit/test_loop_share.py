@@ -74,3 +74,27 @@ async def test_a_cancelled_waiting_turn_is_skipped() -> None:
     await asyncio.gather(first, last)
     assert order == ["first", "last"]
     assert doomed.cancelled()
+
+
+async def test_work_after_the_next_await_slows_the_pace() -> None:
+    """Turns whose work goes on after an await, in a later loop turn, are not seen by the
+    slice; the loop turns they overrun are, and fewer turns go through after them."""
+    clock = ManualClock()
+    share = LoopShare(3.0, clock=clock)
+    loop_turn = 0
+    worked: dict[int, list[int]] = {}
+
+    async def work(number: int) -> None:
+        await share.turn()
+        worked.setdefault(loop_turn, []).append(number)
+        clock.now += 0.5
+        await asyncio.sleep(0)
+        clock.now += 2.0
+
+    tasks = [asyncio.create_task(work(n)) for n in range(24)]
+    while not all(t.done() for t in tasks):
+        await asyncio.sleep(0)
+        loop_turn += 1
+    # Half a second seen in each slice, two more in the loop turn after: without the
+    # loop turns' overrun the pace would grow to the six that fit (6, 2, 4, 6, 6).
+    assert [len(batch) for batch in worked.values()] == [6, 2, 1, 1, 2, 4, 2, 1, 1, 2, 2]

@@ -41,6 +41,7 @@ class LoopShare:
         self._in_slice = 0  # turns run in the current slice
         self._wake = 1  # queued turns let through per loop turn, learned from the last slice
         self._ticking = False
+        self._ticked: float | None = None  # when the last tick ran, while ticks follow on
         self._on_settled: list[Callable[[], object]] = []
         self.turns = 0
         self.waits = 0
@@ -91,16 +92,24 @@ class LoopShare:
         turns fit in one, and let that many queued ones through to the next loop turn;
         with none queued, schedule what waited for that (`when_settled`)."""
         self._ticking = False
+        now = self._clock()
         if self._started is not None:
-            per_turn = (self._clock() - self._started) / self._in_slice
+            per_turn = (now - self._started) / self._in_slice
             fit = int(self._slice / per_turn) if per_turn > 0 else 2 * self._wake
-            self._wake = max(1, min(fit, 2 * self._wake))
+            # A turn's work goes on after its next await, in later loop turns, where
+            # the slice does not see it: when the whole loop turn since the last tick
+            # ran over the slice, let fewer through, else up to twice as many.
+            overran = self._ticked is not None and now - self._ticked > self._slice
+            grown = self._wake // 2 if overran else 2 * self._wake
+            self._wake = max(1, min(fit, grown))
+        self._ticked = now
         self._started = None
         self._in_slice = 0
         if not self._queue:
             settled, self._on_settled = self._on_settled, []
             for callback in settled:
                 asyncio.get_running_loop().call_soon(callback)
+            self._ticked = None
             return
         woken = 0
         while self._queue and woken < self._wake:
@@ -110,3 +119,5 @@ class LoopShare:
                 woken += 1
         if self._queue or self._on_settled:
             self._tick_soon()
+        else:
+            self._ticked = None
