@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from redstring.api.authorization import Caller
 from redstring.api.limits import Limits
 from redstring.api.loaders import Loaders
+from redstring.api.loop_share import LoopShare
 from redstring.composition.services import Services
 
 
@@ -15,16 +16,19 @@ class RequestContext:
     """The services, the per-request loaders, the limits and the caller's identity.
 
     Resolvers reach stores only through `services` (composition) and
-    `loaders`; `caller` is what `authorize_tenant` checks.
+    `loaders`; `caller` is what `authorize_tenant` checks; `loop_share` is the
+    turn they take after their awaits, before completing their part of the response.
     """
 
     services: Services
     limits: Limits = field(default_factory=Limits)
     caller: Caller = field(default_factory=Caller.anonymous)
     loaders: Loaders = field(init=False)
+    loop_share: LoopShare = field(init=False)
     # Per field of the operation (its response path without list indexes): which
     # relationship ends it selects, worked out once rather than once per entity.
     selected_ends: dict[tuple[str, ...], frozenset[str]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.loaders = Loaders(self.services.graph)
+        self.loop_share = LoopShare(self.limits.loop_slice)
+        self.loaders = Loaders(self.services.graph, self.loop_share)

@@ -29,6 +29,10 @@ class Limits:
     max_body_bytes: int = 1_048_576
     max_json_depth: int = 64
     request_timeout: float = 10.0
+    # Seconds of one turn of the event loop a request's resolvers may hold before
+    # the rest of their work waits for later turns (`LoopShare`), so that the server
+    # keeps answering other requests, `/healthz` among them, while a large one runs.
+    loop_slice: float = 0.005
 
     def check_retrieve(self, query: str, k: int) -> None:
         """Raise `InvalidInputError` when `query` is too long or `k` too large."""

@@ -3,21 +3,30 @@
 GraphQL resolves the `relationships` of every entity at one depth in the same
 tick of the event loop; the loaders collect those keys and answer them with
 one `relationships_of` call per distinct `(tenant, direction, types, first)`,
-and every `source`/`target` with one `get_entities` call per tenant.
+and every `source`/`target` with one `get_entities` call per tenant. The
+resolvers of one depth complete their objects over several turns of the loop
+(`LoopShare`), so a batch is sent once they all have, not in the next turn.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import TypeVar
 
-from strawberry.dataloader import DataLoader
+from strawberry.dataloader import Batch, DataLoader, dispatch_batch
 
+from redstring.api.loop_share import LoopShare
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.relationship import Direction, Relationship
 from redstring.ports.graph_store import GraphReader
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -52,20 +61,61 @@ class RelationshipsKey:
         return (self.tenant_id.int, self.entity_id.int, self.direction, self.types, self.first)
 
 
+class SettledDataLoader(DataLoader[K, V]):
+    """A caching DataLoader that sends each batch once `share` has no turn queued.
+
+    Strawberry's sends a batch in the loop turn after its first key; here the
+    resolvers that add keys resume over several loop turns (`LoopShare`), and
+    a batch sent early would split one depth into several store calls.
+    """
+
+    def __init__(
+        self,
+        load_fn: Callable[[list[K]], Awaitable[Sequence[V]]],
+        *,
+        share: LoopShare,
+        cache_key_fn: Callable[[K], Hashable],
+    ) -> None:
+        super().__init__(load_fn, cache_key_fn=cache_key_fn)
+        self._share = share
+
+    def load(self, key: K) -> Awaitable[V]:
+        cached = self.cache_map.get(key)
+        if cached is not None and not cached.cancelled():
+            return cached
+        future: asyncio.Future[V] = self.loop.create_future()
+        self.cache_map.set(key, future)
+        batch = self.batch
+        if batch is None or batch.dispatched or not batch.tasks:
+            batch = self.batch = Batch()
+            self._share.when_settled(partial(self._send, batch))
+        batch.add_task(key, future)
+        return future
+
+    def _send(self, batch: Batch[K, V]) -> None:
+        # Strawberry's own sending: the load function over the batch's keys, each
+        # future answered (or failed) from its result; the batch holds the task so
+        # that it cancels it when every caller is cancelled (a request's deadline).
+        task = asyncio.get_running_loop().create_task(dispatch_batch(self, batch))
+        batch._dispatch_task = task
+        task.add_done_callback(lambda _: setattr(batch, "_dispatch_task", None))
+
+
 class Loaders:
-    """The DataLoaders of one request, over the graph reader they batch calls to.
+    """The DataLoaders of one request, over the graph reader they batch calls to, each
+    batch sent once the request's `share` of the loop has no turn queued.
 
     Built per request, so their caches never outlive it: a later request sees
     later writes.
     """
 
-    def __init__(self, graph: GraphReader) -> None:
+    def __init__(self, graph: GraphReader, share: LoopShare) -> None:
         self._graph = graph
-        self.entities: DataLoader[EntityKey, Entity | None] = DataLoader(
-            self._load_entities, cache_key_fn=EntityKey.ident
+        self.entities: DataLoader[EntityKey, Entity | None] = SettledDataLoader(
+            self._load_entities, share=share, cache_key_fn=EntityKey.ident
         )
-        self.relationships: DataLoader[RelationshipsKey, list[Relationship]] = DataLoader(
-            self._load_relationships, cache_key_fn=RelationshipsKey.ident
+        self.relationships: DataLoader[RelationshipsKey, list[Relationship]] = SettledDataLoader(
+            self._load_relationships, share=share, cache_key_fn=RelationshipsKey.ident
         )
 
     def prime_entities(self, entities: Sequence[Entity]) -> None:

@@ -23,10 +23,14 @@ async def retrieve(
     context = info.context
     tenant = authorized_tenant(context, tenant_id)
     context.limits.check_retrieve(query, k)
+    # Retrieval over the in-memory stores computes without awaiting anything: the
+    # `retrieve` fields of one operation would all run in the same turn of the loop.
+    await context.loop_share.turn()
     result = await context.services.retriever.retrieve(
         query, tenant, k=k, entity_types=given(entity_types), mode=mode.to_domain()
     )
     context.loaders.prime_entities([m.entity for m in result.matches])
+    await context.loop_share.turn()
     return RetrievalResult.from_domain(result)
 
 
@@ -36,4 +40,5 @@ async def entity(
     context = info.context
     tenant = authorized_tenant(context, tenant_id)
     found = await context.loaders.entities.load(EntityKey(tenant, entity_id_arg(id)))
+    await context.loop_share.turn()
     return None if found is None else Entity.from_domain(found)

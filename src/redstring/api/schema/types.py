@@ -47,9 +47,12 @@ async def _relationships(
     )
     context.loaders.prime_entities([root.domain])
     found = await context.loaders.relationships.load(key)
+    # Every resolver of this depth resumes in the same turn of the loop, here and after
+    # the ends below: what each does next waits for the turns `loop_share` gives.
+    await context.loop_share.turn()
     # The ends the query walks to are loaded here, for every entity at this depth in
-    # one batch (the resolvers of one depth resume together), so that `source` and
-    # `target` resolve without an await each.
+    # one batch (the loader waits for the turns above), so that `source` and `target`
+    # resolve without an await each.
     ends = _selected_ends(info)
     end_keys = [
         EntityKey(r.tenant_id, end_id)
@@ -59,7 +62,11 @@ async def _relationships(
             *((r.target_entity_id,) if "target" in ends else ()),
         )
     ]
-    loaded = await context.loaders.entities.load_many(end_keys) if end_keys else []
+    if end_keys:
+        loaded = await context.loaders.entities.load_many(end_keys)
+        await context.loop_share.turn()
+    else:
+        loaded = []
     known = {e.id: e for e in loaded if e is not None}
     return [Relationship.from_domain(r, known) for r in found]
 
@@ -81,6 +88,7 @@ def _selected_ends(info: strawberry.Info[RequestContext, None]) -> frozenset[str
 
 async def _end(info: strawberry.Info[RequestContext, None], key: EntityKey) -> Entity:
     entity = await info.context.loaders.entities.load(key)
+    await info.context.loop_share.turn()
     if entity is None:
         # Stores drop relationships with their entities, so this is a race with a
         # concurrent delete or a store bug: either way not the caller's fault.
