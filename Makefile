@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv lint test unit serve neo4j-start neo4j-stop clean graphiql e2e e2e-setup
+.PHONY: venv lint test unit serve serve-neo4j neo4j-start neo4j-stop neo4j-dev-stop clean graphiql e2e e2e-setup
 
 venv: $(STAMP)
 
@@ -64,6 +64,18 @@ neo4j-stop:
 
 serve: venv graphiql
 	$(BIN)/redstring serve --demo
+
+# The dev Neo4j: its own instance (.cache/neo4j/dev/), persistent, so its data, port and
+# password survive `neo4j-dev-stop`, crashes and reboots; the test server stays throwaway.
+# `serve --demo` upserts the demo on every start, which changes nothing the second time.
+DEV_NEO4J := $(PYTHON) scripts/neo4j_server.py --name dev
+
+serve-neo4j: venv graphiql
+	@$(DEV_NEO4J) start --persistent
+	@set -a; . ./.cache/neo4j/dev/env; set +a; $(BIN)/redstring serve --demo
+
+neo4j-dev-stop:
+	$(DEV_NEO4J) stop --keep
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache e2e/node_modules $(GRAPHIQL)/node_modules

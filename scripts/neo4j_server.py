@@ -11,9 +11,13 @@ Usage::
     python3 scripts/neo4j_server.py --name fault stop --keep  # stop it, keep data/port/password
     python3 scripts/neo4j_server.py --name fault start        # resume it: same port, password, data
 
+    python3 scripts/neo4j_server.py --name dev start --persistent  # survives stops and crashes
+
 ``start`` writes the connection settings to ``.cache/neo4j/env`` as ``KEY=value``
-lines (``NEO4J_URI``, ``NEO4J_USER``, ``NEO4J_PASSWORD``), ready for
-``set -a; . .cache/neo4j/env; set +a`` or a Makefile ``include``.
+lines, ready for ``set -a; . .cache/neo4j/env; set +a`` or a Makefile ``include``:
+``NEO4J_URI``, ``NEO4J_USER``, ``NEO4J_PASSWORD`` (for the tests and Neo4j's own
+tools) and the same as ``REDSTRING_NEO4J_URI``, ``_USER``, ``_PASSWORD`` with
+``REDSTRING_BACKEND=neo4j`` (for ``redstring serve`` and ``redstring load``).
 
 Instances: without ``--name`` the script manages the checkout's default server, its
 state directly in ``.cache/neo4j/``. ``--name NAME`` manages another server whose
@@ -42,6 +46,12 @@ How it works:
   file; the next ``start`` resumes that folder on the same port with the same password
   and data (it fails, keeping them, if the port has been taken meanwhile). A plain
   ``stop`` of a kept server deletes it like any other.
+* ``start --persistent`` launches a server that is never thrown away by ``start``: when
+  its process is gone (``stop --keep``, a crash, SIGKILL, a reboot), the next ``start``
+  resumes its run folder like a kept one, on the same port with the same password and
+  data (Neo4j recovers its store from its transaction log). The mark is recorded in
+  ``server.json``, so a later ``start`` without the flag resumes it too. ``stop --keep``
+  stops it; a plain ``stop`` deletes it like any other.
 * If ``NEO4J_URI`` is already set in the environment, ``start`` only writes the
   env file from ``NEO4J_URI``/``NEO4J_USER``/``NEO4J_PASSWORD`` and starts nothing;
   ``stop`` never touches a server it did not start.
@@ -173,7 +183,8 @@ class Instance:
 @dataclass
 class ServerState:
     """What ``start`` records about the server it launched (``server.json``); ``kept``
-    when ``stop --keep`` stopped it and the next ``start`` resumes its run folder."""
+    when ``stop --keep`` stopped it and the next ``start`` resumes its run folder;
+    ``persistent`` when ``start`` resumes that folder whatever stopped the server."""
 
     pid: int
     port: int
@@ -181,6 +192,7 @@ class ServerState:
     run_dir: str
     version: str
     kept: bool = False
+    persistent: bool = False
 
     @property
     def uri(self) -> str:
@@ -386,7 +398,12 @@ def write_state(instance: Instance, state: ServerState) -> None:
 def write_env_file(instance: Instance, uri: str, user: str, password: str) -> None:
     instance.home.mkdir(parents=True, exist_ok=True)
     tmp = instance.env_file.with_suffix(".tmp")
-    tmp.write_text(f"NEO4J_URI={uri}\nNEO4J_USER={user}\nNEO4J_PASSWORD={password}\n")
+    tmp.write_text(
+        f"NEO4J_URI={uri}\nNEO4J_USER={user}\nNEO4J_PASSWORD={password}\n"
+        "REDSTRING_BACKEND=neo4j\n"
+        f"REDSTRING_NEO4J_URI={uri}\nREDSTRING_NEO4J_USER={user}\n"
+        f"REDSTRING_NEO4J_PASSWORD={password}\n"
+    )
     tmp.chmod(0o600)
     tmp.replace(instance.env_file)
 
@@ -485,9 +502,10 @@ def tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
 
 
 # ---------------------------------------------------------------------- commands
-def start(instance: Instance) -> int:
-    """Start the instance's server: reuse a running one, resume a kept one, else launch
-    a fresh one (the default instance only points at ``NEO4J_URI`` when that is set)."""
+def start(instance: Instance, *, persistent: bool = False) -> int:
+    """Start the instance's server: reuse a running one, resume a kept or persistent one,
+    else launch a fresh one, `persistent` if asked (the default instance only points at
+    ``NEO4J_URI`` when that is set)."""
     external = os.environ.get("NEO4J_URI") if instance.name is None else None
     state = read_state(instance)
     env_file = instance.env_file
@@ -505,15 +523,18 @@ def start(instance: Instance) -> int:
         return 0
 
     started = time.monotonic()
-    if state is not None and state.kept and Path(state.run_dir).is_dir():
+    if state is not None and (state.kept or state.persistent) and Path(state.run_dir).is_dir():
+        if not state.kept:
+            log(f"the persistent server (pid {state.pid}) is gone; resuming its run folder")
         state = resume(find_jdk(), ensure_distribution(), instance, state)
         how = "resumed with its data"
     else:
         if state is not None:
             log(f"removing leftovers of a server that is gone (pid {state.pid})")
         remove_runs(instance)
-        state = launch(find_jdk(), ensure_distribution(), instance)
-        how = "is up"
+        persistent = persistent or (state is not None and state.persistent)
+        state = launch(find_jdk(), ensure_distribution(), instance, persistent=persistent)
+        how = "is up" + (" (persistent)" if persistent else "")
     write_env_file(instance, state.uri, NEO4J_USER, state.password)
     log(
         f"Neo4j {NEO4J_VERSION} {how} at {state.uri} (pid {state.pid}) after "
@@ -522,7 +543,7 @@ def start(instance: Instance) -> int:
     return 0
 
 
-def launch(jdk: Jdk, lib_dir: Path, instance: Instance) -> ServerState:
+def launch(jdk: Jdk, lib_dir: Path, instance: Instance, *, persistent: bool) -> ServerState:
     """Set up a fresh run folder, set the password, start the server and wait for Bolt."""
     instance.runs_dir.mkdir(parents=True, exist_ok=True)
     run_dir = Path(tempfile.mkdtemp(prefix="neo4j-", dir=instance.runs_dir))
@@ -548,7 +569,7 @@ def launch(jdk: Jdk, lib_dir: Path, instance: Instance) -> ServerState:
             f"{(admin.stdout + admin.stderr).strip()[-4000:]}"
         )
     try:
-        return run_server(jdk, lib_dir, instance, run_dir, port, password)
+        return run_server(jdk, lib_dir, instance, run_dir, port, password, persistent)
     except Neo4jServerError:
         shutil.rmtree(run_dir, ignore_errors=True)
         clear_files(instance)
@@ -564,7 +585,15 @@ def resume(jdk: Jdk, lib_dir: Path, instance: Instance, kept: ServerState) -> Se
             "`start` again, or `stop` (which deletes the kept data) and `start` afresh"
         )
     try:
-        return run_server(jdk, lib_dir, instance, Path(kept.run_dir), kept.port, kept.password)
+        return run_server(
+            jdk,
+            lib_dir,
+            instance,
+            Path(kept.run_dir),
+            kept.port,
+            kept.password,
+            kept.persistent,
+        )
     except Neo4jServerError:
         write_state(instance, kept)
         raise
@@ -584,7 +613,13 @@ def port_is_free(port: int) -> bool:
 
 
 def run_server(
-    jdk: Jdk, lib_dir: Path, instance: Instance, run_dir: Path, port: int, password: str
+    jdk: Jdk,
+    lib_dir: Path,
+    instance: Instance,
+    run_dir: Path,
+    port: int,
+    password: str,
+    persistent: bool,
 ) -> ServerState:
     """Start the server of `run_dir` (configured for `port`) and wait for Bolt; on failure
     the process is stopped and `Neo4jServerError` raised."""
@@ -613,7 +648,12 @@ def run_server(
             close_fds=True,
         )
     state = ServerState(
-        pid=proc.pid, port=port, password=password, run_dir=str(run_dir), version=NEO4J_VERSION
+        pid=proc.pid,
+        port=port,
+        password=password,
+        run_dir=str(run_dir),
+        version=NEO4J_VERSION,
+        persistent=persistent,
     )
     write_state(instance, state)
     try:
@@ -719,8 +759,9 @@ def status(instance: Instance) -> int:
     if external:
         print(f"external: NEO4J_URI={external} (not managed by this script)")
         return 0
-    if state is not None and state.kept:
-        print(f"stopped, kept: {state.uri}, data in {state.run_dir}; `start` resumes it")
+    if state is not None and (state.kept or state.persistent):
+        how = "kept" if state.kept else "persistent"
+        print(f"stopped, {how}: {state.uri}, data in {state.run_dir}; `start` resumes it")
         return 1
     print("stopped")
     return 1
@@ -737,6 +778,12 @@ def main(argv: list[str] | None = None) -> int:
         "checkout's default server, state in .cache/neo4j/)",
     )
     parser.add_argument(
+        "--persistent",
+        action="store_true",
+        help="with start: a server whose data, port and password survive stops and crashes "
+        "(the next start resumes it)",
+    )
+    parser.add_argument(
         "--keep",
         action="store_true",
         help="with stop: keep the data, port and password; the next start resumes them",
@@ -744,12 +791,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.keep and args.command != "stop":
         parser.error("--keep goes with stop")
+    if args.persistent and args.command != "start":
+        parser.error("--persistent goes with start")
     try:
         instance = Instance.called(args.name)
         if args.command == "status":
             return status(instance)
         with locked(instance.lock_file):
-            return start(instance) if args.command == "start" else stop(instance, keep=args.keep)
+            if args.command == "start":
+                return start(instance, persistent=args.persistent)
+            return stop(instance, keep=args.keep)
     except Neo4jServerError as error:
         log(f"error: {error}")
         return 1

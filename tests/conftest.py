@@ -1,10 +1,17 @@
-"""Shared test settings: Hypothesis' example count comes from KG_COMPLIANCE_MAX_EXAMPLES."""
+"""Shared test settings: Hypothesis' example count comes from KG_COMPLIANCE_MAX_EXAMPLES,
+and no `REDSTRING_*` setting of the environment reaches the tests."""
 
 from __future__ import annotations
 
 import os
 
 from hypothesis import HealthCheck, settings
+
+# The suite tests the defaults: `make test` sources an env file that also names its
+# server for `redstring` itself (`REDSTRING_BACKEND=neo4j`, `REDSTRING_NEO4J_*`), and a
+# developer's shell may export more. Tests that want a setting pass it explicitly.
+for _name in [name for name in os.environ if name.startswith("REDSTRING_")]:
+    del os.environ[_name]
 
 settings.register_profile(
     "redstring",

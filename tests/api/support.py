@@ -22,7 +22,7 @@ query ($tenant: ID!) {
   retrieve(query: "ACME Corporation", tenantId: $tenant, k: 5) {
     matches {
       score semantic lexical
-      entity { name entityType relationships(first: 5) { relationshipType target { name } } }
+      entity { name entityType relationships(first: 5) { source { name } relationshipType target { name } } }
     }
   }
 }

@@ -27,9 +27,11 @@ async def test_readme_query_finds_acme_corp_first_with_its_relationships(
     assert len(relationships) == 5
     types = [r["relationshipType"] for r in relationships]
     assert types == sorted(types)
-    assert {"relationshipType": "HEADQUARTERED_IN", "target": {"name": "Port Aldmere"}} in (
-        relationships
-    )
+    assert {
+        "source": {"name": "Acme Corp"},
+        "relationshipType": "HEADQUARTERED_IN",
+        "target": {"name": "Port Aldmere"},
+    } in relationships
 
 
 async def test_entity_fields_and_properties_are_json(client: GraphQLClient) -> None:

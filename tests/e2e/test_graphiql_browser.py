@@ -18,7 +18,7 @@ README_QUERY = f"""{{
       score semantic lexical
       entity {{
         name entityType
-        relationships(first: 5) {{ relationshipType target {{ name }} }}
+        relationships(first: 5) {{ source {{ name }} relationshipType target {{ name }} }}
       }}
     }}
   }}
@@ -54,9 +54,11 @@ def test_graphiql_runs_the_readme_query_offline(
     assert '"name": "Acme Corp"' in report["shown"]  # what the result pane shows
     [first, *_] = json.loads(report["result"])["data"]["retrieve"]["matches"]
     assert first["entity"]["name"] == "Acme Corp"
-    assert {"relationshipType": "HEADQUARTERED_IN", "target": {"name": "Port Aldmere"}} in first[
-        "entity"
-    ]["relationships"]
+    assert {
+        "source": {"name": "Acme Corp"},
+        "relationshipType": "HEADQUARTERED_IN",
+        "target": {"name": "Port Aldmere"},
+    } in first["entity"]["relationships"]
     assert report["blocked"] == []  # no request left the machine: the page works offline
     assert report["consoleErrors"] == []
     assert SCREENSHOT.read_bytes().startswith(b"\x89PNG")

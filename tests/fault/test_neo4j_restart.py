@@ -38,11 +38,11 @@ ENTITIES = 20
 SHARED_SERVER_SETTINGS = ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD")
 
 
-def neo4j_script(*args: str) -> None:
-    """`scripts/neo4j_server.py --name fault ARGS`, away from the connection settings of
-    the environment (which name the shared server); `NEO4J_JAVA_HOME` is kept."""
+def neo4j_script(*args: str, instance: str = INSTANCE) -> None:
+    """`scripts/neo4j_server.py --name INSTANCE ARGS`, away from the connection settings
+    of the environment (which name the shared server); `NEO4J_JAVA_HOME` is kept."""
     env = {k: v for k, v in os.environ.items() if k not in SHARED_SERVER_SETTINGS}
-    argv = [sys.executable, str(SCRIPT), "--name", INSTANCE, *args]
+    argv = [sys.executable, str(SCRIPT), "--name", instance, *args]
     done = subprocess.run(
         argv, env=env, cwd=REPO, capture_output=True, text=True, timeout=SCRIPT_TIMEOUT_S
     )

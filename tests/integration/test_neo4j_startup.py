@@ -8,10 +8,15 @@ import logging
 import httpx
 import pytest
 
+from redstring import HashingEmbeddingProvider
 from redstring.api import create_app
 from redstring.api.settings import Settings
 from redstring.api.startup import open_services
 from redstring.composition.services import Services
+from redstring.composition.stores import open_neo4j_services
+
+# The dimension the shared server's vector index has: the default one.
+DIMENSION = Settings().embedding_dimension
 
 
 async def test_the_hashing_provider_on_neo4j_is_logged_as_a_warning(
@@ -54,3 +59,20 @@ async def test_the_reads_are_warmed_up_before_the_first_readiness_check(
         ready = await client.get("/readyz")
     assert ready.status_code == 200
     assert ready.json() == {"status": "ready"}
+
+
+async def test_start_up_logs_no_neo4j_notification_below_warning(
+    neo4j_auth: tuple[str, tuple[str, str]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The second start finds every index and constraint in place: Neo4j says so in an
+    INFORMATION notification per statement (about 1 KB each), which the driver would
+    log; the driver asks the server for warnings and worse only."""
+    uri, (user, password) = neo4j_auth
+    with caplog.at_level(logging.DEBUG, logger="neo4j"):
+        for _ in range(2):
+            services = await open_neo4j_services(
+                HashingEmbeddingProvider(DIMENSION), uri=uri, user=user, password=password
+            )
+            await services.aclose()
+    notified = [r for r in caplog.records if r.name.startswith("neo4j.notifications")]
+    assert [r.getMessage()[:200] for r in notified if r.levelno < logging.WARNING] == []

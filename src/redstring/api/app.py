@@ -1,5 +1,5 @@
-"""`create_app`: the Starlette application serving `/graphql`, `/healthz`, `/readyz` and
-`/metrics`."""
+"""`create_app`: the Starlette application serving `/graphql`, `/healthz`, `/readyz`,
+`/metrics`, and `/` (a redirect to `/graphql`) with `/favicon.ico`."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from redstring.api.demo import load_demo
 from redstring.api.endpoint import GraphQLEndpoint
 from redstring.api.graphiql import AssetSource, asset_route, graphiql_page
 from redstring.api.health import healthz_endpoint, readyz_endpoint
+from redstring.api.landing import landing_routes
 from redstring.api.log_config import configure_logging
 from redstring.api.metrics import Metrics
 from redstring.api.refusals import EXCEPTION_HANDLERS
@@ -138,6 +139,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         Route("/healthz", healthz_endpoint(settings.auth.value), methods=["GET"]),
         Route("/readyz", readyz_endpoint(holder, settings.readiness_timeout), methods=["GET"]),
         Route("/metrics", metrics.endpoint, methods=["GET"]),
+        *landing_routes(),
     ]
     if settings.graphiql and settings.graphiql_assets is AssetSource.LOCAL:
         routes.append(asset_route())

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import dataclasses
 import gc
+import importlib.metadata
 import os
 import sys
 import time
@@ -60,8 +61,14 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    sys.stdout.write(schema_sdl())
+    settings = _settings(federation=args.federation)
+    sys.stdout.write(schema_sdl(federation=settings.federation))
     return EXIT_OK
+
+
+def package_version() -> str:
+    """The installed distribution's version (its metadata, not a constant to keep in step)."""
+    return importlib.metadata.version("redstring")
 
 
 # Young-generation collection thresholds while loading, by where the data goes.
@@ -269,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="redstring", description="Hybrid entity retrieval over knowledge graphs."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="serve the GraphQL API")
@@ -300,6 +308,12 @@ def build_parser() -> argparse.ArgumentParser:
     load.set_defaults(run=_load)
 
     schema = commands.add_parser("schema", help="print the GraphQL schema (SDL)")
+    schema.add_argument(
+        "--federation",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="print the Federation 2 subgraph schema (default: REDSTRING_FEDERATION, off)",
+    )
     schema.set_defaults(run=_schema)
 
     add_keys_command(commands)

@@ -51,13 +51,25 @@ DEFAULT_SETTINGS = Neo4jSettings()
 def connect_driver(
     uri: str, auth: tuple[str, str], settings: Neo4jSettings = DEFAULT_SETTINGS
 ) -> neo4j.AsyncDriver:
-    """An async driver with bounded connection, acquisition and retry times. No I/O yet."""
+    """An async driver with bounded connection, acquisition and retry times. No I/O yet.
+
+    The server sends notifications of severity WARNING and worse only, and none of the
+    UNRECOGNIZED classification: the driver logs each one it gets (about 1 KB each).
+    Every start would log an INFORMATION notice per index or constraint that already
+    exists, and the first start on an empty database a warning per property the
+    warm-up reads that no node has yet. redstring's statements are constants checked
+    by its tests, so an unrecognised name only ever means "no data yet".
+    """
     return neo4j.AsyncGraphDatabase.driver(
         uri,
         auth=auth,
         connection_timeout=settings.connection_timeout,
         connection_acquisition_timeout=settings.acquisition_timeout,
         max_transaction_retry_time=settings.max_retry_time,
+        notifications_min_severity=neo4j.NotificationMinimumSeverity.WARNING,
+        notifications_disabled_classifications=[
+            neo4j.NotificationDisabledClassification.UNRECOGNIZED
+        ],
     )
 
 

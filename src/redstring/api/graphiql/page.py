@@ -27,7 +27,7 @@ DEFAULT_QUERY = f"""# redstring: a query string in, ranked entities out, with th
       score semantic lexical
       entity {{
         name entityType
-        relationships(first: 5) {{ relationshipType target {{ name }} }}
+        relationships(first: 5) {{ source {{ name }} relationshipType target {{ name }} }}
       }}
     }}
   }}

@@ -1,0 +1,62 @@
+"""The README's quick-start query, read from README.md itself, returns what the README
+says it returns: the first match and the edges it names, each in its own direction."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+
+from tests.api.support import GraphQLClient
+from tests.processes import REPO
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+# `Source name -[TYPE]-> Target name`, as the README writes an edge.
+EDGE = re.compile(r"`([^`]+?) -\[([A-Z_]+)\]-> ([^`]+?)`")
+
+
+def _readme_query() -> str:
+    """The first GraphQL block of the README: the one its quick start pastes into GraphiQL."""
+    found = re.search(r"```graphql\n(.*?)```", README, re.S)
+    assert found, "README.md has no ```graphql block"
+    return found.group(1)
+
+
+def _described_output() -> tuple[str, list[tuple[str, str, str]]]:
+    """The first match's name and the (source, type, target) edges the README names."""
+    start = README.index("The first match is ")
+    paragraph = README[start : README.index("\n\n", start)]
+    first = re.match(r"The first match is `([^`]+)`", paragraph)
+    assert first, paragraph
+    edges = EDGE.findall(paragraph)
+    assert edges, f"the README names no edge as `A -[TYPE]-> B`: {paragraph}"
+    return first.group(1), edges
+
+
+def _squeezed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_curl_command_sends_the_graphiql_query() -> None:
+    curl = re.search(r"```sh\n(curl -s http://127\.0\.0\.1:8000/graphql.*?)```", README, re.S)
+    assert curl, "README.md has no curl command for the query"
+    argv = shlex.split(curl.group(1).replace("\\\n", " "))
+    body = json.loads(argv[argv.index("-d") + 1])
+    assert _squeezed(body["query"]) == _squeezed(_readme_query())
+
+
+async def test_the_readme_query_returns_what_the_readme_describes(client: GraphQLClient) -> None:
+    name, edges = _described_output()
+    data = await client.data(_readme_query())
+    first = data["retrieve"]["matches"][0]["entity"]
+    assert first["name"] == name
+    returned = {
+        (r["source"]["name"], r["relationshipType"], r["target"]["name"])
+        for r in first["relationships"]
+    }
+    for edge in edges:
+        assert edge in returned, f"README says {edge}; the server returns {sorted(returned)}"
+    # Every edge of the match touches it, whichever end it is.
+    assert all(name in (source, target) for source, _, target in returned)
+    # The README names each edge type the server returns for the first match.
+    assert {t for _, t, _ in returned} == {t for _, t, _ in edges}
