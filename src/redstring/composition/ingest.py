@@ -21,7 +21,8 @@ batches a report counts as written are written whole.
 
 A relationship whose end is not in the graph store yet (an entity of a
 later batch, or none) waits for the end of the input and is then written
-or reported. Memory is one batch plus those waiting relationships, which
+or reported, by the name the input gave the end when it comes as a
+`NamedRelationship` (else by the end's id). Memory is one batch plus those waiting relationships, which
 are the only records kept past their batch: a file whose relationships
 follow their entities loads in constant memory whatever its length.
 
@@ -55,9 +56,24 @@ class InvalidLine:
     reason: str
 
 
-Record = Entity | Relationship
+@dataclass(frozen=True, slots=True)
+class NamedRelationship:
+    """A relationship with how its input named its ends, for the message about an end
+    found neither in the input nor in the tenant.
+
+    `source` and `target` are anything whose `str()` names the end as the input
+    did (`"Acme Corp" (company)`, or the id it gave): they are formatted only
+    for that message, so carrying them costs a load next to nothing.
+    """
+
+    relationship: Relationship
+    source: object
+    target: object
+
+
+Record = Entity | Relationship | NamedRelationship
 NumberedRecord = tuple[int, Record | InvalidLine]
-Numbered = tuple[int, Relationship]
+Numbered = tuple[int, NamedRelationship]
 
 
 @dataclass
@@ -87,13 +103,27 @@ class IngestReport:
         return self.entities + self.relationships
 
 
-def _missing_ends(relationship: Relationship, missing: set[str]) -> list[str]:
-    """`source <id>` and/or `target <id>`, for the ends of `relationship` that are `missing`."""
-    ends = {
-        "source": str(relationship.source_entity_id),
-        "target": str(relationship.target_entity_id),
-    }
-    return [f"{end} {entity_id}" for end, entity_id in ends.items() if entity_id in missing]
+def _named(record: Relationship | NamedRelationship) -> NamedRelationship:
+    if isinstance(record, NamedRelationship):
+        return record
+    return NamedRelationship(record, record.source_entity_id, record.target_entity_id)
+
+
+def _missing_ends(named: NamedRelationship, missing: set[str]) -> list[str]:
+    """`source <name>` and/or `target <name>`, for the ends of `named` that are `missing`
+    (ids, as `MissingEndpointError.missing` spells them)."""
+    relationship = named.relationship
+    ends = (
+        ("source", relationship.source_entity_id, named.source),
+        ("target", relationship.target_entity_id, named.target),
+    )
+    return [f"{end} {name}" for end, entity_id, name in ends if str(entity_id) in missing]
+
+
+def missing_ends_reason(ends: Sequence[str]) -> str:
+    """Why a relationship line is not loaded: `ends` (`source "Acme Corp" (company)`, ...)
+    are in neither the input nor the tenant."""
+    return " and ".join(ends) + " not found in the file or the tenant"
 
 
 async def _write_relationships(
@@ -106,7 +136,7 @@ async def _write_relationships(
     unresolved: list[tuple[Numbered, list[str]]] = []
     while pending:
         try:
-            await services.graph.upsert_relationships([r for _, r in pending])
+            await services.graph.upsert_relationships([r.relationship for _, r in pending])
         except MissingEndpointError as exc:
             missing = set(exc.missing)
             resolvable = []
@@ -176,7 +206,9 @@ class _Load:
         vectors = await embed_entities(entities, self.services.embeddings)  # before any write
         if entities:
             await self.services.graph.upsert_entities(entities)
-        relationships = [(n, r) for n, r in batch if isinstance(r, Relationship)]
+        relationships = [
+            (n, _named(r)) for n, r in batch if isinstance(r, Relationship | NamedRelationship)
+        ]
         return _Ready(entities, vectors, relationships, skipped=len(bad))
 
     def stop(self, batch: list[NumberedRecord], bad: list[InvalidLine]) -> None:
@@ -200,11 +232,12 @@ class _Load:
     async def _relationships(self, relationships: list[Numbered]) -> None:
         written, waiting = await _write_relationships(self.services, relationships)
         if self.deferred:  # nothing to look up otherwise: the usual case, and ids cost a hash
-            for _, relationship in written:
-                self.deferred.pop(relationship.id, None)
-        for (number, relationship), _ in waiting:
-            self.deferred.pop(relationship.id, None)  # re-inserted last: line order is kept
-            self.deferred[relationship.id] = (number, relationship)
+            for _, named in written:
+                self.deferred.pop(named.relationship.id, None)
+        for (number, named), _ in waiting:
+            key = named.relationship.id
+            self.deferred.pop(key, None)  # re-inserted last: line order is kept
+            self.deferred[key] = (number, named)
         self.report.relationships += len(written)
         self.report.deferred += len(waiting)
 
@@ -218,8 +251,7 @@ class _Load:
             )
             self.report.relationships += len(written)
             for (number, _), ends in unresolved:
-                reason = "relationship end not found in this tenant: " + ", ".join(ends)
-                self.on_invalid(InvalidLine(number, reason))
+                self.on_invalid(InvalidLine(number, missing_ends_reason(ends)))
             if self.skip_invalid:
                 self.report.skipped += len(unresolved)
             else:
