@@ -68,10 +68,6 @@ class EndpointName(BaseModel):
     def entity_id(self, tenant_id: TenantId) -> EntityId:
         return _entity_id(tenant_id, self.type, self.name)
 
-    def __str__(self) -> str:
-        """The end as the file named it, for messages: `"Acme Corp" (company)`."""
-        return f"{json.dumps(self.name, ensure_ascii=False)} ({self.type})"
-
 
 def _end_id(by_id: uuid.UUID | None, by_name: EndpointName | None, tenant_id: TenantId) -> EntityId:
     if by_id is not None:
@@ -127,10 +123,11 @@ class RelationshipLine(BaseModel):
 
     def to_record(self, tenant_id: TenantId) -> NamedRelationship:
         """The relationship, with its ends as this line named them (name and type, or id)."""
+        source, target = self.source, self.target
         return NamedRelationship(
             self.to_domain(tenant_id),
-            self.source if self.source is not None else self.source_id,
-            self.target if self.target is not None else self.target_id,
+            None if source is None else (source.name, source.type),
+            None if target is None else (target.name, target.type),
         )
 
     def to_domain(self, tenant_id: TenantId) -> Relationship:

@@ -33,16 +33,18 @@ finishes an interrupted load and otherwise changes nothing.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
+from typing import NamedTuple
 
 from redstring.composition.concurrency import beside, both
 from redstring.composition.entity_vectors import EntityVectors, embed_entities
 from redstring.composition.services import Services
 from redstring.domain.entity import Entity
 from redstring.domain.errors import DimensionMismatchError, MissingEndpointError
-from redstring.domain.ids import RelationshipId
+from redstring.domain.ids import EntityId, RelationshipId
 from redstring.domain.relationship import Relationship
 
 DEFAULT_INGEST_BATCH_SIZE = 1000
@@ -56,19 +58,23 @@ class InvalidLine:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class NamedRelationship:
+EndName = tuple[str, str]  # an entity's (name, type), as the input wrote them
+
+
+class NamedRelationship(NamedTuple):
     """A relationship with how its input named its ends, for the message about an end
     found neither in the input nor in the tenant.
 
-    `source` and `target` are anything whose `str()` names the end as the input
-    did (`"Acme Corp" (company)`, or the id it gave): they are formatted only
-    for that message, so carrying them costs a load next to nothing.
+    `source` and `target` are the `(name, type)` the input gave an end, or None
+    when it gave the id (the message then shows the id). Plain strings, and
+    formatted only for that message: a tuple of them costs a load next to
+    nothing, where keeping the parsed line's objects alive made the collector's
+    work grow with every batch.
     """
 
     relationship: Relationship
-    source: object
-    target: object
+    source: EndName | None = None
+    target: EndName | None = None
 
 
 Record = Entity | Relationship | NamedRelationship
@@ -104,9 +110,14 @@ class IngestReport:
 
 
 def _named(record: Relationship | NamedRelationship) -> NamedRelationship:
-    if isinstance(record, NamedRelationship):
-        return record
-    return NamedRelationship(record, record.source_entity_id, record.target_entity_id)
+    return record if isinstance(record, NamedRelationship) else NamedRelationship(record)
+
+
+def _end(entity_id: EntityId, name: EndName | None) -> str:
+    """An end as the input named it: `"Acme Corp" (company)`, or its id."""
+    if name is None:
+        return str(entity_id)
+    return f"{json.dumps(name[0], ensure_ascii=False)} ({name[1]})"
 
 
 def _missing_ends(named: NamedRelationship, missing: set[str]) -> list[str]:
@@ -117,7 +128,7 @@ def _missing_ends(named: NamedRelationship, missing: set[str]) -> list[str]:
         ("source", relationship.source_entity_id, named.source),
         ("target", relationship.target_entity_id, named.target),
     )
-    return [f"{end} {name}" for end, entity_id, name in ends if str(entity_id) in missing]
+    return [f"{end} {_end(i, name)}" for end, i, name in ends if str(i) in missing]
 
 
 def missing_ends_reason(ends: Sequence[str]) -> str:

@@ -89,7 +89,8 @@ def entity_id_for(tenant_id: TenantId, entity_type: str, name: str) -> EntityId:
     Names that normalise alike (`ACME Corp.` and `acme corp`) give the same id.
     `tenant_id` is read by `tenant_id_of`'s rule (a UUID string is accepted).
     """
-    tenant_id = tenant_id_of(tenant_id)
+    if not isinstance(tenant_id, uuid.UUID):  # inline: a load derives an id per line
+        tenant_id = tenant_id_of(tenant_id)
     key = f"{id_text(tenant_id)}\x1f{normalize_name(entity_type)}\x1f{normalize_name(name)}"
     return EntityId(_uuid5(key))
 
@@ -101,8 +102,13 @@ def relationship_id_for(
 
     The ids are read by `tenant_id_of`'s rule (a UUID string is accepted).
     """
-    tenant_id = tenant_id_of(tenant_id)
-    source, target = entity_id_of(source, "source"), entity_id_of(target, "target")
+    if not (
+        isinstance(tenant_id, uuid.UUID)
+        and isinstance(source, uuid.UUID)
+        and isinstance(target, uuid.UUID)
+    ):  # inline: a load derives an id per line, and a call costs more than the checks
+        tenant_id = tenant_id_of(tenant_id)
+        source, target = entity_id_of(source, "source"), entity_id_of(target, "target")
     kind = relationship_type.strip()
     key = f"{id_text(tenant_id)}\x1f{id_text(source)}\x1f{kind}\x1f{id_text(target)}"
     return RelationshipId(_uuid5(key))
