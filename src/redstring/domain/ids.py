@@ -7,6 +7,9 @@ an id handed to a public entry point: a `uuid.UUID` as it is, a string that
 spells a UUID converted (the GraphQL API and `Entity(...)` accept those too),
 anything else an `InvalidInputError` naming the argument, so a caller's typo
 is never a bare `AttributeError` nor, worse, a silently empty answer.
+`Entity(...)` and `Relationship(...)` keep pydantic's rule: a wrong id there is
+a `ValidationError` (a `ValueError` naming the field, which the API already
+counts as bad input), so the callers that describe those errors stay as they are.
 """
 
 from __future__ import annotations
@@ -50,7 +53,9 @@ def _uuid_of(value: object, argument: str) -> uuid.UUID:
             return uuid.UUID(value)
         except ValueError:
             pass
-    shown = repr(value) if len(repr(value)) <= 60 else f"a {type(value).__name__}"
+    shown = repr(value)
+    if len(shown) > 60:  # a message names the mistake; it does not echo a whole payload
+        shown = f"a {type(value).__name__}"
     raise InvalidInputError(f"{argument} must be a UUID, got {shown}")
 
 
