@@ -83,7 +83,7 @@ def test_load_into_neo4j_with_deferred_and_unresolved_relationships_then_again(
     assert main([*command, "--skip-invalid"]) == 0
     err = capsys.readouterr().err
     assert "loaded 40 entities and 40 relationships" in err
-    assert f"{path}:81: skipped: relationship end not found in this tenant: target " in err
+    assert f'{path}:81: skipped: target "Nobody" (person) not found in the file or the ' in err
     assert "(neo4j backend)" in err
     first, found = asyncio.run(_read(neo4j_backend, tenant, names))
     assert (len(first.entities), len(first.relationships)) == (40, 40)

@@ -21,11 +21,14 @@ from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
+    Task,
     TaskProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Column
+from rich.text import Text
 
 from redstring.api.arguments import parse_uuid
 from redstring.api.errors import describe_validation_error
@@ -100,6 +103,35 @@ def _rare_collections(backend: Backend) -> Iterator[None]:
 _REDRAW_SECONDS = 0.1
 
 
+def _count(number: int, noun: str, plural: str | None = None) -> str:
+    """`1 record`, `2 records`, `0 records`: a count with its noun in the right number."""
+    return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
+
+
+def _ending(report: IngestReport) -> str:
+    """How a load that returned ended, for the progress bar's last redraw."""
+    if report.stopped_at_line is not None:
+        return f"stopped at line {report.stopped_at_line:,}"
+    if report.invalid:
+        return f"done, {report.invalid:,} not loaded"
+    return "done"
+
+
+class _EndColumn(TimeRemainingColumn):
+    """`ETA 0:00:12` while the load runs; how it ended (`done`, `stopped at line 11`,
+    `failed`, `interrupted`) once it has, so the bar's last redraw never promises more.
+    Not cached between redraws (rich caches an ETA for half a second): the end shows at once."""
+
+    def __call__(self, task: Task) -> Text:
+        return self.render(task)
+
+    def render(self, task: Task) -> Text:
+        ended: str = task.fields.get("ended", "")
+        if ended:
+            return Text(ended, style="bold")
+        return Text.assemble("ETA ", super().render(task))
+
+
 class _SettingsRefusedError(Exception):
     """The settings name services that cannot be built (an incomplete provider choice)."""
 
@@ -163,18 +195,19 @@ class _LoadRun:
                 TextColumn("[bold]loading[/bold]"),
                 BarColumn(),
                 TaskProgressColumn(),
-                TextColumn("{task.fields[records]:,} records"),
+                TextColumn("{task.fields[records]}"),
                 TextColumn("{task.fields[rate]:,.0f}/s"),
                 TimeElapsedColumn(),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
+                _EndColumn(table_column=Column(no_wrap=True)),  # the bar narrows instead
                 console=self.err,
                 # Redrawn from on_batch, not by rich's thread: that thread's ten redraws a
                 # second contend for the GIL with the load (about 3 s of a 35 s load).
                 auto_refresh=False,
             ) as progress:
                 size = os.fstat(file.fileno()).st_size
-                task = progress.add_task("load", total=size, records=0, rate=0.0)
+                task = progress.add_task(
+                    "load", total=size, records=_count(0, "record"), rate=0.0, ended=""
+                )
                 self.started = time.perf_counter()
 
                 def on_batch(report: IngestReport) -> None:
@@ -187,7 +220,7 @@ class _LoadRun:
                     progress.update(
                         task,
                         completed=lines.bytes_read,
-                        records=report.records,
+                        records=_count(report.records, "record"),
                         rate=rate,
                         refresh=due,
                     )
@@ -200,15 +233,35 @@ class _LoadRun:
                         highlight=False,
                     )
 
-                report = await load_jsonl(
-                    lines,
-                    self.tenant,
-                    services,
-                    batch_size=batch_size,
-                    skip_invalid=self.skip_invalid,
-                    on_invalid=on_invalid,
-                    on_batch=on_batch,
-                )
+                def end(ended: str, report: IngestReport, *, whole: bool = False) -> None:
+                    """The bar's last state: what was written, and how the load ended. A
+                    stopped bar stays where the last written batch left it."""
+                    progress.update(
+                        task,
+                        completed=lines.bytes_read if whole else None,
+                        records=_count(report.records, "record"),
+                        ended=ended,
+                        refresh=True,
+                    )
+                    progress.stop_task(task)
+
+                try:
+                    report = await load_jsonl(
+                        lines,
+                        self.tenant,
+                        services,
+                        batch_size=batch_size,
+                        skip_invalid=self.skip_invalid,
+                        on_invalid=on_invalid,
+                        on_batch=on_batch,
+                    )
+                except (asyncio.CancelledError, KeyboardInterrupt):
+                    end("interrupted", self.written)
+                    raise
+                except BaseException:
+                    end("failed", self.written)
+                    raise
+                end(_ending(report), report, whole=report.stopped_at_line is None)
                 self.elapsed = time.perf_counter() - self.started
                 return report
         finally:
@@ -217,8 +270,9 @@ class _LoadRun:
     def print_interrupted(self) -> None:
         done = self.written
         self.err.print(
-            f"the batches before the failing one are written ({done.entities:,} entities, "
-            f"{done.relationships:,} relationships); run the same load again to finish it "
+            "the batches before the failing one are written ("
+            f"{_count(done.entities, 'entity', 'entities')}, "
+            f"{_count(done.relationships, 'relationship')}); run the same load again to finish it "
             "(records already written are rewritten unchanged)",
             highlight=False,
         )
@@ -227,22 +281,23 @@ class _LoadRun:
         err = self.err
         rate = report.records / self.elapsed if self.elapsed > 0 else 0.0
         err.print(
-            f"loaded {report.entities:,} entities and {report.relationships:,} relationships "
+            f"loaded {_count(report.entities, 'entity', 'entities')} and "
+            f"{_count(report.relationships, 'relationship')} "
             f"into tenant {self.tenant} ({settings.backend.value} backend) in "
             f"{self.elapsed:.1f} s ({rate:,.0f} records/s); "
-            f"{report.skipped:,} line(s) skipped",
+            f"{_count(report.skipped, 'line')} skipped",
             highlight=False,
         )
         if report.deferred:
             err.print(
-                f"{report.deferred:,} relationship line(s) waited for the end of the file "
+                f"{_count(report.deferred, 'relationship line')} waited for the end of the file "
                 "(an end of theirs was not written when their batch was)",
                 highlight=False,
             )
         status = EXIT_OK
         if report.stopped_at_line is not None:
             err.print(
-                f"[red]not loaded:[/red] {report.invalid} bad line(s); the batch from line "
+                f"[red]not loaded:[/red] {_count(report.invalid, 'bad line')}; the batch from line "
                 f"{report.stopped_at_line} on was not written, nothing of it, nor the rest of "
                 "the file. The batches before it are written: fix the file and run the same "
                 "load again to finish (--skip-invalid loads around bad lines)",
@@ -250,14 +305,16 @@ class _LoadRun:
             )
             if report.deferred_dropped:
                 err.print(
-                    f"{report.deferred_dropped:,} deferred relationship(s) from earlier batches "
-                    "were not written either",
+                    f"{_count(report.deferred_dropped, 'deferred relationship')} from earlier "
+                    f"batches {'was' if report.deferred_dropped == 1 else 'were'} not written "
+                    "either",
                     highlight=False,
                 )
             status = EXIT_FAILED
         elif report.invalid:
             err.print(
-                f"[red]not loaded:[/red] {report.invalid} relationship line(s) name an entity "
+                f"[red]not loaded:[/red] {_count(report.invalid, 'relationship line')} "
+                f"{'names' if report.invalid == 1 else 'name'} an entity "
                 "found neither in the file nor in the tenant; everything else is written",
                 highlight=False,
             )

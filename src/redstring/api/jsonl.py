@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from redstring.api.arguments import json_properties
 from redstring.api.errors import describe_validation_error
-from redstring.composition.ingest import InvalidLine, NumberedRecord, Record
+from redstring.composition.ingest import InvalidLine, NamedRelationship, NumberedRecord, Record
 from redstring.domain.entity import Entity
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import EntityId, TenantId, entity_id_for, relationship_id_for
@@ -121,6 +121,15 @@ class RelationshipLine(BaseModel):
                 raise ValueError(f"give exactly one of {end}_id and {end} (name and type)")
         return self
 
+    def to_record(self, tenant_id: TenantId) -> NamedRelationship:
+        """The relationship, with its ends as this line named them (name and type, or id)."""
+        source, target = self.source, self.target
+        return NamedRelationship(
+            self.to_domain(tenant_id),
+            None if source is None else (source.name, source.type),
+            None if target is None else (target.name, target.type),
+        )
+
     def to_domain(self, tenant_id: TenantId) -> Relationship:
         source = _end_id(self.source_id, self.source, tenant_id)
         target = _end_id(self.target_id, self.target, tenant_id)
@@ -148,10 +157,12 @@ _ANY_LINE: TypeAdapter[EntityLine | RelationshipLine] = TypeAdapter(
 )
 
 
-def _to_domain(
+def _to_record(
     line: EntityLine | RelationshipLine, line_number: int, tenant_id: TenantId
-) -> Record:
+) -> Entity | NamedRelationship:
     try:
+        if isinstance(line, RelationshipLine):
+            return line.to_record(tenant_id)
         return line.to_domain(tenant_id)
     except ValidationError as exc:
         raise LineError(line_number, describe_validation_error(exc, "", _FILE_NAMES)) from None
@@ -159,23 +170,34 @@ def _to_domain(
         raise LineError(line_number, str(exc)) from None
 
 
-def parse_line(text: str | bytes, line_number: int, tenant_id: TenantId) -> Record | None:
+def parse_line(
+    text: str | bytes, line_number: int, tenant_id: TenantId
+) -> Entity | Relationship | None:
     """The record on one line of the file (text, or UTF-8 bytes), `None` for a blank line.
 
     Raises `LineError` saying what is wrong, prefixed with `line_number`.
     """
+    record = _parsed(text, line_number, tenant_id)
+    return record.relationship if isinstance(record, NamedRelationship) else record
+
+
+def _parsed(text: str | bytes, line_number: int, tenant_id: TenantId) -> Record | None:
+    """`parse_line`, with a relationship's ends as the line named them."""
     try:
         line = _ANY_LINE.validate_json(text)
     except ValidationError:
         pass  # blank, or not a good line: the checks below say which, in the file's terms
     else:
-        return _to_domain(line, line_number, tenant_id)
+        return _to_record(line, line_number, tenant_id)
     if isinstance(text, bytes):
         text = _decoded(text, line_number)
     if not text.strip():
         return None
     try:
-        data = json.loads(text)
+        # Without its line break: `json` would place an error at the end of the line on
+        # a next line, column 1. A line holds no other line break, so columns count
+        # characters from the start of this line (after a first line's byte-order mark).
+        data = json.loads(text.rstrip("\r\n"))
     except json.JSONDecodeError as exc:
         raise LineError(line_number, f"not valid JSON ({exc.msg}, column {exc.colno})") from None
     if not isinstance(data, dict):
@@ -188,7 +210,7 @@ def parse_line(text: str | bytes, line_number: int, tenant_id: TenantId) -> Reco
         checked = model.model_validate(data)
     except ValidationError as exc:
         raise LineError(line_number, describe_validation_error(exc, "", _FILE_NAMES)) from None
-    return _to_domain(checked, line_number, tenant_id)
+    return _to_record(checked, line_number, tenant_id)
 
 
 def _decoded(raw: bytes, line_number: int) -> str:
@@ -209,7 +231,7 @@ def numbered_records(lines: Iterable[bytes], tenant_id: TenantId) -> Iterator[Nu
     """
     for number, raw in enumerate(lines, start=1):
         try:
-            record = parse_line(raw, number, tenant_id)
+            record = _parsed(raw, number, tenant_id)
         except LineError as exc:
             yield number, InvalidLine(exc.line_number, exc.reason)
             continue

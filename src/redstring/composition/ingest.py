@@ -21,7 +21,8 @@ batches a report counts as written are written whole.
 
 A relationship whose end is not in the graph store yet (an entity of a
 later batch, or none) waits for the end of the input and is then written
-or reported. Memory is one batch plus those waiting relationships, which
+or reported, by the name the input gave the end when it comes as a
+`NamedRelationship` (else by the end's id). Memory is one batch plus those waiting relationships, which
 are the only records kept past their batch: a file whose relationships
 follow their entities loads in constant memory whatever its length.
 
@@ -32,16 +33,18 @@ finishes an interrupted load and otherwise changes nothing.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
+from typing import NamedTuple
 
 from redstring.composition.concurrency import beside, both
 from redstring.composition.entity_vectors import EntityVectors, embed_entities
 from redstring.composition.services import Services
 from redstring.domain.entity import Entity
 from redstring.domain.errors import DimensionMismatchError, MissingEndpointError
-from redstring.domain.ids import RelationshipId
+from redstring.domain.ids import EntityId, RelationshipId
 from redstring.domain.relationship import Relationship
 
 DEFAULT_INGEST_BATCH_SIZE = 1000
@@ -55,9 +58,28 @@ class InvalidLine:
     reason: str
 
 
-Record = Entity | Relationship
+EndName = tuple[str, str]  # an entity's (name, type), as the input wrote them
+
+
+class NamedRelationship(NamedTuple):
+    """A relationship with how its input named its ends, for the message about an end
+    found neither in the input nor in the tenant.
+
+    `source` and `target` are the `(name, type)` the input gave an end, or None
+    when it gave the id (the message then shows the id). Plain strings, and
+    formatted only for that message: a tuple of them costs a load next to
+    nothing, where keeping the parsed line's objects alive made the collector's
+    work grow with every batch.
+    """
+
+    relationship: Relationship
+    source: EndName | None = None
+    target: EndName | None = None
+
+
+Record = Entity | Relationship | NamedRelationship
 NumberedRecord = tuple[int, Record | InvalidLine]
-Numbered = tuple[int, Relationship]
+Numbered = tuple[int, NamedRelationship]
 
 
 @dataclass
@@ -87,13 +109,32 @@ class IngestReport:
         return self.entities + self.relationships
 
 
-def _missing_ends(relationship: Relationship, missing: set[str]) -> list[str]:
-    """`source <id>` and/or `target <id>`, for the ends of `relationship` that are `missing`."""
-    ends = {
-        "source": str(relationship.source_entity_id),
-        "target": str(relationship.target_entity_id),
-    }
-    return [f"{end} {entity_id}" for end, entity_id in ends.items() if entity_id in missing]
+def _named(record: Relationship | NamedRelationship) -> NamedRelationship:
+    return record if isinstance(record, NamedRelationship) else NamedRelationship(record)
+
+
+def _end(entity_id: EntityId, name: EndName | None) -> str:
+    """An end as the input named it: `"Acme Corp" (company)`, or its id."""
+    if name is None:
+        return str(entity_id)
+    return f"{json.dumps(name[0], ensure_ascii=False)} ({name[1]})"
+
+
+def _missing_ends(named: NamedRelationship, missing: set[str]) -> list[str]:
+    """`source <name>` and/or `target <name>`, for the ends of `named` that are `missing`
+    (ids, as `MissingEndpointError.missing` spells them)."""
+    relationship = named.relationship
+    ends = (
+        ("source", relationship.source_entity_id, named.source),
+        ("target", relationship.target_entity_id, named.target),
+    )
+    return [f"{end} {_end(i, name)}" for end, i, name in ends if str(i) in missing]
+
+
+def missing_ends_reason(ends: Sequence[str]) -> str:
+    """Why a relationship line is not loaded: `ends` (`source "Acme Corp" (company)`, ...)
+    are in neither the input nor the tenant."""
+    return " and ".join(ends) + " not found in the file or the tenant"
 
 
 async def _write_relationships(
@@ -106,7 +147,7 @@ async def _write_relationships(
     unresolved: list[tuple[Numbered, list[str]]] = []
     while pending:
         try:
-            await services.graph.upsert_relationships([r for _, r in pending])
+            await services.graph.upsert_relationships([r.relationship for _, r in pending])
         except MissingEndpointError as exc:
             missing = set(exc.missing)
             resolvable = []
@@ -176,7 +217,9 @@ class _Load:
         vectors = await embed_entities(entities, self.services.embeddings)  # before any write
         if entities:
             await self.services.graph.upsert_entities(entities)
-        relationships = [(n, r) for n, r in batch if isinstance(r, Relationship)]
+        relationships = [
+            (n, _named(r)) for n, r in batch if isinstance(r, Relationship | NamedRelationship)
+        ]
         return _Ready(entities, vectors, relationships, skipped=len(bad))
 
     def stop(self, batch: list[NumberedRecord], bad: list[InvalidLine]) -> None:
@@ -200,11 +243,12 @@ class _Load:
     async def _relationships(self, relationships: list[Numbered]) -> None:
         written, waiting = await _write_relationships(self.services, relationships)
         if self.deferred:  # nothing to look up otherwise: the usual case, and ids cost a hash
-            for _, relationship in written:
-                self.deferred.pop(relationship.id, None)
-        for (number, relationship), _ in waiting:
-            self.deferred.pop(relationship.id, None)  # re-inserted last: line order is kept
-            self.deferred[relationship.id] = (number, relationship)
+            for _, named in written:
+                self.deferred.pop(named.relationship.id, None)
+        for (number, named), _ in waiting:
+            key = named.relationship.id
+            self.deferred.pop(key, None)  # re-inserted last: line order is kept
+            self.deferred[key] = (number, named)
         self.report.relationships += len(written)
         self.report.deferred += len(waiting)
 
@@ -218,8 +262,7 @@ class _Load:
             )
             self.report.relationships += len(written)
             for (number, _), ends in unresolved:
-                reason = "relationship end not found in this tenant: " + ", ".join(ends)
-                self.on_invalid(InvalidLine(number, reason))
+                self.on_invalid(InvalidLine(number, missing_ends_reason(ends)))
             if self.skip_invalid:
                 self.report.skipped += len(unresolved)
             else:

@@ -10,7 +10,7 @@ from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys
 from redstring.domain.entity import Entity
 from redstring.domain.errors import DimensionMismatchError, InvalidInputError
 from redstring.domain.fusion import reciprocal_rank_fusion
-from redstring.domain.ids import EntityId, TenantId, id_order_key
+from redstring.domain.ids import EntityId, TenantId, id_order_key, tenant_id_of
 from redstring.domain.lexical import LexicalCandidate, lexical_scores
 from redstring.domain.ranking import order_keys_by_score, rank_by_score
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
@@ -102,11 +102,14 @@ class Retriever:
     ) -> RetrievalResult:
         """The `k` best entities of `tenant_id` for `query`, best first.
 
-        Raises `InvalidInputError` (a `ValueError`) for a blank query or a
-        negative `k`. `k == 0` and `entity_types == []` give no matches.
+        Raises `InvalidInputError` (a `ValueError`) for a blank query, a
+        negative `k`, or a `tenant_id` that is neither a UUID nor a UUID's
+        string (`tenant_id_of`: a string is converted). `k == 0` and
+        `entity_types == []` give no matches.
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("query must not be blank")
+        tenant_id = tenant_id_of(tenant_id)
         if k < 0:
             raise InvalidInputError(f"k must not be negative, got {k}")
         mode = RetrievalMode(mode)

@@ -2,15 +2,25 @@
 
 All three are UUIDs. `entity_id_for` derives an entity id from what names the
 entity, so loading the same data twice addresses the same entities.
+`tenant_id_of`, `entity_id_of` and `relationship_id_of` are the one rule for
+an id handed to a public entry point: a `uuid.UUID` as it is, a string that
+spells a UUID converted (the GraphQL API and `Entity(...)` accept those too),
+anything else an `InvalidInputError` naming the argument, so a caller's typo
+is never a bare `AttributeError` nor, worse, a silently empty answer.
+`Entity(...)` and `Relationship(...)` keep pydantic's rule: a wrong id there is
+a `ValidationError` (a `ValueError` naming the field, which the API already
+counts as bad input), so the callers that describe those errors stay as they are.
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import NewType
 
+from redstring.domain.errors import InvalidInputError
 from redstring.domain.normalization import normalize_name
 
 EntityId = NewType("EntityId", uuid.UUID)
@@ -35,11 +45,57 @@ def id_text(value: uuid.UUID) -> str:
     return str(value)
 
 
+def _uuid_of(value: object, argument: str) -> uuid.UUID:
+    if isinstance(value, uuid.UUID):  # the usual case first: one check on hot paths
+        return value
+    if isinstance(value, str):
+        try:
+            return uuid.UUID(value)
+        except ValueError:
+            pass
+    shown = repr(value)
+    if len(shown) > 60:  # a message names the mistake; it does not echo a whole payload
+        shown = f"a {type(value).__name__}"
+    raise InvalidInputError(f"{argument} must be a UUID, got {shown}")
+
+
+def tenant_id_of(value: object, argument: str = "tenant_id") -> TenantId:
+    """`value` as a `TenantId`: a `uuid.UUID` as it is, a UUID's string converted.
+
+    Raises `InvalidInputError` naming `argument` for anything else (a string
+    that spells no UUID, an int, None).
+    """
+    return TenantId(_uuid_of(value, argument))
+
+
+def entity_id_of(value: object, argument: str = "entity_id") -> EntityId:
+    """`value` as an `EntityId`, by `tenant_id_of`'s rule."""
+    return EntityId(_uuid_of(value, argument))
+
+
+def relationship_id_of(value: object, argument: str = "relationship_id") -> RelationshipId:
+    """`value` as a `RelationshipId`, by `tenant_id_of`'s rule."""
+    return RelationshipId(_uuid_of(value, argument))
+
+
+def entity_ids_of(values: object, argument: str = "ids") -> list[EntityId]:
+    """Each of `values` as an `EntityId` (`entity_id_of`); `values` a sequence, not a string."""
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+        raise InvalidInputError(f"{argument} must be a sequence of UUIDs, got {values!r:.60}")
+    return [
+        EntityId(value) if isinstance(value, uuid.UUID) else entity_id_of(value, f"{argument}[{i}]")
+        for i, value in enumerate(values)
+    ]
+
+
 def entity_id_for(tenant_id: TenantId, entity_type: str, name: str) -> EntityId:
     """The deterministic id of the entity named `name` of type `entity_type`.
 
     Names that normalise alike (`ACME Corp.` and `acme corp`) give the same id.
+    `tenant_id` is read by `tenant_id_of`'s rule (a UUID string is accepted).
     """
+    if not isinstance(tenant_id, uuid.UUID):  # inline: a load derives an id per line
+        tenant_id = tenant_id_of(tenant_id)
     key = f"{id_text(tenant_id)}\x1f{normalize_name(entity_type)}\x1f{normalize_name(name)}"
     return EntityId(_uuid5(key))
 
@@ -47,7 +103,17 @@ def entity_id_for(tenant_id: TenantId, entity_type: str, name: str) -> EntityId:
 def relationship_id_for(
     tenant_id: TenantId, source: EntityId, relationship_type: str, target: EntityId
 ) -> RelationshipId:
-    """The deterministic id of the `relationship_type` edge from `source` to `target`."""
+    """The deterministic id of the `relationship_type` edge from `source` to `target`.
+
+    The ids are read by `tenant_id_of`'s rule (a UUID string is accepted).
+    """
+    if not (
+        isinstance(tenant_id, uuid.UUID)
+        and isinstance(source, uuid.UUID)
+        and isinstance(target, uuid.UUID)
+    ):  # inline: a load derives an id per line, and a call costs more than the checks
+        tenant_id = tenant_id_of(tenant_id)
+        source, target = entity_id_of(source, "source"), entity_id_of(target, "target")
     kind = relationship_type.strip()
     key = f"{id_text(tenant_id)}\x1f{id_text(source)}\x1f{kind}\x1f{id_text(target)}"
     return RelationshipId(_uuid5(key))

@@ -13,7 +13,13 @@ from redstring.domain.relationship import Direction, Relationship
 
 @runtime_checkable
 class GraphReader(Protocol):
-    """The reads of a graph store, all scoped to one tenant."""
+    """The reads of a graph store, all scoped to one tenant.
+
+    Every read (and `GraphStore.delete_entities`) reads its ids by
+    `tenant_id_of`'s rule: a UUID's string is that UUID, anything else not a
+    UUID raises `InvalidInputError` naming the argument (never a silent empty
+    answer).
+    """
 
     async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
         """The entities with these ids, in the order asked; missing ids are omitted."""

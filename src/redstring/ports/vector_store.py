@@ -25,6 +25,10 @@ class VectorStore(Protocol):
     deletes any vector stored there before (an entity renamed to "!" stops
     matching on its old name), and `search` with one answers `[]`. Neither
     raises: such vectors come from ordinary text.
+
+    `search` and `delete` read their ids by `tenant_id_of`'s rule: a UUID's
+    string is that UUID, anything else not a UUID raises `InvalidInputError`
+    naming the argument (never a silent empty answer).
     """
 
     @property

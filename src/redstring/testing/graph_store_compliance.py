@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import uuid
+from typing import Any
 
 import pytest
 
 from redstring.domain.blocking import query_blocking_keys
 from redstring.domain.entity import Entity
-from redstring.domain.errors import MissingEndpointError
+from redstring.domain.errors import InvalidInputError, MissingEndpointError
 from redstring.domain.ids import EntityId, id_order_key
 from redstring.domain.relationship import Direction
 from redstring.ports.graph_store import GraphStore
@@ -317,3 +319,30 @@ class GraphStoreCompliance:
         assert found == {a.id: [], b.id: [], c.id: []}
         assert await graph_store.find_by_blocking_keys(["p:a"], tenant) == {}
         assert await graph_store.delete_entities([a.id], tenant) == 0
+
+    @pytest.mark.parametrize("wrong", ["not-a-tenant", 5, None])
+    async def test_a_wrong_typed_id_is_invalid_input(
+        self, graph_store: GraphStore, wrong: object
+    ) -> None:
+        """Not a silent empty answer: the caller's typo is named (`tenant_id_of`)."""
+        tenant = new_tenant()
+        entity = make_entity(tenant, "Acme Corp")
+        await graph_store.upsert_entities([entity])
+        keys = query_blocking_keys("Acme Corp")
+        reads: list[tuple[str, Any]] = [
+            ("tenant_id", lambda t: graph_store.get_entities([entity.id], t)),
+            ("tenant_id", lambda t: graph_store.find_by_blocking_keys(keys, t)),
+            ("tenant_id", lambda t: graph_store.find_lexical_candidates(keys, t)),
+            ("tenant_id", lambda t: graph_store.relationships_of([entity.id], t)),
+            ("tenant_id", lambda t: graph_store.delete_entities([entity.id], t)),
+            ("ids[1]", lambda i: graph_store.get_entities([entity.id, i], tenant)),
+            ("entity_ids[0]", lambda i: graph_store.relationships_of([i], tenant)),
+            ("ids[0]", lambda i: graph_store.delete_entities([i], tenant)),
+        ]
+        for argument, read in reads:
+            with pytest.raises(InvalidInputError, match=rf"^{re.escape(argument)} must be a UUID"):
+                await read(wrong)
+        # A UUID's string is that UUID.
+        [got] = await graph_store.get_entities([str(entity.id)], str(tenant))  # type: ignore[list-item,arg-type]
+        assert got == entity
+        assert await graph_store.delete_entities([entity.id], tenant) == 1

@@ -8,7 +8,7 @@ import uuid
 import numpy as np
 import pytest
 
-from redstring.domain.errors import DimensionMismatchError
+from redstring.domain.errors import DimensionMismatchError, InvalidInputError
 from redstring.domain.ids import EntityId, TenantId, id_order_key
 from redstring.domain.vectors import VectorRecord
 from redstring.ports.vector_store import VectorStore
@@ -217,3 +217,24 @@ class VectorStoreCompliance:
             await vector_store.search(vector, tenant, k=5)
         [found] = await vector_store.search(_axis(dim, 0), tenant, k=5)
         assert (found.entity_id, round(found.score, 3)) == (good.entity_id, 1.0)
+
+    @pytest.mark.parametrize("wrong", ["not-a-tenant", 5, None])
+    async def test_a_wrong_typed_id_is_invalid_input(
+        self, vector_store: VectorStore, wrong: object
+    ) -> None:
+        """Not a silent empty answer: the caller's typo is named (`tenant_id_of`)."""
+        tenant = new_tenant()
+        axis = _axis(vector_store.dimension, 0)
+        record = _record(tenant, axis)
+        await vector_store.upsert([record])
+        with pytest.raises(InvalidInputError, match=r"^tenant_id must be a UUID"):
+            await vector_store.search(axis, wrong, k=1)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInputError, match=r"^tenant_id must be a UUID"):
+            await vector_store.delete([record.entity_id], wrong)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInputError, match=r"^entity_ids\[0\] must be a UUID"):
+            await vector_store.delete([wrong], tenant)  # type: ignore[list-item]
+        # A UUID's string is that UUID.
+        [match] = await vector_store.search(axis, str(tenant), k=1)  # type: ignore[arg-type]
+        assert match.entity_id == record.entity_id
+        await vector_store.delete([str(record.entity_id)], str(tenant))  # type: ignore[list-item,arg-type]
+        assert await vector_store.search(axis, tenant, k=1) == []

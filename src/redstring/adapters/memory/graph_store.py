@@ -8,7 +8,14 @@ from itertools import islice
 
 from redstring.domain.entity import Entity
 from redstring.domain.errors import MissingEndpointError
-from redstring.domain.ids import EntityId, RelationshipId, TenantId, id_order_key
+from redstring.domain.ids import (
+    EntityId,
+    RelationshipId,
+    TenantId,
+    entity_ids_of,
+    id_order_key,
+    tenant_id_of,
+)
 from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.relationship import Direction, Relationship
 
@@ -123,6 +130,7 @@ class InMemoryGraphStore:
                 tenant.incident.setdefault(end, {})[rel.id] = None
 
     async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
+        ids, tenant_id = entity_ids_of(ids), tenant_id_of(tenant_id)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return []
@@ -137,6 +145,7 @@ class InMemoryGraphStore:
         limit_per_key: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> dict[str, list[Entity]]:
+        tenant_id = tenant_id_of(tenant_id)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return {}
@@ -179,6 +188,7 @@ class InMemoryGraphStore:
         types: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
     ) -> dict[EntityId, list[Relationship]]:
+        entity_ids, tenant_id = entity_ids_of(entity_ids, "entity_ids"), tenant_id_of(tenant_id)
         tenant = self._tenants.get(tenant_id) or _Tenant()
         wanted = None if types is None else set(types)
         result: dict[EntityId, list[Relationship]] = {}
@@ -194,6 +204,7 @@ class InMemoryGraphStore:
         return result
 
     async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
+        ids, tenant_id = entity_ids_of(ids), tenant_id_of(tenant_id)
         tenant = self._tenants.get(tenant_id)
         if tenant is None:
             return 0

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from redstring.domain.ids import EntityId, TenantId, id_order_key
+from redstring.domain.ids import EntityId, TenantId, entity_ids_of, id_order_key, tenant_id_of
 from redstring.domain.vectors import (
     VectorMatch,
     VectorRecord,
@@ -139,7 +139,7 @@ class InMemoryVectorStore:
         if k < 0:
             raise ValueError("k must not be negative")
         checked = checked_vector(vector, self._dimension, "query vector")
-        matrix = self._tenants.get(tenant_id)
+        matrix = self._tenants.get(tenant_id_of(tenant_id))
         if matrix is None or k == 0 or matrix.size == 0 or not has_direction(checked):
             return []
         scores = matrix.scores(_unit(checked))
@@ -161,7 +161,8 @@ class InMemoryVectorStore:
         return [VectorMatch(entity_id=e, score=s) for e, s in ranked[:k]]
 
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
-        matrix = self._tenants.get(tenant_id)
+        entity_ids = entity_ids_of(entity_ids, "entity_ids")
+        matrix = self._tenants.get(tenant_id_of(tenant_id))
         if matrix is not None:
             for entity_id in entity_ids:
                 matrix.remove(entity_id)

@@ -26,7 +26,7 @@ from redstring.adapters.neo4j.records import (
 )
 from redstring.domain.entity import Entity
 from redstring.domain.errors import MissingEndpointError
-from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.ids import EntityId, TenantId, entity_ids_of, tenant_id_of
 from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.relationship import Direction, Relationship
 
@@ -121,6 +121,7 @@ class Neo4jGraphStore(OwnedConnection):
             await self._db.write(work)
 
     async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
+        ids, tenant_id = entity_ids_of(ids), tenant_id_of(tenant_id)
         wanted = [str(i) for i in dict.fromkeys(ids)]
         if not wanted:
             return []
@@ -139,6 +140,7 @@ class Neo4jGraphStore(OwnedConnection):
         limit_per_key: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> dict[str, list[Entity]]:
+        tenant_id = tenant_id_of(tenant_id)
         params = _lookup(keys, tenant_id, limit_per_key, entity_types)
         if params is None:
             return {}
@@ -161,6 +163,7 @@ class Neo4jGraphStore(OwnedConnection):
         limit_per_key: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
+        tenant_id = tenant_id_of(tenant_id)
         params = _lookup(keys, tenant_id, limit_per_key, entity_types)
         if params is None:
             return []
@@ -176,6 +179,7 @@ class Neo4jGraphStore(OwnedConnection):
         types: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
     ) -> dict[EntityId, list[Relationship]]:
+        entity_ids, tenant_id = entity_ids_of(entity_ids, "entity_ids"), tenant_id_of(tenant_id)
         wanted = list(dict.fromkeys(entity_ids))
         result_map: dict[EntityId, list[Relationship]] = {i: [] for i in wanted}
         if not wanted:
@@ -199,6 +203,7 @@ class Neo4jGraphStore(OwnedConnection):
         return result_map
 
     async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
+        ids, tenant_id = entity_ids_of(ids), tenant_id_of(tenant_id)
         wanted = [str(i) for i in dict.fromkeys(ids)]
         if not wanted:
             return 0

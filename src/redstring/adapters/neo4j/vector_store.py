@@ -21,7 +21,14 @@ from redstring.adapters.neo4j.connection import (
 )
 from redstring.adapters.neo4j.records import query_vector, stored_vectors
 from redstring.domain.errors import DimensionMismatchError, RedstringError
-from redstring.domain.ids import EntityId, TenantId, id_order_key, id_text
+from redstring.domain.ids import (
+    EntityId,
+    TenantId,
+    entity_ids_of,
+    id_order_key,
+    id_text,
+    tenant_id_of,
+)
 from redstring.domain.vectors import (
     VectorMatch,
     VectorRecord,
@@ -228,6 +235,7 @@ class Neo4jVectorStore(OwnedConnection):
         if k < 0:
             raise ValueError("k must not be negative")
         checked = checked_vector(vector, self._dimension, "query vector")
+        tenant_id = tenant_id_of(tenant_id)
         if k == 0 or (entity_types is not None and len(entity_types) == 0):
             return []
         if not has_direction(checked):  # the server refuses it: no cosine exists
@@ -268,6 +276,8 @@ class Neo4jVectorStore(OwnedConnection):
         ]
 
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        entity_ids = entity_ids_of(entity_ids, "entity_ids")
+        tenant_id = tenant_id_of(tenant_id)
         ids = [str(i) for i in dict.fromkeys(entity_ids)]
         if not ids:
             return

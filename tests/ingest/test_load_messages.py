@@ -1,0 +1,203 @@
+"""What `redstring load` tells its user: the true JSON column, a missing end as the file
+named it, a progress bar that ends in a final state, and counts in the right number."""
+
+from __future__ import annotations
+
+import json
+import signal
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from redstring import TenantId
+from redstring.api.cli import main
+from redstring.api.jsonl import numbered_records
+from redstring.api.settings import Settings
+from redstring.composition.ingest import InvalidLine
+from redstring.composition.services import Services
+from tests.ingest.support import GraphStoreFailingAt, chain_lines, entity_line, services_over
+
+TENANT = TenantId(uuid.UUID("6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"))
+ACME = entity_line("Acme Corp", "org", description="A maker of widgets since 1948. " * 4)
+UNCLOSED = ACME[:-1]  # the line without its closing brace
+
+
+@pytest.fixture
+def shared(monkeypatch: pytest.MonkeyPatch) -> Services:
+    services = services_over(graph=GraphStoreFailingAt(fail_at=None))
+
+    async def opened(settings: Settings) -> Services:
+        return services
+
+    monkeypatch.setattr("redstring.api.cli.open_services", opened)
+    return services
+
+
+def write(tmp_path: Path, lines: list[str], *, bom: bool = False) -> Path:
+    path = tmp_path / "data.jsonl"
+    path.write_bytes(("\ufeff" if bom else "").encode() + ("\n".join(lines) + "\n").encode())
+    return path
+
+
+def load(path: Path, *options: str) -> int:
+    return main(["load", str(path), "--tenant", str(TENANT), *options])
+
+
+# The true JSON column ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n", b""])
+def test_a_line_missing_its_brace_reports_the_column_after_its_last_character(
+    ending: bytes,
+) -> None:
+    [(number, bad)] = list(numbered_records([UNCLOSED.encode() + ending], TENANT))
+    assert isinstance(bad, InvalidLine)
+    assert (number, bad.line_number) == (1, 1)
+    assert bad.reason == f"not valid JSON (Expecting ',' delimiter, column {len(UNCLOSED) + 1})"
+
+
+def test_the_column_and_line_stay_true_after_blank_lines_and_a_byte_order_mark(
+    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = '{"kind": "entity", "name": "Bolt" "entity_type": "org"}'  # no comma: column 35
+    path = write(tmp_path, [entity_line("Acme Corp"), "", "   ", broken, UNCLOSED], bom=True)
+    assert load(path, "--skip-invalid") == 0
+    err = capsys.readouterr().err
+    assert f"{path}:4: skipped: not valid JSON (Expecting ',' delimiter, column 35)" in err
+    column = len(UNCLOSED) + 1
+    assert f"{path}:5: skipped: not valid JSON (Expecting ',' delimiter, column {column})" in err
+    bom_first = write(tmp_path, [UNCLOSED], bom=True)  # the mark is no column of the line
+    assert load(bom_first) == 1
+    assert f"{bom_first}:1: not valid JSON (Expecting ',' delimiter, column {column})" in (
+        capsys.readouterr().err
+    )
+
+
+# A missing end, as the file named it ---------------------------------------------------
+
+
+def _relationship(**ends: object) -> str:
+    return json.dumps({"kind": "relationship", "relationship_type": "SUPPLIES", **ends})
+
+
+GHOST_ID = uuid.UUID("0a4c9d1e-6b7f-4c2d-8e3a-5f6a7b8c9d0e")
+ENDS = [
+    _relationship(source={"name": "Acme Corp", "type": "org"},
+                  target={"name": "Nobody", "type": "person"}),
+    _relationship(source={"name": "Ghost \"Co\"", "type": "org"},
+                  target={"name": "Acme Corp", "type": "org"}),
+    _relationship(source={"name": "Acme Corp", "type": "org"}, target_id=str(GHOST_ID)),
+    _relationship(source={"name": "Nobody", "type": "person"},
+                  target={"name": "Ghost", "type": "org"}),
+]  # fmt: skip
+REASONS = [
+    'target "Nobody" (person) not found in the file or the tenant',
+    'source "Ghost \\"Co\\"" (org) not found in the file or the tenant',
+    f"target {GHOST_ID} not found in the file or the tenant",
+    'source "Nobody" (person) and target "Ghost" (org) not found in the file or the tenant',
+]
+
+
+@pytest.mark.parametrize("skip", [False, True])
+def test_a_missing_end_is_named_as_the_file_named_it(
+    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str], skip: bool
+) -> None:
+    path = write(tmp_path, [entity_line("Acme Corp", "org"), *ENDS])
+    assert load(path, "--batch-size", "2", *(["--skip-invalid"] if skip else [])) == (
+        0 if skip else 1
+    )
+    err = capsys.readouterr().err
+    verdict = "skipped: " if skip else ""
+    for number, reason in enumerate(REASONS, start=2):
+        assert f"{path}:{number}: {verdict}{reason}\n" in err
+    assert "relationship end not found" not in err
+
+
+# The progress bar's end, and plurals ---------------------------------------------------
+
+
+def _bar(err: str) -> str:
+    [bar] = [line for line in err.splitlines() if line.startswith("loading")]
+    return bar
+
+
+def test_a_load_stopped_by_a_bad_line_ends_its_bar_stopped_with_what_was_written(
+    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [entity_line("Acme Corp"), entity_line("Bolt"), "{oops"]
+    assert load(write(tmp_path, lines), "--batch-size", "1") == 1
+    err = capsys.readouterr().err
+    bar = _bar(err)
+    assert "2 records" in bar
+    assert bar.endswith("stopped at line 3")
+    assert "ETA" not in bar
+    assert "not loaded: 1 bad line;" in err
+
+
+def test_a_load_that_fails_or_is_interrupted_ends_its_bar_so(
+    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graph = shared.graph
+    assert isinstance(graph, GraphStoreFailingAt)
+    graph.fail_at = 2
+    path = write(tmp_path, [entity_line("Acme Corp"), entity_line("Bolt")])
+    assert load(path, "--batch-size", "1") == 1
+    err = capsys.readouterr().err
+    bar = _bar(err)
+    assert "1 record " in bar
+    assert bar.endswith("failed")
+    assert "(1 entity, 0 relationships)" in err
+
+
+@pytest.fixture
+def python_sigint() -> Iterator[None]:
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("python_sigint")
+def test_ctrl_c_ends_the_bar_interrupted(
+    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graph = shared.graph
+    assert isinstance(graph, GraphStoreFailingAt)
+    graph.failure = KeyboardInterrupt
+    graph.fail_at = 3
+    path = write(tmp_path, list(chain_lines(20)))
+    assert load(path, "--batch-size", "6") == 130
+    err = capsys.readouterr().err
+    bar = _bar(err)
+    assert bar.endswith("interrupted")
+    assert "ETA" not in bar
+
+
+def test_a_finished_load_ends_its_bar_done_and_counts_in_the_right_number(
+    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [entity_line("Acme Corp"), "{oops", *ENDS[:1]]
+    assert load(write(tmp_path, lines), "--skip-invalid") == 0
+    err = capsys.readouterr().err
+    bar = _bar(err)
+    assert " 100% " in bar
+    assert "1 record " in bar
+    assert bar.endswith("done")
+    assert "loaded 1 entity and 0 relationships into tenant" in err
+    assert "; 2 lines skipped" in err
+    assert "1 relationship line waited for the end of the file" in err
+
+    assert load(write(tmp_path, [*list(chain_lines(2)), "{oops"]), "--batch-size", "3") == 1
+    err = capsys.readouterr().err
+    assert "loaded 2 entities and 1 relationship into tenant" in err
+    assert "; 0 lines skipped" in err
+
+
+def test_one_unresolved_relationship_is_counted_in_the_singular(
+    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert load(write(tmp_path, [entity_line("Acme Corp", "org"), ENDS[0]])) == 1
+    err = capsys.readouterr().err
+    assert "not loaded: 1 relationship line names an entity" in err
+    assert _bar(err).endswith("done, 1 not loaded")
