@@ -5,10 +5,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import signal
 import threading
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,7 @@ from rich.progress import Progress
 from redstring import TenantId, entity_id_for
 from redstring.api.cli import _rare_collections, main
 from redstring.api.load import load_jsonl
-from redstring.api.settings import Backend, Settings
+from redstring.api.settings import Backend
 from redstring.composition.services import Services
 from tests.ingest.support import (
     GraphStoreFailingAt,
@@ -32,18 +30,6 @@ from tests.ingest.support import (
 )
 
 TENANT = TenantId(uuid.UUID("6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"))
-
-
-@pytest.fixture
-def shared(monkeypatch: pytest.MonkeyPatch) -> Services:
-    """In-memory services that every `redstring load` of the test writes into."""
-    services = services_over(graph=GraphStoreFailingAt(fail_at=None))
-
-    async def opened(settings: Settings) -> Services:
-        return services
-
-    monkeypatch.setattr("redstring.api.cli.open_services", opened)
-    return services
 
 
 def write(tmp_path: Path, lines: list[str]) -> Path:
@@ -220,16 +206,6 @@ def test_an_incomplete_provider_choice_is_bad_settings(
     err = capsys.readouterr().err
     assert "bad settings: the 'openai' embedding provider needs a model" in err
     assert "Traceback" not in err
-
-
-@pytest.fixture
-def python_sigint() -> Iterator[None]:
-    """Python's own SIGINT handler, as `redstring load` starts with. `asyncio.run` turns
-    Ctrl-C into cancelling the load only over that handler, and an earlier test can leave
-    another: uvicorn puts back the handler it found, which may be pytest-asyncio's."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.mark.usefixtures("python_sigint")

@@ -4,9 +4,7 @@ named it, a progress bar that ends in a final state, and counts in the right num
 from __future__ import annotations
 
 import json
-import signal
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,25 +12,13 @@ import pytest
 from redstring import TenantId
 from redstring.api.cli import main
 from redstring.api.jsonl import numbered_records
-from redstring.api.settings import Settings
 from redstring.composition.ingest import InvalidLine
 from redstring.composition.services import Services
-from tests.ingest.support import GraphStoreFailingAt, chain_lines, entity_line, services_over
+from tests.ingest.support import GraphStoreFailingAt, chain_lines, entity_line
 
 TENANT = TenantId(uuid.UUID("6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"))
 ACME = entity_line("Acme Corp", "org", description="A maker of widgets since 1948. " * 4)
 UNCLOSED = ACME[:-1]  # the line without its closing brace
-
-
-@pytest.fixture
-def shared(monkeypatch: pytest.MonkeyPatch) -> Services:
-    services = services_over(graph=GraphStoreFailingAt(fail_at=None))
-
-    async def opened(settings: Settings) -> Services:
-        return services
-
-    monkeypatch.setattr("redstring.api.cli.open_services", opened)
-    return services
 
 
 def write(tmp_path: Path, lines: list[str], *, bom: bool = False) -> Path:
@@ -149,13 +135,6 @@ def test_a_load_that_fails_or_is_interrupted_ends_its_bar_so(
     assert "1 record " in bar
     assert bar.endswith("failed")
     assert "(1 entity, 0 relationships)" in err
-
-
-@pytest.fixture
-def python_sigint() -> Iterator[None]:
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.mark.usefixtures("python_sigint")

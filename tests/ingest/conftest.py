@@ -1,0 +1,34 @@
+"""Fixtures of the `redstring load` tests: the services a load writes into, and Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+
+import pytest
+
+from redstring.api.settings import Settings
+from redstring.composition.services import Services
+from tests.ingest.support import GraphStoreFailingAt, services_over
+
+
+@pytest.fixture
+def shared(monkeypatch: pytest.MonkeyPatch) -> Services:
+    """In-memory services that every `redstring load` of the test writes into."""
+    services = services_over(graph=GraphStoreFailingAt(fail_at=None))
+
+    async def opened(settings: Settings) -> Services:
+        return services
+
+    monkeypatch.setattr("redstring.api.cli.open_services", opened)
+    return services
+
+
+@pytest.fixture
+def python_sigint() -> Iterator[None]:
+    """Python's own SIGINT handler, as `redstring load` starts with. `asyncio.run` turns
+    Ctrl-C into cancelling the load only over that handler, and an earlier test can leave
+    another: uvicorn puts back the handler it found, which may be pytest-asyncio's."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
