@@ -306,17 +306,20 @@ async def _b_is_intact(seeded: Seeded) -> None:
         assert "Intruder" not in json.dumps(listed)
 
 
+def _granted_a(mode: str, role: Role, key_file: Path) -> tuple[Settings, str]:
+    """Settings of `mode` and the credential of a `role` caller granted tenant A only."""
+    if mode == "apikey":
+        issued = add_key(key_file, [TENANT_A], role)
+        return Settings(auth=AuthMode.APIKEY, api_keys_file=key_file), issued.key
+    return JWT_SETTINGS, _hs256(_claims(role=role.value))
+
+
 @pytest.fixture(params=["apikey", "jwt"])
 async def a_writer(
     request: pytest.FixtureRequest, seeded: Seeded, key_file: Path
 ) -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
     """A client and the credential of a `write` caller granted tenant A only, per mode."""
-    if request.param == "apikey":
-        issued = add_key(key_file, [TENANT_A], Role.WRITE)
-        settings = Settings(auth=AuthMode.APIKEY, api_keys_file=key_file)
-        credential = issued.key
-    else:
-        settings, credential = JWT_SETTINGS, _hs256(_claims())
+    settings, credential = _granted_a(request.param, Role.WRITE, key_file)
     async with _http(seeded.services, settings) as http:
         yield http, credential
 
@@ -402,12 +405,7 @@ async def a_reader(
     request: pytest.FixtureRequest, seeded: Seeded, key_file: Path
 ) -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
     """A client and the credential of a `read` caller granted tenant A, per mode."""
-    if request.param == "apikey":
-        issued = add_key(key_file, [TENANT_A], Role.READ)
-        settings = Settings(auth=AuthMode.APIKEY, api_keys_file=key_file)
-        credential = issued.key
-    else:
-        settings, credential = JWT_SETTINGS, _hs256(_claims(role="read"))
+    settings, credential = _granted_a(request.param, Role.READ, key_file)
     async with _http(seeded.services, settings) as http:
         yield http, credential
 
