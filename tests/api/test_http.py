@@ -10,6 +10,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from redstring import StoreUnavailableError
 from redstring.api import create_app
+from redstring.api.app import SERVING_GC_THRESHOLD
 from redstring.api.settings import Settings
 from redstring.composition.services import Services
 from tests.api.doubles import FailingGraphStore
@@ -123,9 +124,14 @@ async def test_the_lifespan_caps_blas_threads(threads: int) -> None:
 async def test_the_lifespan_freezes_the_startup_heap_when_asked(freeze: bool) -> None:
     app = create_app(Settings(gc_freeze=freeze), services=memory_services())
     gc.unfreeze()
+    before = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
     try:
         async with app.router.lifespan_context(app):
             frozen = gc.get_freeze_count()
+            threshold = gc.get_threshold()
     finally:
         gc.unfreeze()
+        gc.set_threshold(*before)
     assert (frozen > 0) is freeze
+    assert (threshold == SERVING_GC_THRESHOLD) is freeze

@@ -56,6 +56,11 @@ class _ObservedStarlette(Starlette):
         return AccessLog(super().build_middleware_stack(), self.metrics)
 
 
+# Allocations between young collections, and young (then middle) collections between
+# older ones, while serving; Python's defaults are (700, 10, 10).
+SERVING_GC_THRESHOLD = (20_000, 20, 50)
+
+
 def freeze_startup_heap() -> None:
     """Move every object alive now out of the cyclic garbage collector's reach.
 
@@ -67,9 +72,17 @@ def freeze_startup_heap() -> None:
     survive the young collections and count towards the next full one. Frozen,
     those objects are still freed when their last reference goes; only cycles
     among them would outlive it, so the cycles of start-up are collected first.
+
+    Then the collector runs less often (`SERVING_GC_THRESHOLD`): a large
+    response holds hundreds of thousands of objects until it is sent, and at
+    Python's default thresholds every few hundred allocations start a young
+    collection that walks them, and every hundred of those an older one, so
+    the collector took most of such a request's time (docs/benchmarks.md,
+    "Mixed load on a real server").
     """
     gc.collect()
     gc.freeze()
+    gc.set_threshold(*SERVING_GC_THRESHOLD)
     logger.debug("%d objects exempted from garbage collection", gc.get_freeze_count())
 
 
