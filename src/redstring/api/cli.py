@@ -86,10 +86,11 @@ def _rare_collections(backend: Backend) -> Iterator[None]:
     default threshold the collector took a tenth to a fifth of a large
     in-memory load. Much higher thresholds let the cyclic garbage of each
     batch (driver and asyncio objects) pile up: 50,000 cost 80 MiB of RSS on
-    the neo4j backend, 10,000 about 6 MiB (docs/benchmarks.md). The memory
-    backend keeps every record in the process, so each older-generation pass
-    walks all of them: 500,000 spares it nearly all of those passes (about 3.5 s of
-    a 100,000-entity load) at no measurable cost in RSS.
+    the neo4j backend, 10,000 about 6 MiB (docs/benchmarks.md, "Bulk
+    ingestion"). The memory backend keeps every record in the process, so
+    each older-generation pass walks all of them: 500,000 spares it nearly
+    all of those passes (about 3.5 s of a 100,000-entity load) at no
+    measurable cost in RSS.
     """
     previous = gc.get_threshold()
     gc.set_threshold(_LOAD_GC_THRESHOLD[backend], *previous[1:])
