@@ -26,8 +26,7 @@ from collections.abc import Callable
 import httpx
 from graphql import parse
 
-from bench.graphql import free_port
-from bench.measure import machine
+from bench.measure import free_port, machine
 from bench.options import parse_args
 from redstring.api.demo import DEMO_TENANT_ID
 from redstring.api.operation_cost import operation_cost

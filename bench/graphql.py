@@ -27,7 +27,6 @@ import asyncio
 import json
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,7 +41,7 @@ import uvicorn
 from threadpoolctl import threadpool_limits
 
 from bench.corpus import make_corpus
-from bench.measure import machine, median_ms
+from bench.measure import free_port, machine, median_ms
 from bench.options import parse_args
 from redstring import (
     HashingEmbeddingProvider,
@@ -112,12 +111,6 @@ def main(size: int, seconds: float, clients: int, load: str, repeats: int) -> No
     finally:
         server.terminate()
         server.wait(timeout=30)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def wait_ready(client: httpx.AsyncClient, deadline: float) -> None:

@@ -54,7 +54,6 @@ import math
 import multiprocessing
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -69,7 +68,7 @@ from typing import Any
 import httpx
 
 from bench.corpus import KINDS, make_corpus, make_name
-from bench.measure import machine
+from bench.measure import free_port, machine
 from bench.options import parse_args
 from redstring import Entity, TenantId, entity_id_for
 from redstring.api.limits import Limits
@@ -378,12 +377,6 @@ async def send_worst(
 
 
 # --- the server ------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def server_environment(backend: str) -> dict[str, str]:

@@ -5,10 +5,18 @@ from __future__ import annotations
 import os
 import platform
 import resource
+import socket
 import statistics
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 free now, for a server a bench starts."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def peak_rss_mib() -> float:
