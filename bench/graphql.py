@@ -54,7 +54,7 @@ from redstring import (
 )
 from redstring.api.app import create_app
 from redstring.api.settings import Settings
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 
 TENANT = TenantId(uuid.UUID(int=7))
 QUERY = """
@@ -66,7 +66,7 @@ query ($q: String!, $tenant: ID!) {
 """
 
 
-async def build_services(size: int) -> tuple[Services, list[str]]:
+async def build_services(size: int) -> tuple[Redstring, list[str]]:
     corpus = make_corpus(TENANT, size, seed=11)
     rng = random.Random(12)
     relationships = [
@@ -83,7 +83,7 @@ async def build_services(size: int) -> tuple[Services, list[str]]:
     vectors, graph = InMemoryVectorStore(384), InMemoryGraphStore()
     await build_graph(corpus, relationships, embeddings=embeddings, vectors=vectors, graph=graph)
     # As `redstring serve` runs by default: with the cache of query embeddings.
-    services = Services.over(
+    services = Redstring(
         embeddings=embeddings,
         vectors=vectors,
         graph=graph,

@@ -25,8 +25,8 @@ from bench.corpus import make_corpus
 from bench.measure import machine
 from bench.options import parse_args
 from redstring import HashingEmbeddingProvider, InMemoryGraphStore, InMemoryVectorStore, TenantId
+from redstring.composition.client import Redstring
 from redstring.composition.ingest import ingest
-from redstring.composition.services import Services
 
 DIMENSION = 384
 
@@ -56,9 +56,9 @@ async def timed_load(backend: str, entities: int, latency: float, batch_size: in
         graph, vectors = Neo4jGraphStore(driver), Neo4jVectorStore(driver, DIMENSION)
         await graph.ensure_schema()
         await vectors.ensure_schema()
-        services = Services.over(embeddings=provider, vectors=vectors, graph=graph)
+        services = Redstring(embeddings=provider, vectors=vectors, graph=graph)
     else:
-        services = Services.over(
+        services = Redstring(
             embeddings=provider, vectors=InMemoryVectorStore(DIMENSION), graph=InMemoryGraphStore()
         )
     records = list(enumerate(make_corpus(tenant, entities, seed=5), start=1))

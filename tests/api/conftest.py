@@ -11,14 +11,14 @@ import pytest
 from redstring.api import create_app
 from redstring.api.demo import load_demo
 from redstring.api.settings import Settings
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from tests.api.support import GraphQLClient, memory_services
 
 MakeClient = Callable[..., GraphQLClient]
 
 
 @pytest.fixture(scope="session")
-def demo_services() -> Services:
+def demo_services() -> Redstring:
     """Shared demo data, read only: tests that write use a fresh tenant or fresh services."""
     services = memory_services()
     asyncio.run(load_demo(services))
@@ -26,7 +26,7 @@ def demo_services() -> Services:
 
 
 @pytest.fixture
-def fresh_services() -> Services:
+def fresh_services() -> Redstring:
     return memory_services()
 
 
@@ -35,7 +35,7 @@ async def make_client() -> AsyncIterator[MakeClient]:
     """Builds clients over `create_app(settings, services=...)`, closed at teardown."""
     opened: list[httpx.AsyncClient] = []
 
-    def build(services: Services, settings: Settings | None = None) -> GraphQLClient:
+    def build(services: Redstring, settings: Settings | None = None) -> GraphQLClient:
         app = create_app(settings or Settings(), services=services)
         http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
         opened.append(http)
@@ -47,5 +47,5 @@ async def make_client() -> AsyncIterator[MakeClient]:
 
 
 @pytest.fixture
-def client(make_client: MakeClient, demo_services: Services) -> GraphQLClient:
+def client(make_client: MakeClient, demo_services: Redstring) -> GraphQLClient:
     return make_client(demo_services)

@@ -10,8 +10,7 @@ import httpx
 from redstring import GraphStore, HashingEmbeddingProvider
 from redstring.api.demo import DEMO_TENANT_ID
 from redstring.api.settings import Settings
-from redstring.composition.services import Services
-from redstring.composition.stores import open_memory_services
+from redstring.composition.client import Redstring
 from redstring.testing import CountingGraphStore
 
 DEMO = str(DEMO_TENANT_ID)
@@ -29,19 +28,19 @@ query ($tenant: ID!) {
 """
 
 
-def memory_services() -> Services:
+def memory_services() -> Redstring:
     """Empty in-memory services with a small hashing provider."""
-    return open_memory_services(HashingEmbeddingProvider(DIMENSION))
+    return Redstring.in_memory(HashingEmbeddingProvider(DIMENSION))
 
 
-def services_with_graph(base: Services, graph: GraphStore) -> Services:
+def services_with_graph(base: Redstring, graph: GraphStore) -> Redstring:
     """`base`'s provider and vectors with another graph store (a double)."""
-    return Services.over(embeddings=base.embeddings, vectors=base.vectors, graph=graph)
+    return Redstring(embeddings=base.embeddings, vectors=base.vectors, graph=graph)
 
 
 def counting_client(
-    make_client: Callable[[Services, Settings | None], GraphQLClient],
-    base: Services,
+    make_client: Callable[[Redstring, Settings | None], GraphQLClient],
+    base: Redstring,
     settings: Settings | None = None,
 ) -> tuple[CountingGraphStore, GraphQLClient]:
     """A client over `base` whose graph store calls are counted."""

@@ -11,7 +11,7 @@ import pytest
 from redstring import Entity, EntityId, GraphStore, TenantId
 from redstring.api.schema import types
 from redstring.api.settings import Settings
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from tests.api.conftest import MakeClient
 from tests.api.doubles import CountingGraphStore
 from tests.api.support import DEMO, counting_client, services_with_graph
@@ -25,7 +25,7 @@ query ($tenant: ID!, $k: Int!) {
 """
 
 
-async def _calls_for(k: int, demo_services: Services, make_client: MakeClient) -> Counter[str]:
+async def _calls_for(k: int, demo_services: Redstring, make_client: MakeClient) -> Counter[str]:
     # Two hops at the default `first` are over the default cost limit; batching is
     # what this measures.
     counting, client = counting_client(make_client, demo_services, Settings(max_cost=100_000))
@@ -43,7 +43,7 @@ async def _calls_for(k: int, demo_services: Services, make_client: MakeClient) -
 
 
 async def test_store_calls_are_constant_in_k(
-    demo_services: Services, make_client: MakeClient
+    demo_services: Redstring, make_client: MakeClient
 ) -> None:
     small = await _calls_for(2, demo_services, make_client)
     large = await _calls_for(10, demo_services, make_client)
@@ -56,7 +56,7 @@ async def test_store_calls_are_constant_in_k(
 
 
 async def test_equal_arguments_share_a_call_and_different_ones_do_not(
-    demo_services: Services, make_client: MakeClient
+    demo_services: Redstring, make_client: MakeClient
 ) -> None:
     counting, client = counting_client(make_client, demo_services)
     await client.data(
@@ -85,7 +85,7 @@ fragment Ends on Relationship { id source { name } ... on Relationship { target 
 
 
 async def test_ends_are_loaded_with_their_relationships(
-    demo_services: Services, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+    demo_services: Redstring, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`source` and `target`, selected directly or through fragments, come with the
     relationships' batch: the one-by-one path is never taken."""
@@ -106,7 +106,7 @@ async def test_ends_are_loaded_with_their_relationships(
 
 
 async def test_ends_not_asked_for_are_not_loaded(
-    demo_services: Services, make_client: MakeClient
+    demo_services: Redstring, make_client: MakeClient
 ) -> None:
     counting, client = counting_client(make_client, demo_services)
     await client.data(
@@ -132,7 +132,7 @@ class HidingGraphStore(CountingGraphStore):
 
 
 async def test_a_missing_end_is_an_internal_error(
-    demo_services: Services, make_client: MakeClient
+    demo_services: Redstring, make_client: MakeClient
 ) -> None:
     query = """query ($tenant: ID!) { retrieve(query: "Acme Corp", tenantId: $tenant, k: 1) {
       matches { entity { id relationships { target { id name } } } } } }"""
@@ -149,7 +149,7 @@ async def test_a_missing_end_is_an_internal_error(
 
 
 async def test_each_aliased_relationships_field_selects_its_own_ends(
-    demo_services: Services, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+    demo_services: Redstring, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async def one_by_one(*args: object) -> None:
         raise AssertionError("an end was loaded on its own")

@@ -9,7 +9,7 @@ import pytest
 
 from redstring import StoreUnavailableError
 from redstring.api.settings import Settings
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from tests.api.conftest import MakeClient
 from tests.api.doubles import CountingGraphStore, FailingGraphStore
 from tests.api.support import DEMO, GraphQLClient, services_with_graph
@@ -74,7 +74,7 @@ async def test_document_errors_have_their_own_codes(client: GraphQLClient) -> No
 
 
 async def test_too_deep_a_query_is_refused(
-    make_client: MakeClient, demo_services: Services
+    make_client: MakeClient, demo_services: Redstring
 ) -> None:
     client = make_client(demo_services, Settings(max_depth=4))
     error = await client.error(
@@ -87,7 +87,7 @@ async def test_too_deep_a_query_is_refused(
 
 
 async def test_too_many_aliases_are_refused(
-    make_client: MakeClient, demo_services: Services
+    make_client: MakeClient, demo_services: Redstring
 ) -> None:
     client = make_client(demo_services, Settings(max_aliases=2))
     aliased = " ".join(f'a{i}: retrieve(query: "Acme", tenantId: $t) {{ query }}' for i in range(3))
@@ -96,7 +96,7 @@ async def test_too_many_aliases_are_refused(
 
 
 async def test_store_down_is_service_unavailable(
-    make_client: MakeClient, demo_services: Services, caplog: pytest.LogCaptureFixture
+    make_client: MakeClient, demo_services: Redstring, caplog: pytest.LogCaptureFixture
 ) -> None:
     down = FailingGraphStore(lambda: StoreUnavailableError("bolt://10.1.2.3:7687 refused"))
     client = make_client(services_with_graph(demo_services, down))
@@ -109,7 +109,7 @@ async def test_store_down_is_service_unavailable(
 
 
 async def test_unexpected_failure_is_masked_and_logged(
-    make_client: MakeClient, demo_services: Services, caplog: pytest.LogCaptureFixture
+    make_client: MakeClient, demo_services: Redstring, caplog: pytest.LogCaptureFixture
 ) -> None:
     broken = FailingGraphStore(lambda: RuntimeError("secret-internal-detail in graph store"))
     client = make_client(services_with_graph(demo_services, broken))
@@ -131,7 +131,7 @@ async def test_unexpected_failure_is_masked_and_logged(
 
 
 async def test_a_plain_value_error_is_not_trusted_as_bad_input(
-    make_client: MakeClient, demo_services: Services
+    make_client: MakeClient, demo_services: Redstring
 ) -> None:
     broken = FailingGraphStore(lambda: ValueError("driver said: row 7 of /var/lib/x"))
     client = make_client(services_with_graph(demo_services, broken))
@@ -142,7 +142,7 @@ async def test_a_plain_value_error_is_not_trusted_as_bad_input(
 
 
 async def test_failure_in_a_nested_field_keeps_the_rest_of_the_data(
-    make_client: MakeClient, demo_services: Services
+    make_client: MakeClient, demo_services: Redstring
 ) -> None:
     """A failing relationship walk nulls its nearest nullable parent; siblings keep their data."""
 

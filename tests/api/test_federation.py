@@ -15,7 +15,7 @@ from redstring.api.context import RequestContext
 from redstring.api.demo import DEMO_TENANT_ID, demo_dataset
 from redstring.api.schema.build import build_schema, schema_sdl
 from redstring.api.settings import Settings
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from redstring.domain.ids import TenantId
 from tests.api.conftest import MakeClient
 from tests.api.support import DEMO, GraphQLClient, counting_client
@@ -43,7 +43,7 @@ def _ten_demo_companies() -> list[tuple[str, str]]:
 
 
 @pytest.fixture
-def federated(make_client: MakeClient, demo_services: Services) -> GraphQLClient:
+def federated(make_client: MakeClient, demo_services: Redstring) -> GraphQLClient:
     return make_client(demo_services, Settings(federation=True))
 
 
@@ -75,7 +75,7 @@ async def test_the_plain_schema_is_served_by_default(client: GraphQLClient) -> N
 
 
 async def test_ten_representations_cost_one_get_entities_call(
-    make_client: MakeClient, demo_services: Services
+    make_client: MakeClient, demo_services: Redstring
 ) -> None:
     counting, client = counting_client(make_client, demo_services, Settings(federation=True))
     companies = _ten_demo_companies()
@@ -89,7 +89,7 @@ async def test_ten_representations_cost_one_get_entities_call(
 
 
 async def test_entities_walk_on_into_relationships_in_batches(
-    make_client: MakeClient, demo_services: Services
+    make_client: MakeClient, demo_services: Redstring
 ) -> None:
     counting, client = counting_client(make_client, demo_services, Settings(federation=True))
     data = await client.data(
@@ -106,7 +106,7 @@ async def test_entities_walk_on_into_relationships_in_batches(
 
 
 async def test_another_tenants_id_resolves_to_null(
-    make_client: MakeClient, demo_services: Services
+    make_client: MakeClient, demo_services: Redstring
 ) -> None:
     counting, client = counting_client(make_client, demo_services, Settings(federation=True))
     other = str(uuid.uuid4())
@@ -140,7 +140,7 @@ async def test_a_malformed_representation_is_bad_user_input(federated: GraphQLCl
     }
 
 
-async def _as_caller(services: Services, caller: Caller, query: str, **variables: Any) -> Any:
+async def _as_caller(services: Redstring, caller: Caller, query: str, **variables: Any) -> Any:
     schema = build_schema(federation=True)
     context = RequestContext(services=services, caller=caller)
     # Strawberry pops `__typename` off each representation: hand it a copy.
@@ -160,7 +160,7 @@ async def _as_caller(services: Services, caller: Caller, query: str, **variables
     ids=["entity", "_entities"],
 )
 async def test_tenant_authorisation_applies_to_entities_as_to_entity(
-    demo_services: Services, query: str, variables: dict[str, Any]
+    demo_services: Redstring, query: str, variables: dict[str, Any]
 ) -> None:
     elsewhere = Caller(subject="someone", tenants=frozenset({TenantId(uuid.uuid4())}))
     refused = await _as_caller(demo_services, elsewhere, query, **variables)

@@ -14,7 +14,7 @@ from redstring.api import create_app
 from redstring.api.graphiql import ASSETS, AssetSource, asset_route, graphiql_page
 from redstring.api.graphiql.assets import INSTALL_DIR
 from redstring.api.settings import Settings
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from tests.api.page_assets import page_assets
 
 NPM_DIR = INSTALL_DIR.parent
@@ -89,7 +89,7 @@ def test_missing_files_make_a_page_that_says_how_to_install_them(tmp_path: Path)
 
 
 async def test_the_app_serves_the_cdn_page_and_no_files_when_asked(
-    demo_services: Services,
+    demo_services: Redstring,
 ) -> None:
     app = create_app(Settings(graphiql_assets=AssetSource.CDN), services=demo_services)
     async with _client(app) as http:
@@ -100,7 +100,7 @@ async def test_the_app_serves_the_cdn_page_and_no_files_when_asked(
         assert (await http.get(f"/{local}")).status_code == 404
 
 
-async def test_the_app_serves_local_files_by_default(demo_services: Services) -> None:
+async def test_the_app_serves_local_files_by_default(demo_services: Redstring) -> None:
     app = create_app(Settings(), services=demo_services)
     async with _client(app) as http:
         page = await http.get("/graphql", headers=HTML)

@@ -12,17 +12,17 @@ from redstring import StoreUnavailableError
 from redstring.api import create_app
 from redstring.api.app import SERVING_GC_THRESHOLD
 from redstring.api.settings import Settings
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from tests.api.doubles import FailingGraphStore
 from tests.api.support import DEMO, README_QUERY, memory_services, services_with_graph
 
 
-def _http(services: Services, settings: Settings | None = None) -> httpx.AsyncClient:
+def _http(services: Redstring, settings: Settings | None = None) -> httpx.AsyncClient:
     app = create_app(settings or Settings(), services=services)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
 
 
-async def test_graphql_is_exactly_slash_graphql(demo_services: Services) -> None:
+async def test_graphql_is_exactly_slash_graphql(demo_services: Redstring) -> None:
     async with _http(demo_services) as http:
         response = await http.post(
             "/graphql", json={"query": README_QUERY, "variables": {"tenant": DEMO}}
@@ -36,7 +36,7 @@ async def test_graphql_is_exactly_slash_graphql(demo_services: Services) -> None
         assert put.status_code == 405
 
 
-async def test_get_graphql_serves_graphiql(demo_services: Services) -> None:
+async def test_get_graphql_serves_graphiql(demo_services: Redstring) -> None:
     async with _http(demo_services) as http:
         response = await http.get("/graphql", headers={"accept": "text/html"})
     assert response.status_code == 200
@@ -44,13 +44,13 @@ async def test_get_graphql_serves_graphiql(demo_services: Services) -> None:
     assert "graphiql" in response.text.lower()
 
 
-async def test_graphiql_can_be_switched_off(demo_services: Services) -> None:
+async def test_graphiql_can_be_switched_off(demo_services: Redstring) -> None:
     async with _http(demo_services, Settings(graphiql=False)) as http:
         response = await http.get("/graphql", headers={"accept": "text/html"})
     assert response.status_code == 404
 
 
-async def test_get_runs_queries_but_never_mutations(demo_services: Services) -> None:
+async def test_get_runs_queries_but_never_mutations(demo_services: Redstring) -> None:
     async with _http(demo_services) as http:
         query = await http.get("/graphql", params={"query": "{ __typename }"})
         assert query.json() == {"data": {"__typename": "Query"}}
@@ -63,7 +63,7 @@ async def test_get_runs_queries_but_never_mutations(demo_services: Services) -> 
         assert mutation.status_code == 405  # GraphQL over HTTP: a mutation needs POST
 
 
-async def test_health_and_readiness(demo_services: Services) -> None:
+async def test_health_and_readiness(demo_services: Redstring) -> None:
     async with _http(demo_services) as http:
         assert (await http.get("/healthz")).json() == {"status": "ok", "auth": "none"}
         ready = await http.get("/readyz")
@@ -71,7 +71,7 @@ async def test_health_and_readiness(demo_services: Services) -> None:
     assert ready.json() == {"status": "ready"}
 
 
-async def test_readiness_fails_when_a_store_is_down(demo_services: Services) -> None:
+async def test_readiness_fails_when_a_store_is_down(demo_services: Redstring) -> None:
     down = FailingGraphStore(lambda: StoreUnavailableError("bolt://secret-host refused"))
     async with _http(services_with_graph(demo_services, down)) as http:
         health = await http.get("/healthz")

@@ -17,7 +17,7 @@ from redstring.api.api_keys import add_key
 from redstring.api.authorization import Role
 from redstring.api.graphiql import AssetSource
 from redstring.api.settings import AuthMode, Settings
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from redstring.domain.ids import TenantId
 
 HTML = {"accept": "text/html"}
@@ -31,7 +31,7 @@ def auth(request: pytest.FixtureRequest) -> AuthMode:
 
 @pytest.fixture
 async def http(
-    auth: AuthMode, demo_services: Services, tmp_path: Path
+    auth: AuthMode, demo_services: Redstring, tmp_path: Path
 ) -> AsyncIterator[httpx.AsyncClient]:
     """A client over the app, without credentials, with and without authentication on."""
     key_file = tmp_path / "keys.json"

@@ -10,7 +10,7 @@ from typing import Any
 from redstring.api.context import RequestContext
 from redstring.api.limits import Limits
 from redstring.api.schema.build import build_schema
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from redstring.testing import CountingGraphStore
 from tests.api.support import DEMO, services_with_graph
 
@@ -27,7 +27,7 @@ WALK = (
 )
 
 
-async def _run(services: Services, limits: Limits) -> tuple[dict[str, Any], int, RequestContext]:
+async def _run(services: Redstring, limits: Limits) -> tuple[dict[str, Any], int, RequestContext]:
     """The walk's data, how many loop turns a probe task saw while it ran, its context."""
     schema = build_schema(Limits(max_cost=100_000))
     context = RequestContext(services=services, limits=limits)
@@ -50,7 +50,7 @@ async def _run(services: Services, limits: Limits) -> tuple[dict[str, Any], int,
 
 
 async def test_a_large_request_is_spread_over_loop_turns_in_one_store_call_per_depth(
-    demo_services: Services,
+    demo_services: Redstring,
 ) -> None:
     at_once = CountingGraphStore(demo_services.graph)
     whole, _, _ = await _run(services_with_graph(demo_services, at_once), Limits(loop_slice=60.0))

@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 
 from redstring import EntityId, TenantId, entity_id_for, relationship_id_for
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from tests.api.conftest import MakeClient
 from tests.api.support import GraphQLClient
 
@@ -39,7 +39,7 @@ async def _load(client: GraphQLClient, tenant: str) -> tuple[list[str], list[str
     return entities["ids"], rels["upsertRelationships"]["ids"]
 
 
-async def _snapshot(services: Services, tenant: TenantId, ids: list[str]) -> Any:
+async def _snapshot(services: Redstring, tenant: TenantId, ids: list[str]) -> Any:
     entity_ids = [EntityId(uuid.UUID(i)) for i in ids]
     entities = await services.graph.get_entities(entity_ids, tenant)
     relationships = await services.graph.relationships_of(entity_ids, tenant)
@@ -48,7 +48,7 @@ async def _snapshot(services: Services, tenant: TenantId, ids: list[str]) -> Any
 
 
 async def test_absent_ids_are_derived_and_loading_twice_changes_nothing(
-    make_client: MakeClient, fresh_services: Services
+    make_client: MakeClient, fresh_services: Redstring
 ) -> None:
     client = make_client(fresh_services)
     tenant = TenantId(uuid.uuid4())
@@ -70,7 +70,7 @@ async def test_absent_ids_are_derived_and_loading_twice_changes_nothing(
 
 
 async def test_written_data_is_readable_with_properties(
-    make_client: MakeClient, fresh_services: Services
+    make_client: MakeClient, fresh_services: Redstring
 ) -> None:
     client = make_client(fresh_services)
     tenant = str(uuid.uuid4())
@@ -95,7 +95,7 @@ async def test_written_data_is_readable_with_properties(
 
 
 async def test_given_ids_are_kept_and_count_is_distinct(
-    make_client: MakeClient, fresh_services: Services
+    make_client: MakeClient, fresh_services: Redstring
 ) -> None:
     client = make_client(fresh_services)
     tenant = str(uuid.uuid4())
@@ -116,7 +116,7 @@ async def test_given_ids_are_kept_and_count_is_distinct(
 
 
 async def test_unknown_endpoint_is_bad_input_and_writes_nothing(
-    make_client: MakeClient, fresh_services: Services
+    make_client: MakeClient, fresh_services: Redstring
 ) -> None:
     client = make_client(fresh_services)
     tenant = str(uuid.uuid4())
@@ -143,7 +143,7 @@ async def test_unknown_endpoint_is_bad_input_and_writes_nothing(
 
 
 async def test_endpoint_in_another_tenant_is_unknown(
-    make_client: MakeClient, fresh_services: Services
+    make_client: MakeClient, fresh_services: Redstring
 ) -> None:
     client = make_client(fresh_services)
     first, second = str(uuid.uuid4()), str(uuid.uuid4())
@@ -158,7 +158,7 @@ async def test_endpoint_in_another_tenant_is_unknown(
 
 
 async def test_invalid_inputs_say_which_input_and_field(
-    make_client: MakeClient, fresh_services: Services
+    make_client: MakeClient, fresh_services: Redstring
 ) -> None:
     client = make_client(fresh_services)
     tenant = str(uuid.uuid4())
@@ -207,7 +207,7 @@ async def test_invalid_inputs_say_which_input_and_field(
 
 
 async def test_delete_removes_entities_and_their_relationships(
-    make_client: MakeClient, fresh_services: Services
+    make_client: MakeClient, fresh_services: Redstring
 ) -> None:
     client = make_client(fresh_services)
     tenant = str(uuid.uuid4())
@@ -234,7 +234,7 @@ async def test_delete_removes_entities_and_their_relationships(
 
 
 async def test_delete_in_another_tenant_deletes_nothing(
-    make_client: MakeClient, fresh_services: Services
+    make_client: MakeClient, fresh_services: Redstring
 ) -> None:
     client = make_client(fresh_services)
     tenant = str(uuid.uuid4())
@@ -247,7 +247,7 @@ async def test_delete_in_another_tenant_deletes_nothing(
     assert data["entity"] == {"name": "Quayside Ferries"}
 
 
-async def test_batch_limit(make_client: MakeClient, fresh_services: Services) -> None:
+async def test_batch_limit(make_client: MakeClient, fresh_services: Redstring) -> None:
     from redstring.api.settings import Settings
 
     client = make_client(fresh_services, Settings(max_batch=2))

@@ -22,7 +22,7 @@ from redstring.api.access_log import outcome_of
 from redstring.api.demo import load_demo
 from redstring.api.log_config import TextFormatter, log_handler
 from redstring.api.settings import Settings
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from redstring.testing import CountingGraphStore
 from tests.api.doubles import FailingGraphStore
 from tests.api.support import DEMO, memory_services
@@ -40,11 +40,11 @@ GHOST_QUERY = "Qwzrtplk"
 HEX_ID = re.compile(r"[0-9a-f]{32}")
 
 
-async def _observed_services() -> Services:
+async def _observed_services() -> Redstring:
     """Demo data with a query cache, and one vector whose entity the graph lacks, as near
     to `GHOST_QUERY` as a vector can be."""
     base = memory_services()
-    services = Services.over(
+    services = Redstring(
         embeddings=base.embeddings, vectors=base.vectors, graph=base.graph, query_cache_size=16
     )
     await load_demo(services)
@@ -188,7 +188,7 @@ async def test_writes_count_upserts_deletes_and_document_embeddings(
     assert _value(samples, "redstring_requests_total", operation="Add", outcome="ok") == 1
 
 
-async def test_each_app_counts_apart(demo_services: Services) -> None:
+async def test_each_app_counts_apart(demo_services: Redstring) -> None:
     async with (
         _client(create_app(Settings(), services=demo_services)) as one,
         _client(create_app(Settings(), services=demo_services)) as two,
@@ -371,10 +371,10 @@ def json_log() -> Iterator[io.StringIO]:
 
 
 async def test_json_lines_parse_and_an_internal_error_keeps_its_traceback_in_one_field(
-    demo_services: Services, json_log: io.StringIO
+    demo_services: Redstring, json_log: io.StringIO
 ) -> None:
     broken = FailingGraphStore(lambda: RuntimeError("boom"))
-    services = Services.over(
+    services = Redstring(
         embeddings=demo_services.embeddings, vectors=demo_services.vectors, graph=broken
     )
     async with _client(create_app(Settings(graphiql=False), services=services)) as http:
@@ -403,13 +403,13 @@ async def test_json_lines_parse_and_an_internal_error_keeps_its_traceback_in_one
 
 
 async def test_a_store_down_is_one_warning_line_without_traceback(
-    demo_services: Services, caplog: pytest.LogCaptureFixture
+    demo_services: Redstring, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="redstring.api")
     down = FailingGraphStore(
         lambda: StoreUnavailableError("Neo4j is unavailable: refused\n  by 127.0.0.1:1")
     )
-    services = Services.over(
+    services = Redstring(
         embeddings=demo_services.embeddings, vectors=demo_services.vectors, graph=down
     )
     async with _client(create_app(Settings(), services=services)) as http:
@@ -436,10 +436,10 @@ class _SilentGraphStore(CountingGraphStore):
 
 
 async def test_a_readiness_timeout_is_named(
-    demo_services: Services, caplog: pytest.LogCaptureFixture
+    demo_services: Redstring, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, logger="redstring.api")
-    services = Services.over(
+    services = Redstring(
         embeddings=demo_services.embeddings,
         vectors=demo_services.vectors,
         graph=_SilentGraphStore(demo_services.graph),

@@ -10,7 +10,7 @@ from strawberry.extensions.validation_cache import _get_validate_cache
 
 from redstring.api.schema.build import VALIDATED_DOCUMENTS, _parsed
 from redstring.api.settings import Settings
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from tests.api.conftest import MakeClient
 from tests.api.support import DEMO
 
@@ -26,7 +26,7 @@ DEEP = """query ($t: ID!) { retrieve(query: "Acme", tenantId: $t) {
     ids=["validated", "parsed"],
 )
 async def test_a_repeated_operation_hits_the_cache(
-    make_client: MakeClient, demo_services: Services, cache: Any
+    make_client: MakeClient, demo_services: Redstring, cache: Any
 ) -> None:
     client = make_client(demo_services, Settings())
     await client.data(SHALLOW, t=DEMO)
@@ -39,7 +39,7 @@ async def test_a_repeated_operation_hits_the_cache(
 
 
 async def test_the_depth_limit_holds_when_the_document_is_cached(
-    make_client: MakeClient, demo_services: Services
+    make_client: MakeClient, demo_services: Redstring
 ) -> None:
     client = make_client(demo_services, Settings(max_depth=5))
     for _ in range(3):
@@ -49,7 +49,7 @@ async def test_the_depth_limit_holds_when_the_document_is_cached(
 
 
 async def test_the_token_limit_holds_when_the_document_is_cached(
-    make_client: MakeClient, demo_services: Services
+    make_client: MakeClient, demo_services: Redstring
 ) -> None:
     await make_client(demo_services, Settings()).data(SHALLOW, t=DEMO)
     strict = make_client(demo_services, Settings(max_tokens=10))

@@ -12,7 +12,7 @@ import httpx
 from redstring.api import create_app
 from redstring.api.graphiql import ASSETS, AssetSource
 from redstring.api.settings import Settings
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from tests.api.page_assets import page_assets
 from tests.api.support import memory_services
 from tests.processes import E2E_DIR
@@ -23,7 +23,7 @@ def _integrity(content: bytes) -> str:
 
 
 async def test_every_file_the_page_loads_is_served_and_pinned(graphiql_files: None) -> None:
-    services: Services = memory_services()
+    services: Redstring = memory_services()
     app = create_app(Settings(graphiql_assets=AssetSource.LOCAL), services=services)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:

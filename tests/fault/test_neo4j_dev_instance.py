@@ -21,7 +21,7 @@ import pytest
 
 from redstring import HashingEmbeddingProvider
 from redstring.api.demo import load_demo
-from redstring.composition.stores import open_neo4j_services
+from redstring.composition.client import Redstring
 from tests.fault.test_neo4j_restart import neo4j_script
 from tests.processes import REPO
 
@@ -56,16 +56,12 @@ def load_the_demo(env: dict[str, str]) -> int:
     """The demo dataset written as `redstring serve --demo` writes it at start-up."""
 
     async def run() -> int:
-        services = await open_neo4j_services(
-            HashingEmbeddingProvider(DIMENSION),
-            uri=env["REDSTRING_NEO4J_URI"],
-            user=env["REDSTRING_NEO4J_USER"],
-            password=env["REDSTRING_NEO4J_PASSWORD"],
-        )
-        try:
-            return await load_demo(services)
-        finally:
-            await services.aclose()
+        async with Redstring.neo4j(
+            env["REDSTRING_NEO4J_URI"],
+            (env["REDSTRING_NEO4J_USER"], env["REDSTRING_NEO4J_PASSWORD"]),
+            embeddings=HashingEmbeddingProvider(DIMENSION),
+        ) as client:
+            return await load_demo(client)
 
     return asyncio.run(run())
 

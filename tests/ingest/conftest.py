@@ -8,19 +8,19 @@ from collections.abc import Iterator
 import pytest
 
 from redstring.api.settings import Settings
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from tests.ingest.support import GraphStoreFailingAt, services_over
 
 
 @pytest.fixture
-def shared(monkeypatch: pytest.MonkeyPatch) -> Services:
+def shared(monkeypatch: pytest.MonkeyPatch) -> Redstring:
     """In-memory services that every `redstring load` of the test writes into."""
     services = services_over(graph=GraphStoreFailingAt(fail_at=None))
 
-    async def opened(settings: Settings) -> Services:
+    async def opened(settings: Settings) -> Redstring:
         return services
 
-    monkeypatch.setattr("redstring.api.cli.open_services", opened)
+    monkeypatch.setattr("redstring.api.cli.open_client", opened)
     return services
 
 

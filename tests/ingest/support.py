@@ -21,8 +21,8 @@ from redstring import (
     VectorRecord,
     entity_id_for,
 )
+from redstring.composition.client import Redstring
 from redstring.composition.ingest import InvalidLine, NumberedRecord
-from redstring.composition.services import Services
 
 DIMENSION = 32
 
@@ -96,9 +96,9 @@ class VectorStoreFailingAt(InMemoryVectorStore):
 
 def services_over(
     graph: InMemoryGraphStore | None = None, vectors: InMemoryVectorStore | None = None
-) -> Services:
-    """Services with the hashing provider over these in-memory stores (fresh ones by default)."""
-    return Services.over(
+) -> Redstring:
+    """Redstring with the hashing provider over these in-memory stores (fresh ones by default)."""
+    return Redstring(
         embeddings=HashingEmbeddingProvider(DIMENSION),
         vectors=vectors or InMemoryVectorStore(DIMENSION),
         graph=graph or InMemoryGraphStore(),
@@ -115,7 +115,7 @@ class Snapshot:
     vector_scores: tuple[tuple[EntityId, float], ...]
 
 
-async def snapshot(services: Services, tenant: TenantId, ids: Sequence[EntityId]) -> Snapshot:
+async def snapshot(services: Redstring, tenant: TenantId, ids: Sequence[EntityId]) -> Snapshot:
     entities = await services.graph.get_entities(ids, tenant)
     outgoing = await services.graph.relationships_of(ids, tenant)
     relationships = {r.id: r for rels in outgoing.values() for r in rels}

@@ -16,7 +16,7 @@ from redstring import TenantId, entity_id_for
 from redstring.api.cli import _rare_collections, main
 from redstring.api.load import load_jsonl
 from redstring.api.settings import Backend
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from tests.ingest.support import (
     GraphStoreFailingAt,
     Snapshot,
@@ -42,12 +42,12 @@ def load(path: Path, *options: str) -> int:
     return main(["load", str(path), "--tenant", str(TENANT), *options])
 
 
-def state(services: Services, names: list[tuple[str, str]]) -> Snapshot:
+def state(services: Redstring, names: list[tuple[str, str]]) -> Snapshot:
     return asyncio.run(snapshot(services, TENANT, ids_of(TENANT, names)))
 
 
 def test_a_good_file_is_loaded_with_a_summary(
-    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, list(chain_lines(30)))
     assert load(path, "--batch-size", "7") == 0
@@ -60,7 +60,7 @@ def test_a_good_file_is_loaded_with_a_summary(
 
 
 def test_a_malformed_line_stops_before_its_batch(
-    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lines = list(chain_lines(10))  # 19 lines
     lines[12] = '{"kind": "entity", "name": 5, "entity_type": "company"}'  # line 13
@@ -77,7 +77,7 @@ def test_a_malformed_line_stops_before_its_batch(
 
 
 def test_skip_invalid_reports_each_skipped_line(
-    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lines = list(chain_lines(10))
     lines[2] = "{oops"
@@ -91,7 +91,7 @@ def test_skip_invalid_reports_each_skipped_line(
 
 
 def test_skipping_an_entity_skips_and_reports_the_relationships_that_need_it(
-    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lines = list(chain_lines(5))  # line 6 is company 3; lines 7 and 9 link it
     lines[5] = '{"kind": "entity", "name": "", "entity_type": "company"}'
@@ -105,7 +105,7 @@ def test_skipping_an_entity_skips_and_reports_the_relationships_that_need_it(
 
 
 def test_relationship_ends_named_by_name_and_type(
-    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ada, acme = ("Ada Blom", "person"), ("Acme Corp", "company")
     lines = [
@@ -128,7 +128,7 @@ def test_relationship_ends_named_by_name_and_type(
 
 
 def test_an_end_that_never_appears_fails_the_load_with_its_line(
-    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lines = [
         entity_line("Acme Corp"),
@@ -142,7 +142,7 @@ def test_an_end_that_never_appears_fails_the_load_with_its_line(
 
 
 def test_loading_the_same_file_again_changes_nothing(
-    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, list(chain_lines(20)))
     assert load(path, "--batch-size", "6") == 0
@@ -152,7 +152,7 @@ def test_loading_the_same_file_again_changes_nothing(
 
 
 def test_an_interrupted_load_is_finished_by_running_it_again(
-    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, list(chain_lines(20)))
     reference = services_over()
@@ -173,7 +173,7 @@ def test_an_interrupted_load_is_finished_by_running_it_again(
     assert state(shared, company_names(20)) == state(reference, company_names(20))
 
 
-async def _load_reference(services: Services, lines: list[bytes]) -> None:
+async def _load_reference(services: Redstring, lines: list[bytes]) -> None:
     await load_jsonl(lines, TENANT, services)
 
 
@@ -210,7 +210,7 @@ def test_an_incomplete_provider_choice_is_bad_settings(
 
 @pytest.mark.usefixtures("python_sigint")
 def test_ctrl_c_says_how_to_finish_the_load(
-    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     graph = shared.graph
     assert isinstance(graph, GraphStoreFailingAt)
@@ -234,7 +234,7 @@ def test_a_load_collects_the_young_generation_rarely_then_restores(
 
 
 def test_the_progress_bar_is_drawn_by_the_load_not_by_a_thread(
-    tmp_path: Path, shared: Services, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, shared: Redstring, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """rich's refresh thread contends for the GIL with the load: the bar is redrawn from
     the batch callback instead, at most every `_REDRAW_SECONDS`."""

@@ -23,8 +23,8 @@ from redstring import (
     entity_id_for,
     relationship_id_for,
 )
+from redstring.composition.client import Redstring
 from redstring.composition.ingest import IngestReport, InvalidLine, NumberedRecord, ingest
-from redstring.composition.services import Services
 from redstring.domain.errors import EmbeddingUnavailableError
 from redstring.testing import new_tenant
 from tests.ingest.support import (
@@ -301,7 +301,7 @@ class ProviderFailingAt(HashingEmbeddingProvider):
 async def test_an_embedding_failure_writes_nothing_of_its_batch() -> None:
     tenant = new_tenant()
     c = [company(tenant, i) for i in range(4)]
-    services = Services.over(
+    services = Redstring(
         embeddings=ProviderFailingAt(DIMENSION, fail_at=2),
         vectors=InMemoryVectorStore(DIMENSION),
         graph=InMemoryGraphStore(),
@@ -314,25 +314,15 @@ async def test_an_embedding_failure_writes_nothing_of_its_batch() -> None:
     assert state.relationships == ()
 
 
-async def test_a_provider_of_another_dimension_is_refused_before_anything_is_read() -> None:
-    services = Services.over(
-        embeddings=HashingEmbeddingProvider(DIMENSION),
-        vectors=InMemoryVectorStore(DIMENSION),
-        graph=InMemoryGraphStore(),
-    )
-    wrong = Services(
-        embeddings=HashingEmbeddingProvider(DIMENSION + 1),
-        vectors=services.vectors,
-        graph=services.graph,
-        retriever=services.retriever,
-    )
-
-    def never() -> Iterator[NumberedRecord]:
-        raise AssertionError("read")
-        yield  # pragma: no cover
-
+def test_a_provider_of_another_dimension_is_refused_before_anything_is_read() -> None:
+    """`ingest` writes through a `Redstring`, which cannot be built over a provider and a
+    vector store of different dimensions."""
     with pytest.raises(DimensionMismatchError):
-        await ingest(never(), wrong)
+        Redstring(
+            embeddings=HashingEmbeddingProvider(DIMENSION + 1),
+            vectors=InMemoryVectorStore(DIMENSION),
+            graph=InMemoryGraphStore(),
+        )
 
 
 class _MeetingStores:

@@ -12,8 +12,8 @@ import pytest
 from redstring import TenantId
 from redstring.api.cli import main
 from redstring.api.jsonl import numbered_records
+from redstring.composition.client import Redstring
 from redstring.composition.ingest import InvalidLine
-from redstring.composition.services import Services
 from tests.ingest.support import GraphStoreFailingAt, chain_lines, entity_line
 
 TENANT = TenantId(uuid.UUID("6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"))
@@ -45,7 +45,7 @@ def test_a_line_missing_its_brace_reports_the_column_after_its_last_character(
 
 
 def test_the_column_and_line_stay_true_after_blank_lines_and_a_byte_order_mark(
-    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     broken = '{"kind": "entity", "name": "Bolt" "entity_type": "org"}'  # no comma: column 35
     path = write(tmp_path, [entity_line("Acme Corp"), "", "   ", broken, UNCLOSED], bom=True)
@@ -88,7 +88,7 @@ REASONS = [
 
 @pytest.mark.parametrize("skip", [False, True])
 def test_a_missing_end_is_named_as_the_file_named_it(
-    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str], skip: bool
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str], skip: bool
 ) -> None:
     path = write(tmp_path, [entity_line("Acme Corp", "org"), *ENDS])
     assert load(path, "--batch-size", "2", *(["--skip-invalid"] if skip else [])) == (
@@ -110,7 +110,7 @@ def _bar(err: str) -> str:
 
 
 def test_a_load_stopped_by_a_bad_line_ends_its_bar_stopped_with_what_was_written(
-    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lines = [entity_line("Acme Corp"), entity_line("Bolt"), "{oops"]
     assert load(write(tmp_path, lines), "--batch-size", "1") == 1
@@ -123,7 +123,7 @@ def test_a_load_stopped_by_a_bad_line_ends_its_bar_stopped_with_what_was_written
 
 
 def test_a_load_that_fails_or_is_interrupted_ends_its_bar_so(
-    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     graph = shared.graph
     assert isinstance(graph, GraphStoreFailingAt)
@@ -139,7 +139,7 @@ def test_a_load_that_fails_or_is_interrupted_ends_its_bar_so(
 
 @pytest.mark.usefixtures("python_sigint")
 def test_ctrl_c_ends_the_bar_interrupted(
-    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     graph = shared.graph
     assert isinstance(graph, GraphStoreFailingAt)
@@ -154,7 +154,7 @@ def test_ctrl_c_ends_the_bar_interrupted(
 
 
 def test_a_finished_load_ends_its_bar_done_and_counts_in_the_right_number(
-    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lines = [entity_line("Acme Corp"), "{oops", *ENDS[:1]]
     assert load(write(tmp_path, lines), "--skip-invalid") == 0
@@ -174,7 +174,7 @@ def test_a_finished_load_ends_its_bar_done_and_counts_in_the_right_number(
 
 
 def test_one_unresolved_relationship_is_counted_in_the_singular(
-    tmp_path: Path, shared: Services, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert load(write(tmp_path, [entity_line("Acme Corp", "org"), ENDS[0]])) == 1
     err = capsys.readouterr().err

@@ -16,9 +16,10 @@ from redstring.adapters.embeddings import (
     SentenceTransformerEmbeddings,
 )
 from redstring.api.load import load_jsonl
-from redstring.api.settings import EmbeddingsKind, Settings
-from redstring.api.startup import choice_warnings, open_services
-from redstring.composition.stores import open_neo4j_services
+from redstring.api.settings import Settings
+from redstring.api.startup import choice_warnings, open_client
+from redstring.composition.client import Redstring
+from redstring.composition.embedding_choice import EmbeddingsKind
 from redstring.testing import new_tenant
 from tests.embeddings.doubles import StandInModel
 from tests.embeddings.fake_server import EmbeddingAPI, serving
@@ -51,7 +52,7 @@ async def test_openai_settings_give_a_cached_retriever_and_raw_ingestion(
         embedding_batch_size=2,
         query_cache_size=16,
     )
-    services = await open_services(settings)
+    services = await open_client(settings)
     tenant = new_tenant()
     try:
         assert isinstance(services.embeddings, OpenAICompatibleEmbeddings)
@@ -70,7 +71,7 @@ async def test_openai_settings_give_a_cached_retriever_and_raw_ingestion(
 
 
 async def test_a_query_cache_of_size_zero_is_no_cache() -> None:
-    services = await open_services(Settings(query_cache_size=0, embedding_dimension=16))
+    services = await open_client(Settings(query_cache_size=0, embedding_dimension=16))
     assert isinstance(services.embeddings, HashingEmbeddingProvider)
     assert services.query_cache is None
     found = await services.retriever.retrieve("acme", new_tenant(), k=1)
@@ -92,7 +93,7 @@ async def test_sentence_transformers_settings_carry_model_and_prompts(
         embedding_document_prompt="passage: ",
     )
     assert settings.embeddings is EmbeddingsKind.SENTENCE_TRANSFORMERS
-    services = await open_services(settings)
+    services = await open_client(settings)
     assert isinstance(services.embeddings, SentenceTransformerEmbeddings)
     tenant = new_tenant()
     await load_jsonl([entity_line("Acme Corp").encode()], tenant, services)
@@ -112,15 +113,19 @@ async def test_an_owned_provider_is_closed_when_the_stores_cannot_be_opened(
     base_url: str,
 ) -> None:
     pytest.importorskip("neo4j")
-    provider = OpenAICompatibleEmbeddings(base_url=base_url, model="m", dimension=8)
+    settings = Settings(
+        backend="neo4j",
+        neo4j_uri=f"bolt://127.0.0.1:{_closed_port()}",
+        neo4j_password="x",
+        embeddings="openai",
+        embedding_model="m",
+        embedding_base_url=base_url,
+        embedding_dimension=8,
+    )
+    client = Redstring.from_settings(settings)
+    provider = client.embeddings
     with pytest.raises(StoreUnavailableError):
-        await open_neo4j_services(
-            provider,
-            uri=f"bolt://127.0.0.1:{_closed_port()}",
-            user="neo4j",
-            password="x",
-            owns_embeddings=True,
-        )
+        await client.start()
     with pytest.raises(RuntimeError):
         await provider.embed_query(["acme"])
 

@@ -1,5 +1,5 @@
 """`redstring load` into a real Neo4j: the CLI on the neo4j backend, then read back through
-the Neo4j adapters that `open_neo4j_services` builds."""
+the Neo4j adapters that `Redstring.neo4j` builds."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from redstring import HashingEmbeddingProvider, RetrievalMode, TenantId
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore
 from redstring.api.cli import main
-from redstring.composition.stores import open_neo4j_services
+from redstring.composition.client import Redstring
 from redstring.testing import new_tenant
 from tests.ingest.support import (
     Snapshot,
@@ -49,9 +49,10 @@ async def _read(
     auth: tuple[str, tuple[str, str]], tenant: TenantId, names: list[tuple[str, str]]
 ) -> tuple[Snapshot, list[str]]:
     uri, (user, password) = auth
-    services = await open_neo4j_services(
-        HashingEmbeddingProvider(DIMENSION), uri=uri, user=user, password=password
+    services = Redstring.neo4j(
+        uri, (user, password), embeddings=HashingEmbeddingProvider(DIMENSION)
     )
+    await services.start()
     try:
         assert isinstance(services.graph, Neo4jGraphStore)
         assert isinstance(services.vectors, Neo4jVectorStore)

@@ -1,4 +1,4 @@
-"""`open_services` on a real Neo4j: what it warns of in a choice it accepts, and the
+"""`open_client` on a real Neo4j: what it warns of in a choice it accepts, and the
 warm-up before the first request."""
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ import pytest
 from redstring import HashingEmbeddingProvider
 from redstring.api import create_app
 from redstring.api.settings import Settings
-from redstring.api.startup import open_services
-from redstring.composition.services import Services
-from redstring.composition.stores import open_neo4j_services
+from redstring.api.startup import open_client
+from redstring.composition.client import Redstring
 
 # The dimension the shared server's vector index has: the default one.
 DIMENSION = Settings().embedding_dimension
@@ -25,7 +24,7 @@ async def test_the_hashing_provider_on_neo4j_is_logged_as_a_warning(
     uri, (user, password) = neo4j_auth
     settings = Settings(backend="neo4j", neo4j_uri=uri, neo4j_user=user, neo4j_password=password)
     with caplog.at_level(logging.WARNING, logger="redstring.api"):
-        services = await open_services(settings)
+        services = await open_client(settings)
         await services.aclose()
     [record] = [r for r in caplog.records if "hashing provider with Neo4j" in r.getMessage()]
     assert record.levelno == logging.WARNING
@@ -37,14 +36,14 @@ async def test_the_reads_are_warmed_up_before_the_first_readiness_check(
     """Neo4j plans a statement on its first run (about a second for the vector search
     on a server just started, past the 2 s readiness deadline on a slow one): the
     server runs each read once while it starts, before it takes requests."""
-    warmed: list[Services] = []
-    warm_up = Services.warm_up
+    warmed: list[Redstring] = []
+    warm_up = Redstring.warm_up
 
-    async def spied(services: Services) -> None:
+    async def spied(services: Redstring) -> None:
         warmed.append(services)
         await warm_up(services)
 
-    monkeypatch.setattr(Services, "warm_up", spied)
+    monkeypatch.setattr(Redstring, "warm_up", spied)
     uri, (user, password) = neo4j_auth
     settings = Settings(
         backend="neo4j", neo4j_uri=uri, neo4j_user=user, neo4j_password=password, graphiql=False
@@ -70,9 +69,9 @@ async def test_start_up_logs_no_neo4j_notification_below_warning(
     uri, (user, password) = neo4j_auth
     with caplog.at_level(logging.DEBUG, logger="neo4j"):
         for _ in range(2):
-            services = await open_neo4j_services(
-                HashingEmbeddingProvider(DIMENSION), uri=uri, user=user, password=password
-            )
-            await services.aclose()
+            async with Redstring.neo4j(
+                uri, (user, password), embeddings=HashingEmbeddingProvider(DIMENSION)
+            ):
+                pass
     notified = [r for r in caplog.records if r.name.startswith("neo4j.notifications")]
     assert [r.getMessage()[:200] for r in notified if r.levelno < logging.WARNING] == []

@@ -16,7 +16,7 @@ from redstring import EntityId, HashingEmbeddingProvider, VectorRecord
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, VectorSearchMode
 from redstring.api import create_app
 from redstring.api.settings import Settings
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from redstring.testing import new_tenant
 
 # The store and label of test_neo4j_retrieval: no index is made for this test alone.
@@ -54,7 +54,7 @@ async def client(
     vectors = Neo4jVectorStore(driver, DIMENSION, label=LABEL, search_mode=request.param)
     await graph.ensure_schema()
     await vectors.ensure_schema()
-    services = Services.over(
+    services = Redstring(
         embeddings=HashingEmbeddingProvider(DIMENSION), vectors=vectors, graph=graph
     )
     app = create_app(Settings(), services=services)

@@ -30,7 +30,7 @@ from redstring.api.cli import main
 from redstring.api.schema.build import build_schema
 from redstring.api.settings import AuthMode, Settings
 from redstring.api.startup import check_settings
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import TenantId
 from tests.api.support import memory_services
@@ -60,7 +60,7 @@ FEDERATED_ENTITIES = """query ($representations: [_Any!]!) {
 
 @dataclass
 class Seeded:
-    services: Services
+    services: Redstring
     a_id: str
     b_id: str
 
@@ -87,7 +87,7 @@ async def seeded() -> Seeded:
     return Seeded(services, *ids)
 
 
-def _http(services: Services, settings: Settings) -> httpx.AsyncClient:
+def _http(services: Redstring, settings: Settings) -> httpx.AsyncClient:
     app = create_app(settings, services=services)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
 

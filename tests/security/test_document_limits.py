@@ -19,7 +19,7 @@ from redstring.api.fragment_order import fragments_in_dependency_order
 from redstring.api.operation_cost import operation_cost
 from redstring.api.schema.build import build_schema
 from redstring.api.settings import Settings
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from tests.api.conftest import MakeClient, demo_services, make_client  # noqa: F401 (fixtures)
 from tests.api.support import DEMO, README_QUERY, counting_client
 
@@ -93,7 +93,7 @@ RELATIONSHIPS = (
 )
 async def test_the_work_of_a_request_grows_linearly_with_a_chain_of_fragments(
     make_client: MakeClient,  # noqa: F811
-    demo_services: Services,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
     first: str,
     on: str,
     root: str,
@@ -186,7 +186,7 @@ def test_a_chain_of_thousands_of_fragments_does_not_exhaust_the_stack() -> None:
 )
 async def test_fragment_cycles_are_a_validation_error(
     make_client: MakeClient,  # noqa: F811
-    demo_services: Services,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
     query: str,
 ) -> None:
     body = await make_client(demo_services).execute(query)
@@ -197,7 +197,7 @@ async def test_fragment_cycles_are_a_validation_error(
 
 async def test_the_depth_limit_counts_through_fragments(
     make_client: MakeClient,  # noqa: F811
-    demo_services: Services,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
 ) -> None:
     query = """query Deep($t: ID!) { retrieve(query: "Acme", tenantId: $t, k: 1) { ...M } }
         fragment M on RetrievalResult { matches { entity { ...E } } }
@@ -213,7 +213,7 @@ async def test_the_depth_limit_counts_through_fragments(
 
 async def test_aliases_count_once_per_spread(
     make_client: MakeClient,  # noqa: F811
-    demo_services: Services,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
 ) -> None:
     query = "{ ...P ...Q } fragment P on Query { a: __typename b: __typename } " + (
         "fragment Q on Query { ...P }"
@@ -229,7 +229,7 @@ async def test_aliases_count_once_per_spread(
 
 async def test_finding_4_is_refused_before_any_store_call(
     make_client: MakeClient,  # noqa: F811
-    demo_services: Services,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
 ) -> None:
     counting, client = counting_client(make_client, demo_services)
     error = await client.error(FINDING_4)
@@ -256,7 +256,7 @@ RETRIEVE = """query ($t: ID!, $k: Int!, $f: Int!) {
 )
 async def test_the_cost_is_computed_with_the_request_variables(
     make_client: MakeClient,  # noqa: F811
-    demo_services: Services,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
     k: int,
     first: int,
     cost: int,
@@ -279,7 +279,7 @@ async def test_the_cost_is_computed_with_the_request_variables(
 @pytest.mark.parametrize("k", [float("inf"), float("nan"), 1e300, 2**62])
 async def test_a_size_beyond_any_count_is_refused_not_an_internal_error(
     make_client: MakeClient,  # noqa: F811
-    demo_services: Services,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
     k: float,
 ) -> None:
     # json.dumps writes inf and nan as Infinity and NaN, which Python's decoder accepts
@@ -352,7 +352,7 @@ def test_a_huge_estimate_saturates_instead_of_growing_without_bound(schema: Any)
 
 async def test_a_readme_query_is_allowed(
     make_client: MakeClient,  # noqa: F811
-    demo_services: Services,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
 ) -> None:
     data = await make_client(demo_services).data(README_QUERY, tenant=TENANT)
     assert data["retrieve"]["matches"]
@@ -361,7 +361,7 @@ async def test_a_readme_query_is_allowed(
 @pytest.mark.parametrize("federation", [False, True], ids=["plain", "federated"])
 async def test_graphiql_introspection_is_within_the_default_limit(
     make_client: MakeClient,  # noqa: F811
-    demo_services: Services,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
     federation: bool,
 ) -> None:
     client = make_client(demo_services, Settings(federation=federation))
@@ -374,7 +374,7 @@ async def test_graphiql_introspection_is_within_the_default_limit(
 @pytest.fixture
 def introspection_off(
     make_client: MakeClient,  # noqa: F811
-    demo_services: Services,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
 ) -> Any:
     return make_client(demo_services, Settings(introspection=False, federation=True))
 
@@ -385,7 +385,7 @@ def introspection_off(
 async def test_introspection_off_refuses_schema_and_type(
     introspection_off: Any,
     make_client: MakeClient,  # noqa: F811
-    demo_services: Services,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
     query: str,
 ) -> None:
     body = await introspection_off.execute(query)
@@ -414,7 +414,7 @@ query Second { __typename }
 
 async def test_several_operations_without_an_operation_name_are_refused(
     make_client: MakeClient,  # noqa: F811
-    demo_services: Services,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
 ) -> None:
     counting, client = counting_client(make_client, demo_services)
     response = await _post(client, {"query": TWO_OPERATIONS, "variables": {"t": TENANT}})
@@ -436,7 +436,7 @@ async def test_several_operations_without_an_operation_name_are_refused(
 )
 async def test_the_operation_named_is_the_one_executed(
     make_client: MakeClient,  # noqa: F811
-    demo_services: Services,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
     name: str,
     data: dict[str, Any],
 ) -> None:
@@ -449,7 +449,7 @@ async def test_the_operation_named_is_the_one_executed(
 
 async def test_one_operation_needs_no_name(
     make_client: MakeClient,  # noqa: F811
-    demo_services: Services,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
 ) -> None:
     data = await make_client(demo_services).data("query Only { __typename }")
     assert data == {"__typename": "Query"}

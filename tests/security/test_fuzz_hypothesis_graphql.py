@@ -27,8 +27,8 @@ from redstring.api import create_app
 from redstring.api.demo import DEMO_TENANT_ID, demo_dataset, load_demo
 from redstring.api.schema.build import schema_sdl
 from redstring.api.settings import Backend, Settings
-from redstring.api.startup import open_services
-from redstring.composition.services import Services
+from redstring.api.startup import open_client
+from redstring.composition.client import Redstring
 from redstring.domain.ids import TenantId
 from tests.api.support import memory_services
 from tests.security.contract import (
@@ -55,7 +55,7 @@ class Target:
 
 
 def _serve(
-    backend: Backend, runner: asyncio.Runner, services: Services, tenant: TenantId
+    backend: Backend, runner: asyncio.Runner, services: Redstring, tenant: TenantId
 ) -> Iterator[Target]:
     runner.run(load_demo(services, tenant))
     app = create_app(Settings(graphiql=False, gc_freeze=False), services=services)
@@ -85,7 +85,7 @@ def neo4j_target() -> Iterator[Target]:
         neo4j_password=os.environ["NEO4J_PASSWORD"],
     )
     with asyncio.Runner() as runner:
-        services = runner.run(open_services(server))
+        services = runner.run(open_client(server))
         try:
             yield from _serve(Backend.NEO4J, runner, services, TenantId(uuid.uuid4()))
         finally:

@@ -28,7 +28,7 @@ from redstring.api import create_app
 from redstring.api.demo import DEMO_TENANT_ID, load_demo
 from redstring.api.errors import ErrorCode, RequestRefusedError
 from redstring.api.settings import Settings
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.vectors import VectorMatch
 from redstring.testing import CountingGraphStore
@@ -62,19 +62,19 @@ def deep_variable_body(levels: int) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def demo_services() -> Services:
+def demo_services() -> Redstring:
     services = memory_services()
     asyncio.run(load_demo(services))
     return services
 
 
 @pytest.fixture
-async def http(demo_services: Services) -> AsyncIterator[httpx.AsyncClient]:
+async def http(demo_services: Redstring) -> AsyncIterator[httpx.AsyncClient]:
     async with client_for(demo_services) as client:
         yield client
 
 
-def client_for(services: Services | None, **settings: Any) -> httpx.AsyncClient:
+def client_for(services: Redstring | None, **settings: Any) -> httpx.AsyncClient:
     """A client of the app over `services`, GraphiQL off (its start-up warning is no
     request's), with `settings` as given."""
     app = create_app(Settings(graphiql=False, **settings), services=services)
@@ -129,7 +129,7 @@ async def test_the_nesting_cap_holds_for_get_variables(http: httpx.AsyncClient) 
     assert the_error(response)["extensions"]["code"] == "BAD_REQUEST"
 
 
-async def test_the_nesting_cap_is_exact(demo_services: Services) -> None:
+async def test_the_nesting_cap_is_exact(demo_services: Redstring) -> None:
     """The body and `variables` are two levels: a variable of depth `cap - 2` passes the
     transport (and is then GraphQL's to judge: a list is no Boolean), one more does not."""
     query = "query ($v: Boolean!) { __typename @include(if: $v) }"
@@ -305,7 +305,7 @@ async def test_a_chunked_body_is_counted_and_cut_at_the_limit(http: httpx.AsyncC
     assert body.pulled <= MIB + CHUNK  # read up to the limit, never the 20 MB
 
 
-async def test_a_body_of_exactly_the_limit_is_served(demo_services: Services) -> None:
+async def test_a_body_of_exactly_the_limit_is_served(demo_services: Redstring) -> None:
     request = b'{"query": "{ __typename }"}'
     limit = 4096
     async with client_for(demo_services, max_body_bytes=limit) as http:
@@ -389,7 +389,7 @@ class StallingVectorStore:
         await self.inner.delete(entity_ids, tenant_id)
 
 
-async def _past_deadline(services: Services, query: str) -> httpx.Response:
+async def _past_deadline(services: Redstring, query: str) -> httpx.Response:
     async with client_for(services, request_timeout=0.2) as http:
         return await asyncio.wait_for(
             http.post("/graphql", json={"query": query, "variables": {"t": DEMO}}), HANG_GUARD
@@ -404,11 +404,11 @@ def assert_timed_out(response: httpx.Response) -> None:
 
 
 async def test_the_deadline_cancels_both_retrieval_channels(
-    demo_services: Services, caplog: pytest.LogCaptureFixture
+    demo_services: Redstring, caplog: pytest.LogCaptureFixture
 ) -> None:
     graph = StallingGraphStore(demo_services.graph, lexical=True, walk=False)
     vectors = StallingVectorStore(demo_services.vectors)
-    services = Services.over(embeddings=demo_services.embeddings, vectors=vectors, graph=graph)
+    services = Redstring(embeddings=demo_services.embeddings, vectors=vectors, graph=graph)
     with caplog.at_level(logging.DEBUG):
         response = await _past_deadline(services, RETRIEVE)
     assert_timed_out(response)
@@ -419,10 +419,10 @@ async def test_the_deadline_cancels_both_retrieval_channels(
     expected_logging_only(caplog)
 
 
-async def test_the_deadline_cancels_a_batched_walk(demo_services: Services) -> None:
+async def test_the_deadline_cancels_a_batched_walk(demo_services: Redstring) -> None:
     """The relationship walk runs in a DataLoader's own task; it is cancelled too."""
     graph = StallingGraphStore(demo_services.graph, lexical=False, walk=True)
-    services = Services.over(
+    services = Redstring(
         embeddings=demo_services.embeddings, vectors=demo_services.vectors, graph=graph
     )
     response = await _past_deadline(services, WALK)
@@ -433,7 +433,7 @@ async def test_the_deadline_cancels_a_batched_walk(demo_services: Services) -> N
     assert graph.walk.cancelled.is_set()
 
 
-async def test_a_request_within_its_deadline_is_served(demo_services: Services) -> None:
+async def test_a_request_within_its_deadline_is_served(demo_services: Redstring) -> None:
     async with client_for(demo_services, request_timeout=5.0) as http:
         response = await http.post("/graphql", json={"query": WALK, "variables": {"t": DEMO}})
     assert response.status_code == 200
@@ -470,10 +470,10 @@ def assert_internal_and_logged_once(
 
 
 async def test_an_exception_in_the_response_path_is_a_coded_500(
-    demo_services: Services, caplog: pytest.LogCaptureFixture
+    demo_services: Redstring, caplog: pytest.LogCaptureFixture
 ) -> None:
     graph = UnencodableGraphStore(demo_services.graph)
-    services = Services.over(
+    services = Redstring(
         embeddings=demo_services.embeddings, vectors=demo_services.vectors, graph=graph
     )
     async with client_for(services) as http:
@@ -498,7 +498,7 @@ async def test_an_exception_in_get_context_is_a_coded_500(
     assert_internal_and_logged_once(response, caplog, "services are not open")
 
 
-async def test_an_exception_outside_graphql_is_a_coded_500(demo_services: Services) -> None:
+async def test_an_exception_outside_graphql_is_a_coded_500(demo_services: Redstring) -> None:
     app = create_app(Settings(graphiql=False), services=demo_services)
 
     async def broken(request: Request) -> Response:
@@ -514,7 +514,7 @@ async def test_an_exception_outside_graphql_is_a_coded_500(demo_services: Servic
 
 
 async def test_a_refusal_raised_by_another_route_keeps_its_status_and_code(
-    demo_services: Services,
+    demo_services: Redstring,
 ) -> None:
     app = create_app(Settings(graphiql=False), services=demo_services)
 
@@ -534,7 +534,7 @@ async def test_a_refusal_raised_by_another_route_keeps_its_status_and_code(
 
 
 async def test_a_client_leaving_mid_body_is_no_internal_error(
-    demo_services: Services, caplog: pytest.LogCaptureFixture
+    demo_services: Redstring, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Straight ASGI: the server tells the app the client left before the body ended."""
     app = create_app(Settings(graphiql=False), services=demo_services)

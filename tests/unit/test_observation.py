@@ -1,5 +1,5 @@
 """What composition reports to an `Observer`: store calls, embeddings, cache uses, dangling
-matches; and `Services.warm_up`, which runs every read once before serving."""
+matches; and `Redstring.warm_up`, which runs every read once before serving."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from redstring import (
     VectorRecord,
     build_graph,
 )
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from redstring.testing import CountingGraphStore, make_entity, new_tenant
 from tests.api.doubles import FailingGraphStore
 
@@ -52,8 +52,8 @@ class RecordingObserver:
         self.dangling.append(count)
 
 
-async def _services(cache: int = 8) -> tuple[Services, RecordingObserver]:
-    base = Services.over(
+async def _services(cache: int = 8) -> tuple[Redstring, RecordingObserver]:
+    base = Redstring(
         embeddings=HashingEmbeddingProvider(DIM),
         vectors=InMemoryVectorStore(DIM),
         graph=InMemoryGraphStore(),
@@ -119,7 +119,7 @@ async def test_dangling_matches_are_counted_once_per_retrieve() -> None:
 
 
 async def test_a_failing_store_call_is_reported_as_failed() -> None:
-    base = Services.over(
+    base = Redstring(
         embeddings=HashingEmbeddingProvider(DIM),
         vectors=InMemoryVectorStore(DIM),
         graph=FailingGraphStore(lambda: StoreUnavailableError("down")),
@@ -137,7 +137,7 @@ async def test_observed_services_keep_the_retriever_settings_and_the_closers() -
     async def close() -> None:
         closed.append("closed")
 
-    base = Services.over(
+    base = Redstring(
         embeddings=HashingEmbeddingProvider(DIM),
         vectors=InMemoryVectorStore(DIM),
         graph=InMemoryGraphStore(),
@@ -155,7 +155,7 @@ async def test_observed_services_keep_the_retriever_settings_and_the_closers() -
 async def test_warm_up_runs_every_read_a_request_makes_without_embedding() -> None:
     counting = CountingGraphStore(InMemoryGraphStore())
     observer = RecordingObserver()
-    services = Services.over(
+    services = Redstring(
         embeddings=HashingEmbeddingProvider(DIM), vectors=InMemoryVectorStore(DIM), graph=counting
     ).observed(observer)
     await services.warm_up()

@@ -17,8 +17,8 @@ from redstring import (
     VectorStore,
     build_graph,
 )
+from redstring.composition.client import Redstring
 from redstring.composition.ingest import ingest
-from redstring.composition.services import Services
 from redstring.domain.vectors import has_direction, rows_with_direction
 from redstring.testing import make_entity, new_tenant
 
@@ -126,7 +126,7 @@ async def test_an_entity_renamed_to_text_without_direction_loses_its_old_vector(
     tenant = new_tenant()
     acme = make_entity(tenant, "Acme Corp", "org")
     renamed = make_entity(tenant, "!", "…", entity_id=acme.id)
-    services = Services.over(embeddings=embeddings, vectors=vectors, graph=graph)
+    services = Redstring(embeddings=embeddings, vectors=vectors, graph=graph)
     for batch in ([acme], [make_entity(tenant, "Acme Corp", "?"), renamed]):
         if path == "build_graph":
             await build_graph(batch, embeddings=embeddings, vectors=vectors, graph=graph)
@@ -151,7 +151,7 @@ async def test_an_embedding_infinite_at_float32_is_refused_before_any_write(path
     )
     tenant = new_tenant()
     batch = [make_entity(tenant, "Acme Corp", "org"), make_entity(tenant, "Huge Corp", "org")]
-    services = Services.over(embeddings=embeddings, vectors=vectors, graph=graph)
+    services = Redstring(embeddings=embeddings, vectors=vectors, graph=graph)
     write = (
         build_graph(batch, embeddings=embeddings, vectors=vectors, graph=graph)
         if path == "build_graph"

@@ -26,8 +26,8 @@ from redstring.api.metrics import Metrics
 from redstring.api.refusals import EXCEPTION_HANDLERS
 from redstring.api.schema.build import build_schema
 from redstring.api.settings import AuthMode, Settings
-from redstring.api.startup import open_services
-from redstring.composition.services import Services
+from redstring.api.startup import open_client
+from redstring.composition.client import Redstring
 
 logger = logging.getLogger("redstring.api")
 
@@ -35,10 +35,10 @@ logger = logging.getLogger("redstring.api")
 class _Holder:
     """The services of a running app: set at creation when injected, else in the lifespan."""
 
-    def __init__(self, services: Services | None) -> None:
+    def __init__(self, services: Redstring | None) -> None:
         self.services = services
 
-    def __call__(self) -> Services:
+    def __call__(self) -> Redstring:
         if self.services is None:
             raise RuntimeError("the app's services are not open (was its lifespan run?)")
         return self.services
@@ -86,7 +86,7 @@ def freeze_startup_heap() -> None:
     logger.debug("%d objects exempted from garbage collection", gc.get_freeze_count())
 
 
-def create_app(settings: Settings | None = None, *, services: Services | None = None) -> Starlette:
+def create_app(settings: Settings | None = None, *, services: Redstring | None = None) -> Starlette:
     """The redstring ASGI app.
 
     With `services`, the app uses them as given (and never closes them); that
@@ -126,7 +126,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
                 freeze_startup_heap()
             yield
             return
-        opened = await open_services(settings)
+        opened = await open_client(settings)
         try:
             if settings.demo:
                 count = await load_demo(opened)

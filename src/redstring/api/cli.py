@@ -36,7 +36,7 @@ from redstring.api.key_commands import add_keys_command
 from redstring.api.load import CountedLines, load_jsonl
 from redstring.api.schema.build import schema_sdl
 from redstring.api.settings import Backend, Settings
-from redstring.api.startup import check_settings, open_services
+from redstring.api.startup import check_settings, open_client
 from redstring.composition.ingest import DEFAULT_INGEST_BATCH_SIZE, IngestReport, InvalidLine
 from redstring.domain.errors import InvalidInputError, RedstringError
 from redstring.domain.ids import TenantId
@@ -187,7 +187,7 @@ class _LoadRun:
 
     async def load(self, file: BinaryIO, settings: Settings, batch_size: int) -> IngestReport:
         try:
-            services = await open_services(settings)
+            services = await open_client(settings)
         except InvalidInputError as exc:
             raise _SettingsRefusedError(str(exc)) from exc
         lines = CountedLines(file)

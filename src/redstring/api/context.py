@@ -8,7 +8,7 @@ from redstring.api.authorization import Caller
 from redstring.api.limits import Limits
 from redstring.api.loaders import Loaders
 from redstring.api.loop_share import LoopShare
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 
 
 @dataclass
@@ -20,7 +20,7 @@ class RequestContext:
     turn they take after their awaits, before completing their part of the response.
     """
 
-    services: Services
+    services: Redstring
     limits: Limits = field(default_factory=Limits)
     caller: Caller = field(default_factory=Caller.anonymous)
     loaders: Loaders = field(init=False)

@@ -24,7 +24,7 @@ from redstring.api.context import RequestContext
 from redstring.api.errors import ErrorCode, RequestRefusedError, public_error
 from redstring.api.limits import Limits
 from redstring.api.refusals import internal_error, refusal_response, view_refusal
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 
 __all__ = ["GraphQLEndpoint", "refusal_response"]
 
@@ -44,7 +44,7 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         self,
         schema: strawberry.Schema,
         *,
-        services: Callable[[], Services],
+        services: Callable[[], Redstring],
         limits: Limits,
         graphiql: str | None = None,
         authenticator: Authenticator = NO_AUTHENTICATION,

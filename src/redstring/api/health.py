@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from redstring.domain.errors import StoreUnavailableError
 
 logger = logging.getLogger("redstring.api")
@@ -26,7 +26,7 @@ def healthz_endpoint(auth: str) -> Callable[[Request], Awaitable[JSONResponse]]:
 
 
 def readyz_endpoint(
-    services: Callable[[], Services], timeout: float
+    services: Callable[[], Redstring], timeout: float
 ) -> Callable[[Request], Awaitable[JSONResponse]]:
     """An endpoint answering 200 when the stores answer a cheap read within `timeout`
     seconds, else 503 with a reason code (`timeout`, `store_unavailable`, `error`).

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from redstring.api.jsonl import numbered_records
+from redstring.composition.client import Redstring
 from redstring.composition.ingest import (
     DEFAULT_INGEST_BATCH_SIZE,
     IngestReport,
     InvalidLine,
     ingest,
 )
-from redstring.composition.services import Services
 from redstring.domain.ids import TenantId
 
 
@@ -37,7 +37,7 @@ class CountedLines:
 async def load_jsonl(
     lines: Iterable[bytes],
     tenant_id: TenantId,
-    services: Services,
+    services: Redstring,
     *,
     batch_size: int = DEFAULT_INGEST_BATCH_SIZE,
     skip_invalid: bool = False,

@@ -11,6 +11,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from redstring.api.graphiql import AssetSource
 from redstring.api.limits import Limits
+from redstring.composition.embedding_choice import (
+    DEFAULT_DIMENSION,
+    DEFAULT_EMBEDDINGS,
+    EmbeddingsKind,
+)
 
 
 class Backend(StrEnum):
@@ -18,14 +23,6 @@ class Backend(StrEnum):
 
     MEMORY = "memory"
     NEO4J = "neo4j"
-
-
-class EmbeddingsKind(StrEnum):
-    """Which embedding provider turns text into vectors."""
-
-    HASHING = "hashing"
-    OPENAI = "openai"
-    SENTENCE_TRANSFORMERS = "sentence-transformers"
 
 
 class AuthMode(StrEnum):
@@ -51,8 +48,8 @@ class Settings(BaseSettings):
     neo4j_password: SecretStr = SecretStr("")
     neo4j_database: str | None = None
 
-    embeddings: EmbeddingsKind = EmbeddingsKind.HASHING
-    embedding_dimension: int = Field(default=384, ge=1, le=8192)
+    embeddings: EmbeddingsKind = DEFAULT_EMBEDDINGS
+    embedding_dimension: int = Field(default=DEFAULT_DIMENSION, ge=1, le=8192)
     embedding_model: str | None = None
     embedding_base_url: str | None = None
     embedding_api_key_env: str = "OPENAI_API_KEY"

@@ -1,21 +1,19 @@
-"""Opening the services the settings ask for: the one path `serve` and `load` both take."""
+"""Opening the client the settings ask for: the one path `serve` and `load` both take."""
 
 from __future__ import annotations
 
 import logging
 
 from redstring.api.authentication import check_auth_settings
-from redstring.api.settings import Backend, EmbeddingsKind, Settings
-from redstring.composition.embedding_choice import check_embedding_choice, make_embedding_provider
-from redstring.composition.services import Services
-from redstring.composition.stores import open_memory_services, open_neo4j_services
-from redstring.ports.embedding_provider import EmbeddingProvider
+from redstring.api.settings import Backend, Settings
+from redstring.composition.client import Redstring
+from redstring.composition.embedding_choice import EmbeddingsKind, check_embedding_choice
 
 logger = logging.getLogger("redstring.api")
 
 
 def check_settings(settings: Settings) -> None:
-    """Raise `InvalidInputError` for a choice `open_services` or `create_app` would refuse,
+    """Raise `InvalidInputError` for a choice `open_client` or `create_app` would refuse,
     before any server starts: an unknown or incomplete embedding provider, authentication
     settings that cannot be honoured. Builds nothing but reads the key file or JWKS file."""
     check_auth_settings(settings)
@@ -29,7 +27,7 @@ def check_settings(settings: Settings) -> None:
 
 
 def choice_warnings(settings: Settings) -> list[str]:
-    """What `open_services` warns of in a choice it accepts, one message each."""
+    """What `open_client` warns of in a choice it accepts, one message each."""
     if settings.backend is Backend.NEO4J and settings.embeddings is EmbeddingsKind.HASHING:
         return [
             "embeddings: the hashing provider with Neo4j. Neo4j's vector index is approximate "
@@ -40,46 +38,15 @@ def choice_warnings(settings: Settings) -> list[str]:
     return []
 
 
-def open_embeddings(settings: Settings) -> EmbeddingProvider:
-    """The embedding provider `settings.embeddings` names, built from the `embedding_*` settings.
+async def open_client(settings: Settings) -> Redstring:
+    """The `Redstring` the settings ask for, started; the caller closes it with `aclose()`.
 
-    Raises `InvalidInputError` for an incomplete choice (`openai` without a
-    model or base URL, a prompt for a kind that cannot apply it, ...).
+    It owns the provider (an `openai` provider's HTTP client is closed by
+    `aclose()`), and embeds queries through a cache of `settings.query_cache_size`
+    queries (none when 0). Each of `choice_warnings` is logged first.
     """
-    return make_embedding_provider(
-        settings.embeddings.value,
-        dimension=settings.embedding_dimension,
-        model=settings.embedding_model,
-        base_url=settings.embedding_base_url,
-        api_key_env=settings.embedding_api_key_env,
-        batch_size=settings.embedding_batch_size,
-        max_concurrency=settings.embedding_concurrency,
-        timeout=settings.embedding_timeout,
-        query_prompt=settings.embedding_query_prompt,
-        document_prompt=settings.embedding_document_prompt,
-    )
-
-
-async def open_services(settings: Settings) -> Services:
-    """Services on the configured backend; the caller closes them with `aclose()`.
-
-    The services own the provider (an `openai` provider's HTTP client is
-    closed by `aclose()`), and the retriever embeds queries through a cache
-    of `settings.query_cache_size` queries (none when 0).
-    """
-    embeddings = open_embeddings(settings)
     for message in choice_warnings(settings):
         logger.warning(message)
-    if settings.backend is Backend.NEO4J:
-        return await open_neo4j_services(
-            embeddings,
-            uri=settings.neo4j_uri,
-            user=settings.neo4j_user,
-            password=settings.neo4j_password.get_secret_value(),
-            database=settings.neo4j_database,
-            query_cache_size=settings.query_cache_size,
-            owns_embeddings=True,
-        )
-    return open_memory_services(
-        embeddings, query_cache_size=settings.query_cache_size, owns_embeddings=True
-    )
+    client = Redstring.from_settings(settings)
+    await client.start()
+    return client

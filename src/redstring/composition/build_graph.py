@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from redstring.composition.entity_vectors import embed_entities
+from redstring.composition.entity_vectors import check_batch_size, check_fits, embed_entities
 from redstring.domain.entity import Entity
-from redstring.domain.errors import DimensionMismatchError
 from redstring.domain.relationship import Relationship
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import GraphStore
@@ -38,12 +37,8 @@ async def build_graph(
     embedding call when the provider and the vector store disagree on the
     dimension.
     """
-    if embeddings.dimension != vectors.dimension:
-        raise DimensionMismatchError(
-            vectors.dimension, embeddings.dimension, "the embedding provider"
-        )
-    if batch_size < 1:
-        raise ValueError("batch_size must be at least 1")
+    check_fits(embeddings, vectors)
+    check_batch_size(batch_size)
     for start in range(0, len(entities), batch_size):
         batch = entities[start : start + batch_size]
         embedded = await embed_entities(batch, embeddings)

@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
 from redstring.adapters.embeddings.openai_compatible import OpenAICompatibleEmbeddings
 from redstring.adapters.embeddings.sentence_transformers import SentenceTransformerEmbeddings
 from redstring.domain.errors import DimensionMismatchError, InvalidInputError
 from redstring.ports.embedding_provider import EmbeddingProvider
 
-EMBEDDING_KINDS = ("hashing", "openai", "sentence-transformers")
+
+class EmbeddingsKind(StrEnum):
+    """Which embedding provider turns text into vectors."""
+
+    HASHING = "hashing"
+    OPENAI = "openai"
+    SENTENCE_TRANSFORMERS = "sentence-transformers"
+
+
+EMBEDDING_KINDS = tuple(kind.value for kind in EmbeddingsKind)
+
+# The provider a server runs with when no REDSTRING_EMBEDDINGS* setting is given.
+DEFAULT_EMBEDDINGS = EmbeddingsKind.HASHING
+DEFAULT_DIMENSION = 384
 
 
 def check_embedding_choice(
@@ -41,17 +56,17 @@ def check_embedding_choice(
 
 
 def make_embedding_provider(
-    kind: str,
+    kind: str = DEFAULT_EMBEDDINGS,
     *,
-    dimension: int,
-    model: str | None,
-    base_url: str | None,
-    api_key_env: str,
-    batch_size: int,
-    max_concurrency: int,
-    timeout: float,
-    query_prompt: str | None,
-    document_prompt: str | None,
+    dimension: int = DEFAULT_DIMENSION,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key_env: str = "OPENAI_API_KEY",
+    batch_size: int = 64,
+    max_concurrency: int = 4,
+    timeout: float = 30.0,
+    query_prompt: str | None = None,
+    document_prompt: str | None = None,
 ) -> EmbeddingProvider:
     """Build the provider of `kind` (one of `EMBEDDING_KINDS`; case and `_`/`-` ignored).
 
@@ -96,3 +111,8 @@ def make_embedding_provider(
     if local.dimension != dimension:
         raise DimensionMismatchError(dimension, local.dimension, f"the model {model!r}")
     return local
+
+
+def default_embedding_provider() -> EmbeddingProvider:
+    """The provider `redstring serve` runs with when no embedding setting is given."""
+    return make_embedding_provider()

@@ -9,11 +9,27 @@ from dataclasses import dataclass
 import numpy as np
 
 from redstring.domain.entity import Entity
-from redstring.domain.errors import DimensionMismatchError
 from redstring.domain.ids import EntityId, TenantId
-from redstring.domain.vectors import VectorRecord, all_finite, rows_with_direction
+from redstring.domain.vectors import (
+    VectorRecord,
+    all_finite,
+    check_dimension,
+    check_vector_count,
+    rows_with_direction,
+)
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.vector_store import VectorStore
+
+
+def check_fits(embeddings: EmbeddingProvider, vectors: VectorStore) -> None:
+    """Raise `DimensionMismatchError` unless the provider embeds to the store's dimension."""
+    check_dimension(vectors.dimension, embeddings.dimension, "the embedding provider")
+
+
+def check_batch_size(batch_size: int) -> None:
+    """Raise `ValueError` unless a write batch holds at least one record."""
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
 
 
 @dataclass(frozen=True)
@@ -51,13 +67,9 @@ async def embed_entities(
     if not entities:
         return EntityVectors([], {})
     vectors = await embeddings.embed_documents([e.embedding_text() for e in entities])
-    if len(vectors) != len(entities):
-        raise ValueError(
-            f"the embedding provider returned {len(vectors)} vectors for {len(entities)} texts"
-        )
+    check_vector_count(vectors, len(entities))
     for vector in vectors:
-        if len(vector) != embeddings.dimension:
-            raise DimensionMismatchError(embeddings.dimension, len(vector), "an embedding")
+        check_dimension(embeddings.dimension, len(vector), "an embedding")
     matrix = np.asarray(vectors, dtype=np.float64)
     if not all_finite(matrix):
         raise ValueError(

@@ -39,11 +39,11 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import NamedTuple
 
+from redstring.composition.client import Redstring
 from redstring.composition.concurrency import beside, both
-from redstring.composition.entity_vectors import EntityVectors, embed_entities
-from redstring.composition.services import Services
+from redstring.composition.entity_vectors import EntityVectors, check_batch_size, embed_entities
 from redstring.domain.entity import Entity
-from redstring.domain.errors import DimensionMismatchError, MissingEndpointError
+from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import EntityId, RelationshipId
 from redstring.domain.relationship import Relationship
 
@@ -138,7 +138,7 @@ def missing_ends_reason(ends: Sequence[str]) -> str:
 
 
 async def _write_relationships(
-    services: Services, relationships: Sequence[Numbered]
+    services: Redstring, relationships: Sequence[Numbered]
 ) -> tuple[list[Numbered], list[tuple[Numbered, list[str]]]]:
     """Write those relationships whose ends exist; return them, and the others with their
     missing ends. A store call is all or nothing, so a call that names a missing end is
@@ -190,7 +190,7 @@ class _Load:
 
     def __init__(
         self,
-        services: Services,
+        services: Redstring,
         *,
         skip_invalid: bool,
         on_invalid: Callable[[InvalidLine], None],
@@ -272,7 +272,7 @@ class _Load:
 
 async def ingest(
     records: Iterable[NumberedRecord],
-    services: Services,
+    services: Redstring,
     *,
     batch_size: int = DEFAULT_INGEST_BATCH_SIZE,
     skip_invalid: bool = False,
@@ -287,12 +287,7 @@ async def ingest(
     provider errors propagate: the batches before the failing one are
     written, and running the same records again finishes the load.
     """
-    if batch_size < 1:
-        raise ValueError("batch_size must be at least 1")
-    if services.embeddings.dimension != services.vectors.dimension:
-        raise DimensionMismatchError(
-            services.vectors.dimension, services.embeddings.dimension, "the embedding provider"
-        )
+    check_batch_size(batch_size)
     load = _Load(services, skip_invalid=skip_invalid, on_invalid=on_invalid, on_batch=on_batch)
     # Batch n's vectors and relationships are written while batch n+1 is read, embedded
     # and its entities written: two stages in flight at most.

@@ -1,6 +1,6 @@
 """Ports wrapped so that each call is timed and reported to an `Observer`.
 
-`Services.observed` puts these around its stores and provider; they forward
+`Redstring.observed` puts these around its stores and provider; they forward
 every call unchanged, and add one clock read before and after it.
 """
 

@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from redstring.composition.observer import NO_OBSERVER, Observer
 from redstring.domain.errors import InvalidInputError
+from redstring.domain.vectors import check_vector_count
 from redstring.ports.embedding_provider import EmbeddingProvider
 
 DEFAULT_MAX_SIZE = 2048
@@ -120,10 +121,7 @@ class CachedQueryEmbeddings:
             return vector
         # Shielded: a caller that is cancelled must not cancel the request others await.
         vectors = await asyncio.shield(source.request)
-        if len(vectors) != source.size:
-            raise ValueError(
-                f"the embedding provider returned {len(vectors)} vectors for {source.size} texts"
-            )
+        check_vector_count(vectors, source.size)
         return list(vectors[source.position])
 
     def _settle(self, texts: list[str], request: asyncio.Future[list[list[float]]]) -> None:

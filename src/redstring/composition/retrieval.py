@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from redstring.composition.concurrency import both
+from redstring.composition.entity_vectors import check_fits
 from redstring.composition.observer import NO_OBSERVER, Observer
 from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys
 from redstring.domain.entity import Entity
-from redstring.domain.errors import DimensionMismatchError, InvalidInputError
+from redstring.domain.errors import InvalidInputError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.ids import EntityId, TenantId, id_order_key, tenant_id_of
 from redstring.domain.lexical import LexicalCandidate, lexical_scores
@@ -59,10 +60,7 @@ class Retriever:
         max_block_size: int | None = MAX_BLOCK_SIZE,
         observer: Observer = NO_OBSERVER,
     ) -> None:
-        if embeddings.dimension != vectors.dimension:
-            raise DimensionMismatchError(
-                vectors.dimension, embeddings.dimension, "the embedding provider"
-            )
+        check_fits(embeddings, vectors)
         if overfetch < 1:
             raise ValueError("overfetch must be at least 1")
         self._embeddings = embeddings
@@ -81,7 +79,7 @@ class Retriever:
         observer: Observer,
     ) -> Retriever:
         """A retriever with this one's overfetch and block size over other parts (the
-        same stores wrapped, as `Services.observed` does), reporting to `observer`."""
+        same stores wrapped, as `Redstring.observed` does), reporting to `observer`."""
         return Retriever(
             embeddings=embeddings,
             vectors=vectors,

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from redstring.domain.blocking import blocking_keys_for
-from redstring.domain.ids import EntityId, TenantId, id_order_key
+from redstring.domain.ids import EntityId, TenantId, entity_id_for, id_order_key, tenant_id_of
 from redstring.domain.normalization import normalize_name
 from redstring.domain.properties import Properties, no_properties, string_values
 from redstring.domain.text import check_nonblank, check_storable
@@ -32,6 +32,17 @@ class Entity(BaseModel):
     properties: Properties = Field(default_factory=no_properties)
     normalized_name: str = ""
     blocking_keys: tuple[str, ...] = ()
+
+    @classmethod
+    def create(cls, tenant_id: TenantId | str, name: str, entity_type: str, **fields: Any) -> Self:
+        """The entity with the id the API derives for it (`entity_id_for`), unless `fields`
+        give an `id`; `fields` are the other fields (`description`, `properties`).
+
+        `tenant_id` is read by `tenant_id_of`'s rule (a UUID's string is accepted)."""
+        tenant = tenant_id_of(tenant_id)
+        if "id" not in fields and isinstance(name, str) and isinstance(entity_type, str):
+            fields["id"] = entity_id_for(tenant, entity_type, name)
+        return cls(tenant_id=tenant, name=name, entity_type=entity_type, **fields)
 
     @field_validator("name", "entity_type")
     @classmethod

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Self
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from redstring.domain.ids import EntityId, RelationshipId, TenantId
+from redstring.domain.ids import (
+    EntityId,
+    RelationshipId,
+    TenantId,
+    entity_id_of,
+    relationship_id_for,
+    tenant_id_of,
+)
 from redstring.domain.properties import Properties, no_properties
 from redstring.domain.text import check_nonblank
 
@@ -35,6 +42,31 @@ class Relationship(BaseModel):
     relationship_type: str
     properties: Properties = Field(default_factory=no_properties)
     confidence: float = Field(default=1.0, ge=0.0, le=1.0, allow_inf_nan=False)
+
+    @classmethod
+    def create(
+        cls,
+        tenant_id: TenantId | str,
+        source_id: EntityId | str,
+        relationship_type: str,
+        target_id: EntityId | str,
+        **fields: Any,
+    ) -> Self:
+        """The relationship with the id the API derives for it (`relationship_id_for`),
+        unless `fields` give an `id`; `fields` are the others (`confidence`, `properties`).
+
+        The ids are read by `tenant_id_of`'s rule (a UUID's string is accepted)."""
+        tenant = tenant_id_of(tenant_id)
+        source, target = entity_id_of(source_id, "source_id"), entity_id_of(target_id, "target_id")
+        if "id" not in fields and isinstance(relationship_type, str):
+            fields["id"] = relationship_id_for(tenant, source, relationship_type, target)
+        return cls(
+            tenant_id=tenant,
+            source_entity_id=source,
+            target_entity_id=target,
+            relationship_type=relationship_type,
+            **fields,
+        )
 
     @field_validator("relationship_type")
     @classmethod

@@ -57,6 +57,20 @@ def all_finite(array: NDArray[np.floating]) -> bool:
 _NOT_FINITE = "contains a NaN or infinite component (at float32, the precision stores keep)"
 
 
+def check_dimension(expected: int, actual: int, what: str) -> None:
+    """Raise `DimensionMismatchError` unless `what`'s dimension `actual` is `expected`."""
+    if actual != expected:
+        raise DimensionMismatchError(expected, actual, what)
+
+
+def check_vector_count(vectors: Sequence[Sequence[float]], texts: int) -> None:
+    """Raise `ValueError` unless an embedding provider returned one vector per text."""
+    if len(vectors) != texts:
+        raise ValueError(
+            f"the embedding provider returned {len(vectors)} vectors for {texts} texts"
+        )
+
+
 def checked_vector(vector: Sequence[float], dimension: int, what: str) -> NDArray[np.float64]:
     """`vector` as a float64 array, or `DimensionMismatchError` / `ValueError` (NaN, inf:
     `all_finite`)."""

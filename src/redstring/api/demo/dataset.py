@@ -14,8 +14,7 @@ from redstring.api.demo.names import (
     LAST_NAMES,
     ROLES,
 )
-from redstring.composition import writes
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 from redstring.domain.entity import Entity
 from redstring.domain.ids import (
     EntityId,
@@ -195,9 +194,8 @@ def demo_dataset(tenant_id: TenantId = DEMO_TENANT_ID) -> tuple[list[Entity], li
     return list(graph.entities.values()), list(graph.relationships.values())
 
 
-async def load_demo(services: Services, tenant_id: TenantId = DEMO_TENANT_ID) -> int:
+async def load_demo(services: Redstring, tenant_id: TenantId = DEMO_TENANT_ID) -> int:
     """Write the demo dataset into `services`; idempotent. Returns how many entities."""
     entities, relationships = demo_dataset(tenant_id)
-    await writes.upsert_entities(services, entities)
-    await writes.upsert_relationships(services, relationships)
+    await services.upsert(entities, relationships)
     return len(entities)

@@ -12,7 +12,6 @@ from redstring.api.authorization import Role, authorized_tenant
 from redstring.api.context import RequestContext
 from redstring.api.schema.inputs import EntityInput, RelationshipInput
 from redstring.api.schema.results import DeleteResult, UpsertResult
-from redstring.composition import writes
 
 
 def _upserted(ids: Sequence[UUID]) -> UpsertResult:
@@ -28,7 +27,7 @@ async def upsert_entities(
     tenant = authorized_tenant(context, tenant_id, Role.WRITE)
     context.limits.check_batch(len(entities), "entities")
     domain = [e.to_domain(tenant, f"entities[{i}]") for i, e in enumerate(entities)]
-    await writes.upsert_entities(context.services, domain)
+    await context.services.upsert(domain)
     return _upserted([e.id for e in domain])
 
 
@@ -41,7 +40,8 @@ async def upsert_relationships(
     tenant = authorized_tenant(context, tenant_id, Role.WRITE)
     context.limits.check_batch(len(relationships), "relationships")
     domain = [r.to_domain(tenant, f"relationships[{i}]") for i, r in enumerate(relationships)]
-    await writes.upsert_relationships(context.services, domain)
+    # One batch, so that the mutation is written whole or not at all.
+    await context.services.upsert((), domain, batch_size=max(1, len(domain)))
     return _upserted([r.id for r in domain])
 
 
@@ -53,5 +53,5 @@ async def delete_entities(
     context = info.context
     tenant = authorized_tenant(context, tenant_id, Role.WRITE)
     context.limits.check_batch(len(ids), "ids")
-    count = await writes.delete_entities(context.services, entity_ids_arg(ids), tenant)
+    count = await context.services.delete(entity_ids_arg(ids), tenant)
     return DeleteResult(count=count)

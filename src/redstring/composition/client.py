@@ -1,0 +1,397 @@
+"""`Redstring`: an embedding provider, a vector store, a graph store and the retriever over them.
+
+The one place where the parts are put together: the CLI, the GraphQL API,
+the examples and the bench all start from a `Redstring`, the way every httpx
+call starts from a `Client`.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from types import TracebackType
+from typing import Protocol, Self, runtime_checkable
+
+from pydantic import SecretStr
+
+from redstring.adapters.memory import InMemoryGraphStore, InMemoryVectorStore
+from redstring.composition.build_graph import DEFAULT_BATCH_SIZE, build_graph
+from redstring.composition.embedding_choice import (
+    default_embedding_provider,
+    make_embedding_provider,
+)
+from redstring.composition.observed import (
+    ObservedEmbeddings,
+    ObservedGraphStore,
+    ObservedVectorStore,
+)
+from redstring.composition.observer import Observer
+from redstring.composition.query_cache import CachedQueryEmbeddings
+from redstring.composition.retrieval import Retriever
+from redstring.domain.entity import Entity
+from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.relationship import Direction, Relationship
+from redstring.domain.retrieval import RetrievalMode, RetrievalResult
+from redstring.ports.embedding_provider import EmbeddingProvider
+from redstring.ports.graph_store import GraphStore
+from redstring.ports.vector_store import VectorStore
+
+Closer = Callable[[], Awaitable[None]]
+
+
+@runtime_checkable
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+def _closers_of(embeddings: EmbeddingProvider) -> tuple[Closer, ...]:
+    """The provider's `aclose` when it has one (an HTTP client to release), else nothing."""
+    return (embeddings.aclose,) if isinstance(embeddings, _Closable) else ()
+
+
+class StoreSettings(Protocol):
+    """What `Redstring.from_settings` reads: the backend and embedding fields of
+    `redstring.api.settings.Settings` (which satisfies this protocol)."""
+
+    @property
+    def backend(self) -> str: ...
+    @property
+    def neo4j_uri(self) -> str: ...
+    @property
+    def neo4j_user(self) -> str: ...
+    @property
+    def neo4j_password(self) -> SecretStr: ...
+    @property
+    def neo4j_database(self) -> str | None: ...
+    @property
+    def embeddings(self) -> str: ...
+    @property
+    def embedding_dimension(self) -> int: ...
+    @property
+    def embedding_model(self) -> str | None: ...
+    @property
+    def embedding_base_url(self) -> str | None: ...
+    @property
+    def embedding_api_key_env(self) -> str: ...
+    @property
+    def embedding_batch_size(self) -> int: ...
+    @property
+    def embedding_concurrency(self) -> int: ...
+    @property
+    def embedding_timeout(self) -> float: ...
+    @property
+    def embedding_query_prompt(self) -> str | None: ...
+    @property
+    def embedding_document_prompt(self) -> str | None: ...
+    @property
+    def query_cache_size(self) -> int: ...
+
+
+def embeddings_from_settings(settings: StoreSettings) -> EmbeddingProvider:
+    """The embedding provider `settings.embeddings` names, built from the `embedding_*` fields.
+
+    Raises `InvalidInputError` for an incomplete choice (`openai` without a
+    model or base URL, a prompt for a kind that cannot apply it, ...).
+    """
+    return make_embedding_provider(
+        str(settings.embeddings),
+        dimension=settings.embedding_dimension,
+        model=settings.embedding_model,
+        base_url=settings.embedding_base_url,
+        api_key_env=settings.embedding_api_key_env,
+        batch_size=settings.embedding_batch_size,
+        max_concurrency=settings.embedding_concurrency,
+        timeout=settings.embedding_timeout,
+        query_prompt=settings.embedding_query_prompt,
+        document_prompt=settings.embedding_document_prompt,
+    )
+
+
+class Redstring:
+    """Hybrid entity retrieval over one provider, one vector store and one graph store.
+
+    Open one with `in_memory`, `neo4j` or `from_settings`, or pass your own
+    adapters; use it as `async with` (or call `aclose`) so that what it owns
+    (a driver, an HTTP client) is released. The parts stay reachable as
+    `embeddings`, `vectors`, `graph` and `retriever`.
+
+    `query_cache_size > 0` puts a `CachedQueryEmbeddings` of that many queries
+    between the retriever and the provider. `closers` are what `aclose`
+    runs, in order; a `Redstring` over injected adapters owns nothing.
+    Raises `DimensionMismatchError` when the provider and the vector store disagree.
+    """
+
+    embeddings: EmbeddingProvider
+    vectors: VectorStore
+    graph: GraphStore
+    retriever: Retriever
+    query_cache: CachedQueryEmbeddings | None
+    closers: tuple[Closer, ...]
+
+    def __init__(
+        self,
+        *,
+        embeddings: EmbeddingProvider,
+        vectors: VectorStore,
+        graph: GraphStore,
+        query_cache_size: int = 0,
+        closers: Sequence[Closer] = (),
+    ) -> None:
+        if query_cache_size < 0:
+            raise ValueError("query_cache_size must not be negative")
+        cache = (
+            CachedQueryEmbeddings(embeddings, max_size=query_cache_size)
+            if query_cache_size
+            else None
+        )
+        # Not `cache or embeddings`: an empty cache has len 0, so it is falsy.
+        query_embeddings = embeddings if cache is None else cache
+        self.retriever = Retriever(embeddings=query_embeddings, vectors=vectors, graph=graph)
+        self.embeddings = embeddings
+        self.vectors = vectors
+        self.graph = graph
+        self.query_cache = cache
+        self.closers = tuple(closers)
+        self._starter: Callable[[], Awaitable[None]] | None = None
+
+    @classmethod
+    def in_memory(
+        cls, embeddings: EmbeddingProvider | None = None, *, query_cache_size: int = 0
+    ) -> Redstring:
+        """Empty in-memory stores sized for `embeddings`; they live as long as the process.
+
+        Without `embeddings`, the server's default provider is built (and closed by
+        `aclose`); a provider passed in is the caller's to close.
+        """
+        owned = embeddings is None
+        provider = default_embedding_provider() if embeddings is None else embeddings
+        return cls(
+            embeddings=provider,
+            vectors=InMemoryVectorStore(provider.dimension),
+            graph=InMemoryGraphStore(),
+            query_cache_size=query_cache_size,
+            closers=_closers_of(provider) if owned else (),
+        )
+
+    @classmethod
+    def neo4j(
+        cls,
+        uri: str,
+        auth: tuple[str, str],
+        *,
+        database: str | None = None,
+        embeddings: EmbeddingProvider | None = None,
+        query_cache_size: int = 0,
+    ) -> Redstring:
+        """Both Neo4j stores over one owned driver (one connection pool).
+
+        No I/O until `start` (which `async with` and the first call run): it
+        ensures the schema and runs every read statement once (`warm_up`).
+        Without `embeddings`, the default provider is built and owned. The
+        adapters are imported here, so redstring runs without the `neo4j`
+        extra until this backend is chosen.
+        """
+        from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_driver
+
+        owned = embeddings is None
+        provider = default_embedding_provider() if embeddings is None else embeddings
+        closers = _closers_of(provider) if owned else ()
+        driver = connect_driver(uri, auth)
+        graph = Neo4jGraphStore(driver, database=database)
+        vectors = Neo4jVectorStore(driver, provider.dimension, database=database)
+        client = cls(
+            embeddings=provider,
+            vectors=vectors,
+            graph=graph,
+            query_cache_size=query_cache_size,
+            closers=(driver.close, *closers),
+        )
+
+        async def start() -> None:
+            await graph.ensure_schema()
+            await vectors.ensure_schema()
+            await client.warm_up()
+
+        client._starter = start
+        return client
+
+    @classmethod
+    def from_settings(cls, settings: StoreSettings) -> Redstring:
+        """The backend and provider `settings` name (`redstring.api.settings.Settings`),
+        queries embedded through a cache of `settings.query_cache_size`; owns the provider.
+
+        Raises `InvalidInputError` for an incomplete embedding choice.
+        """
+        embeddings = embeddings_from_settings(settings)
+        if str(settings.backend) == "neo4j":
+            client = cls.neo4j(
+                settings.neo4j_uri,
+                (settings.neo4j_user, settings.neo4j_password.get_secret_value()),
+                database=settings.neo4j_database,
+                embeddings=embeddings,
+                query_cache_size=settings.query_cache_size,
+            )
+        else:
+            client = cls.in_memory(embeddings, query_cache_size=settings.query_cache_size)
+        client.closers = (*client.closers, *_closers_of(embeddings))
+        return client
+
+    async def start(self) -> None:
+        """Prepare the stores (a Neo4j schema, its statements planned); runs once.
+
+        On failure, what this client owns is closed and the error raised.
+        """
+        starter, self._starter = self._starter, None
+        if starter is None:
+            return
+        try:
+            await starter()
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Run every closer, even when an earlier one fails; the first failure is raised."""
+        self._starter = None
+        failure: BaseException | None = None
+        for close in self.closers:
+            try:
+                await close()
+            except Exception as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
+
+    async def upsert(
+        self,
+        entities: Sequence[Entity],
+        relationships: Sequence[Relationship] = (),
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> None:
+        """Embed and write `entities`, then `relationships` (`build_graph`: graph store
+        before vector store, in batches). Idempotent: every write is an upsert by id.
+
+        A relationship whose end is in neither the store nor `entities` raises
+        `MissingEndpointError`, and nothing of its batch of relationships is written.
+        """
+        await self.start()
+        await build_graph(
+            entities,
+            relationships,
+            embeddings=self.embeddings,
+            vectors=self.vectors,
+            graph=self.graph,
+            batch_size=batch_size,
+        )
+
+    async def retrieve(
+        self,
+        query: str,
+        tenant_id: TenantId,
+        *,
+        k: int = 10,
+        entity_types: Sequence[str] | None = None,
+        mode: RetrievalMode = RetrievalMode.HYBRID,
+    ) -> RetrievalResult:
+        """The `k` best entities of `tenant_id` for `query`, best first (`Retriever.retrieve`)."""
+        await self.start()
+        return await self.retriever.retrieve(
+            query, tenant_id, k=k, entity_types=entity_types, mode=mode
+        )
+
+    async def relationships(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+    ) -> dict[EntityId, list[Relationship]]:
+        """Each asked id mapped to its relationships (`[]` when none), ordered by type
+        then id (`GraphStore.relationships_of`)."""
+        await self.start()
+        return await self.graph.relationships_of(
+            entity_ids,
+            tenant_id,
+            direction=direction,
+            types=types,
+            limit_per_entity=limit_per_entity,
+        )
+
+    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> int:
+        """Delete entities, their vectors and every relationship touching them; how many existed.
+
+        Vectors go first, so a failure between the two stores leaves entities
+        without vectors (still found lexically), never vectors of deleted entities.
+        """
+        await self.start()
+        await self.vectors.delete(entity_ids, tenant_id)
+        return await self.graph.delete_entities(entity_ids, tenant_id)
+
+    def observed(self, observer: Observer) -> Redstring:
+        """This client with every store call, provider call, cache use and dangling
+        match reported to `observer`: the same stores, provider and closers underneath.
+
+        The query cache is rebuilt (empty, same size) over the observed provider, so
+        that embedding times are those of the provider alone, not of cache hits.
+        Observe a client once; observing the result again reports each call twice.
+        """
+        embeddings = ObservedEmbeddings(self.embeddings, observer)
+        vectors = ObservedVectorStore(self.vectors, observer)
+        graph = ObservedGraphStore(self.graph, observer)
+        cache = (
+            None
+            if self.query_cache is None
+            else CachedQueryEmbeddings(
+                embeddings, max_size=self.query_cache.max_size, observer=observer
+            )
+        )
+        observed = copy.copy(self)
+        observed.embeddings = embeddings
+        observed.vectors = vectors
+        observed.graph = graph
+        observed.query_cache = cache
+        observed.retriever = self.retriever.with_parts(
+            embeddings=embeddings if cache is None else cache,
+            vectors=vectors,
+            graph=graph,
+            observer=observer,
+        )
+        return observed
+
+    async def check_ready(self) -> None:
+        """Raise when a store does not answer a cheap read (a random, empty tenant)."""
+        tenant = TenantId(uuid.uuid4())
+        await self.graph.get_entities([EntityId(uuid.uuid4())], tenant)
+        await self.vectors.search(self._probe_vector(), tenant, k=1)
+
+    async def warm_up(self) -> None:
+        """Run the readiness check and each read a retrieve or a traversal makes, once, in
+        a random empty tenant, without embedding anything.
+
+        A database plans a statement the first time it runs it: warmed up, neither the
+        first readiness check (whose deadline is short) nor the first request pays for it.
+        """
+        tenant = TenantId(uuid.uuid4())
+        await self.check_ready()
+        await self.vectors.search(self._probe_vector(), tenant, k=1, entity_types=["warm-up"])
+        await self.retriever.retrieve("warm up", tenant, k=1, mode=RetrievalMode.LEXICAL)
+        await self.graph.relationships_of([EntityId(uuid.uuid4())], tenant, limit_per_entity=1)
+
+    def _probe_vector(self) -> list[float]:
+        return [1.0] + [0.0] * (self.vectors.dimension - 1)
