@@ -26,9 +26,8 @@ from redstring import (
     RetrievalMode,
     Retriever,
     TenantId,
-    query_blocking_keys,
 )
-from redstring.domain.blocking import MAX_BLOCK_SIZE
+from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys
 
 
 async def main(size: int, repeats: int) -> None:

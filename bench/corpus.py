@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 import uuid
 
-from redstring import Entity, TenantId, entity_id_for
+from redstring import Entity, TenantId
+from redstring.domain.ids import entity_id_for
 
 STEMS = [
     "acme",

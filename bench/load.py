@@ -70,9 +70,10 @@ import httpx
 from bench.corpus import KINDS, make_corpus, make_name
 from bench.measure import free_port, machine
 from bench.options import parse_args
-from redstring import Entity, TenantId, entity_id_for
+from redstring import Entity, TenantId
 from redstring.api.limits import Limits
 from redstring.api.settings import Settings
+from redstring.domain.ids import entity_id_for
 
 RELATIONSHIP_TYPES = ("SUPPLIES", "PARTNER_OF", "LOCATED_IN", "OWNS")
 # The share of each kind of operation in the clients' traffic.

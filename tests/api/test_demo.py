@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from redstring import entity_id_for
 from redstring.api.demo import DEMO_TENANT_ID, demo_dataset
+from redstring.domain.ids import entity_id_for
 
 
 def test_the_demo_is_the_same_on_every_run() -> None:

@@ -9,14 +9,13 @@ from typing import Any
 
 import pytest
 
-from redstring import entity_id_for
 from redstring.api.authorization import Caller
 from redstring.api.context import RequestContext
 from redstring.api.demo import DEMO_TENANT_ID, demo_dataset
 from redstring.api.schema.build import build_schema, schema_sdl
 from redstring.api.settings import Settings
 from redstring.composition.client import Redstring
-from redstring.domain.ids import TenantId
+from redstring.domain.ids import TenantId, entity_id_for
 from tests.api.conftest import MakeClient
 from tests.api.support import DEMO, GraphQLClient, counting_client
 

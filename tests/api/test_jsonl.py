@@ -11,10 +11,11 @@ from collections.abc import Iterator
 import pytest
 from pydantic import TypeAdapter
 
-from redstring import Entity, Relationship, TenantId, entity_id_for
+from redstring import Entity, Relationship, TenantId
 from redstring.api import jsonl
 from redstring.api.jsonl import LineError, numbered_records, parse_line
 from redstring.composition.ingest import InvalidLine
+from redstring.domain.ids import entity_id_for
 
 TENANT = TenantId(uuid.UUID("6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"))
 

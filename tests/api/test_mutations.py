@@ -5,8 +5,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from redstring import EntityId, TenantId, entity_id_for, relationship_id_for
+from redstring import EntityId, TenantId
 from redstring.composition.client import Redstring
+from redstring.domain.ids import entity_id_for, relationship_id_for
 from tests.api.conftest import MakeClient
 from tests.api.support import GraphQLClient
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import subprocess
+import sys
 
 from tests.api.support import GraphQLClient
 from tests.processes import REPO
@@ -60,3 +62,29 @@ async def test_the_readme_query_returns_what_the_readme_describes(client: GraphQ
     assert all(name in (source, target) for source, _, target in returned)
     # The README names each edge type the server returns for the first match.
     assert {t for _, t, _ in returned} == {t for _, t, _ in edges}
+
+
+def _library_snippet() -> str:
+    """The Python block of the README's library section."""
+    section = README[README.index("## Use it as a library") :]
+    found = re.search(r"```python\n(.*?)```", section, re.S)
+    assert found, "the library section has no ```python block"
+    return found.group(1)
+
+
+def test_the_library_snippet_prints_what_the_readme_says() -> None:
+    """The snippet runs as it is, in a fresh interpreter, and its first printed match is the
+    one the README names after it."""
+    said = re.search(r"The first line it prints is `([^`]+)`", README)
+    assert said, "the README does not say what the library snippet prints first"
+    done = subprocess.run(
+        [sys.executable, "-c", _library_snippet()],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        cwd=REPO,
+    )
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3, done.stdout
+    assert lines[0].startswith(said.group(1) + " "), done.stdout

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 
-from redstring import entity_id_for
 from redstring.api.demo import DEMO_TENANT_ID
+from redstring.domain.ids import entity_id_for
 from tests.api.support import DEMO, README_QUERY, GraphQLClient
 
 ACME_ID = str(entity_id_for(DEMO_TENANT_ID, "company", "Acme Corp"))

@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 
-from redstring import entity_id_for
 from redstring.api.demo import DEMO_TENANT_ID
+from redstring.domain.ids import entity_id_for
 from tests.e2e.conftest import Launch
 from tests.processes import free_loopback_port, node_script, redstring_server
 

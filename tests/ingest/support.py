@@ -19,10 +19,10 @@ from redstring import (
     StoreUnavailableError,
     TenantId,
     VectorRecord,
-    entity_id_for,
 )
 from redstring.composition.client import Redstring
 from redstring.composition.ingest import InvalidLine, NumberedRecord
+from redstring.domain.ids import entity_id_for
 
 DIMENSION = 32
 

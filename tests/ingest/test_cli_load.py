@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 from rich.progress import Progress
 
-from redstring import TenantId, entity_id_for
+from redstring import TenantId
 from redstring.api.cli import _rare_collections, main
 from redstring.api.load import load_jsonl
 from redstring.api.settings import Backend
 from redstring.composition.client import Redstring
+from redstring.domain.ids import entity_id_for
 from tests.ingest.support import (
     GraphStoreFailingAt,
     Snapshot,

@@ -20,12 +20,11 @@ from redstring import (
     StoreUnavailableError,
     TenantId,
     VectorRecord,
-    entity_id_for,
-    relationship_id_for,
 )
 from redstring.composition.client import Redstring
 from redstring.composition.ingest import IngestReport, InvalidLine, NumberedRecord, ingest
 from redstring.domain.errors import EmbeddingUnavailableError
+from redstring.domain.ids import entity_id_for, relationship_id_for
 from redstring.testing import new_tenant
 from tests.ingest.support import (
     DIMENSION,

@@ -5,10 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from redstring import blocking_keys_for, normalize_name, query_blocking_keys
-from redstring.domain.blocking import lookup_keys
+from redstring.domain.blocking import blocking_keys_for, lookup_keys, query_blocking_keys
 from redstring.domain.name_forms import NON_IDENTIFYING
-from redstring.domain.normalization import ascii_letters, fold_diacritics
+from redstring.domain.normalization import ascii_letters, fold_diacritics, normalize_name
 
 
 def test_entity_keys() -> None:

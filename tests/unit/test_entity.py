@@ -8,15 +8,8 @@ import uuid
 import pytest
 from pydantic import ValidationError
 
-from redstring import (
-    Entity,
-    EntityId,
-    Relationship,
-    RelationshipId,
-    TenantId,
-    entity_id_for,
-    relationship_id_for,
-)
+from redstring import Entity, EntityId, Relationship, RelationshipId, TenantId
+from redstring.domain.ids import entity_id_for, relationship_id_for
 from redstring.testing import make_entity, make_relationship, new_tenant
 
 

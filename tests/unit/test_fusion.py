@@ -7,7 +7,9 @@ import uuid
 from hypothesis import given
 from hypothesis import strategies as st
 
-from redstring import RRF_K, EntityId, id_order_key, reciprocal_rank_fusion
+from redstring import EntityId
+from redstring.domain.fusion import RRF_K, reciprocal_rank_fusion
+from redstring.domain.ids import id_order_key
 
 
 def _ids(n: int) -> list[EntityId]:

@@ -20,10 +20,14 @@ from redstring import (
     Retriever,
     TenantId,
     build_graph,
-    entity_id_for,
-    relationship_id_for,
 )
-from redstring.domain.ids import entity_id_of, relationship_id_of, tenant_id_of
+from redstring.domain.ids import (
+    entity_id_for,
+    entity_id_of,
+    relationship_id_for,
+    relationship_id_of,
+    tenant_id_of,
+)
 
 TENANT = TenantId(uuid.UUID("6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"))
 WRONG = ["not-a-tenant", 5, None, b"6f1c1f3e2b0a4d7e9a571e2d3c4b5a69", ""]

@@ -26,8 +26,8 @@ from redstring import (
     VectorMatch,
     VectorRecord,
     build_graph,
-    id_order_key,
 )
+from redstring.domain.ids import id_order_key
 from redstring.domain.lexical import LexicalCandidate
 from redstring.testing import CountingGraphStore, make_entity, new_tenant
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from redstring import normalize_name, string_similarity
-from redstring.domain.similarity import string_similarities
+from redstring.domain.normalization import normalize_name
+from redstring.domain.similarity import string_similarities, string_similarity
 
 
 def test_exact_after_normalisation() -> None:

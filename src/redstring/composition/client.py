@@ -122,13 +122,6 @@ class Redstring:
     Raises `DimensionMismatchError` when the provider and the vector store disagree.
     """
 
-    embeddings: EmbeddingProvider
-    vectors: VectorStore
-    graph: GraphStore
-    retriever: Retriever
-    query_cache: CachedQueryEmbeddings | None
-    closers: tuple[Closer, ...]
-
     def __init__(
         self,
         *,
@@ -148,9 +141,9 @@ class Redstring:
         # Not `cache or embeddings`: an empty cache has len 0, so it is falsy.
         query_embeddings = embeddings if cache is None else cache
         self.retriever = Retriever(embeddings=query_embeddings, vectors=vectors, graph=graph)
-        self.embeddings = embeddings
-        self.vectors = vectors
-        self.graph = graph
+        self.embeddings: EmbeddingProvider = embeddings
+        self.vectors: VectorStore = vectors
+        self.graph: GraphStore = graph
         self.query_cache = cache
         self.closers = tuple(closers)
         self._starter: Callable[[], Awaitable[None]] | None = None

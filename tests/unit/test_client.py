@@ -1,0 +1,109 @@
+"""`Redstring`, the client: what it puts together, what it owns, and its one write path."""
+
+from __future__ import annotations
+
+import pytest
+
+from redstring import (
+    DimensionMismatchError,
+    Entity,
+    HashingEmbeddingProvider,
+    InMemoryGraphStore,
+    InMemoryVectorStore,
+    MissingEndpointError,
+    Redstring,
+    Relationship,
+    RetrievalMode,
+)
+from redstring.api.schema.inputs import EntityInput, RelationshipInput
+from redstring.api.settings import Settings
+from redstring.testing import new_tenant
+from tests.embeddings.fake_server import EmbeddingAPI, serving
+
+
+def test_create_derives_the_ids_the_api_derives() -> None:
+    tenant = new_tenant()
+    entity = Entity.create(str(tenant), "ACME Corp.", "company", description="anvils")
+    api = EntityInput(name="acme corp", entity_type="company").to_domain(tenant, "e")
+    assert entity.id == api.id
+    assert entity.tenant_id == tenant
+    other = Entity.create(tenant, "Wile", "person")
+    edge = Relationship.create(tenant, other.id, "CUSTOMER_OF", str(entity.id), confidence=0.5)
+    api_edge = RelationshipInput(
+        source_id=str(other.id), target_id=str(entity.id), relationship_type="CUSTOMER_OF"
+    ).to_domain(tenant, "r")
+    assert edge.id == api_edge.id
+    assert (edge.source_entity_id, edge.target_entity_id) == (other.id, entity.id)
+    assert edge.confidence == 0.5
+
+
+def test_create_keeps_an_id_given() -> None:
+    tenant = new_tenant()
+    named = Entity.create(tenant, "Acme", "company")
+    assert Entity.create(tenant, "Other", "company", id=named.id).id == named.id
+
+
+def test_the_default_provider_is_the_servers_and_sizes_the_store() -> None:
+    rs = Redstring.in_memory()
+    settings = Settings()
+    assert rs.embeddings.dimension == rs.vectors.dimension == settings.embedding_dimension
+    assert type(rs.embeddings) is type(Redstring.from_settings(settings).embeddings)
+
+
+def test_a_provider_and_a_store_of_different_dimensions_are_refused() -> None:
+    with pytest.raises(DimensionMismatchError):
+        Redstring(
+            embeddings=HashingEmbeddingProvider(8),
+            vectors=InMemoryVectorStore(16),
+            graph=InMemoryGraphStore(),
+        )
+
+
+async def test_upsert_retrieve_relationships_delete() -> None:
+    tenant, elsewhere = new_tenant(), new_tenant()
+    acme = Entity.create(tenant, "Acme Corp", "company")
+    wile = Entity.create(tenant, "Wile E. Coyote", "person")
+    buys = Relationship.create(tenant, wile.id, "CUSTOMER_OF", acme.id)
+    async with Redstring.in_memory(HashingEmbeddingProvider(32)) as rs:
+        await rs.upsert([acme, wile], [buys])
+        await rs.upsert([acme, wile], [buys])  # idempotent
+        await rs.upsert([Entity.create(elsewhere, "Acme Corp", "company")])
+        found = await rs.retrieve("Acme Corp", tenant, k=5)
+        assert [m.entity.id for m in found.matches][:1] == [acme.id]
+        assert {m.entity.tenant_id for m in found.matches} == {tenant}
+        edges = await rs.relationships([acme.id, wile.id], tenant)
+        assert edges == {acme.id: [buys], wile.id: [buys]}
+        assert await rs.delete([acme.id], tenant) == 1
+        assert await rs.relationships([wile.id], tenant) == {wile.id: []}
+        semantic = await rs.retrieve("Acme Corp", tenant, k=5, mode=RetrievalMode.SEMANTIC)
+        assert acme.id not in {m.entity.id for m in semantic.matches}
+
+
+async def test_a_relationship_to_an_unknown_entity_is_refused() -> None:
+    tenant = new_tenant()
+    acme = Entity.create(tenant, "Acme Corp", "company")
+    ghost = Entity.create(tenant, "Ghost", "company")
+    async with Redstring.in_memory(HashingEmbeddingProvider(32)) as rs:
+        with pytest.raises(MissingEndpointError):
+            await rs.upsert([acme], [Relationship.create(tenant, acme.id, "OWNS", ghost.id)])
+
+
+async def test_aclose_closes_an_owned_provider_and_leaves_a_given_one_open() -> None:
+    async with serving(EmbeddingAPI(dimension=8)) as base_url:
+        settings = Settings(
+            embeddings="openai",
+            embedding_model="m",
+            embedding_base_url=base_url,
+            embedding_dimension=8,
+        )
+        owned = Redstring.from_settings(settings)
+        async with owned:
+            await owned.embeddings.embed_query(["acme"])
+        with pytest.raises(RuntimeError):
+            await owned.embeddings.embed_query(["acme"])
+
+        holder = Redstring.from_settings(settings)
+        async with Redstring.in_memory(holder.embeddings):
+            pass
+        assert len(await holder.embeddings.embed_query(["acme"])) == 1
+        await holder.aclose()
