@@ -45,16 +45,13 @@ from bench.measure import free_port, machine, median_ms
 from bench.options import parse_args
 from redstring import (
     HashingEmbeddingProvider,
-    InMemoryGraphStore,
-    InMemoryVectorStore,
+    Redstring,
     Relationship,
     RelationshipId,
     TenantId,
-    build_graph,
 )
 from redstring.api.app import create_app
 from redstring.api.settings import Settings
-from redstring.composition.client import Redstring
 
 TENANT = TenantId(uuid.UUID(int=7))
 QUERY = """
@@ -79,16 +76,11 @@ async def build_services(size: int) -> tuple[Redstring, list[str]]:
         )
         for a, b in (rng.sample(corpus, 2) for _ in range(2 * size))
     ]
-    embeddings = HashingEmbeddingProvider(384)
-    vectors, graph = InMemoryVectorStore(384), InMemoryGraphStore()
-    await build_graph(corpus, relationships, embeddings=embeddings, vectors=vectors, graph=graph)
     # As `redstring serve` runs by default: with the cache of query embeddings.
-    services = Redstring(
-        embeddings=embeddings,
-        vectors=vectors,
-        graph=graph,
-        query_cache_size=Settings().query_cache_size,
+    services = Redstring.in_memory(
+        HashingEmbeddingProvider(384), query_cache_size=Settings().query_cache_size
     )
+    await services.upsert(corpus, relationships)
     queries = [e.name for e in rng.sample(corpus, 50)]
     return services, queries
 
@@ -194,7 +186,7 @@ async def measure(
                 raise RuntimeError(response.text)
 
         async def in_process() -> object:
-            return await services.retriever.retrieve(next_query(), TENANT, k=10)
+            return await services.retrieve(next_query(), TENANT, k=10)
 
         http_ms = await median_ms(over_http, repeats)
         local_ms = await median_ms(in_process, repeats)

@@ -26,12 +26,9 @@ from bench.measure import machine, median_ms, peak_rss_mib
 from bench.options import parse_args
 from redstring import (
     HashingEmbeddingProvider,
-    InMemoryGraphStore,
-    InMemoryVectorStore,
+    Redstring,
     RetrievalMode,
-    Retriever,
     TenantId,
-    build_graph,
 )
 
 DIMENSION = 384
@@ -47,18 +44,15 @@ def unit_rows(vectors: list[list[float]]) -> NDArray[np.float32]:
 async def main(size: int, repeats: int) -> None:
     tenant_a = TenantId(uuid.UUID(int=1))
     tenant_b = TenantId(uuid.UUID(int=2))
-    embeddings = HashingEmbeddingProvider(DIMENSION)
-    vectors = InMemoryVectorStore(DIMENSION)
-    graph = InMemoryGraphStore()
+    rs = Redstring.in_memory(HashingEmbeddingProvider(DIMENSION))
+    embeddings, vectors = rs.embeddings, rs.vectors
 
     corpus_a = make_corpus(tenant_a, size, seed=1)
     corpus_b = make_corpus(tenant_b, size, seed=2)
     start = time.perf_counter()
-    await build_graph(corpus_a, embeddings=embeddings, vectors=vectors, graph=graph)
+    await rs.upsert(corpus_a)  # build_graph
     build_seconds = time.perf_counter() - start
-    await build_graph(corpus_b, embeddings=embeddings, vectors=vectors, graph=graph)
-
-    retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+    await rs.upsert(corpus_b)
     rng = random.Random(5)
     queries = [e.name for e in rng.sample(corpus_a, 20)] + ["ACME Corporation", "Globex"]
     cursor = iter(range(10**9))
@@ -69,7 +63,7 @@ async def main(size: int, repeats: int) -> None:
     results = {}
     for mode in RetrievalMode:
         results[mode] = await median_ms(
-            lambda mode=mode: retriever.retrieve(next_query(), tenant_a, k=10, mode=mode), repeats
+            lambda mode=mode: rs.retrieve(next_query(), tenant_a, k=10, mode=mode), repeats
         )
 
     loaded_rss = peak_rss_mib()
