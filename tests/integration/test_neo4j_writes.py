@@ -93,50 +93,6 @@ async def test_deleting_an_entity_deletes_its_loops(driver: neo4j.AsyncDriver) -
     assert await store.find_by_blocking_keys(["w:acme"], tenant) == {"w:acme": [kept]}
 
 
-async def test_ensure_schema_rewrites_the_blocks_of_the_earlier_layout(
-    driver: neo4j.AsyncDriver,
-) -> None:
-    store = Neo4jGraphStore(driver)
-    await store.ensure_schema()
-    tenant = new_tenant()
-    acme, umbrella = make_entity(tenant, "Acme Corp", "org"), make_entity(tenant, "Umbrella", "org")
-    await store.upsert_entities([acme, umbrella])
-    async with driver.session() as session:  # as earlier versions stored blocks
-        await (
-            await session.run(
-                "MATCH (e:Entity {tenant_id: $t})-[k:LOOKUP_KEY]->(e) DELETE k", t=str(tenant)
-            )
-        ).consume()
-        await (
-            await session.run(
-                "CREATE CONSTRAINT redstring_blocking_key_identity IF NOT EXISTS "
-                "FOR (b:BlockingKey) REQUIRE (b.tenant_id, b.key) IS UNIQUE"
-            )
-        ).consume()
-        await (
-            await session.run(
-                "MATCH (e:Entity {tenant_id: $t}) UNWIND e.blocking_keys AS key "
-                "MERGE (b:BlockingKey {tenant_id: $t, key: key}) CREATE (b)-[:BLOCKS]->(e)",
-                t=str(tenant),
-            )
-        ).consume()
-    assert await store.find_by_blocking_keys(["w:acme"], tenant) == {}
-
-    await store.ensure_schema()
-    assert await store.find_by_blocking_keys(["w:acme", "w:umbrella"], tenant) == {
-        "w:acme": [acme],
-        "w:umbrella": [umbrella],
-    }
-    for entity in (acme, umbrella):
-        assert await _edges_by_key(driver, entity) == _lookup(entity)  # no `t:` loop
-    async with driver.session() as session:
-        left = await (await session.run("MATCH (b:BlockingKey) RETURN count(b) AS n")).single()
-        constraints = await (await session.run("SHOW CONSTRAINTS YIELD name")).value("name")
-    assert left is not None
-    assert left["n"] == 0
-    assert "redstring_blocking_key_identity" not in constraints
-
-
 async def test_a_failed_relationship_batch_leaves_the_replaced_edge(
     driver: neo4j.AsyncDriver,
 ) -> None:

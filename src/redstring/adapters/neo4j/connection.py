@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -87,14 +87,26 @@ _UNAVAILABLE = (
 )
 
 
-async def takes_packed_vectors(driver: neo4j.AsyncDriver) -> bool:
-    """Whether the server behind `driver` takes `neo4j.vector.Vector` parameters (Bolt
-    6.0, Neo4j 2025.10 and later). One round trip; `StoreUnavailableError` when the
-    server does not answer."""
+@contextmanager
+def translated_errors() -> Iterator[None]:
+    """The driver's errors as redstring's: a server that does not answer, or a statement
+    that timed out, raises `StoreUnavailableError`; any other error propagates as it is."""
     try:
-        info = await driver.get_server_info()
+        yield
+    except neo4j_errors.ClientError as exc:
+        if _is_timeout(exc):
+            raise StoreUnavailableError(f"Neo4j timed out: {exc.message}") from exc
+        raise
     except _UNAVAILABLE as exc:
         raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
+
+
+async def takes_packed_vectors(driver: neo4j.AsyncDriver) -> bool:
+    """Whether the server behind `driver` takes `neo4j.vector.Vector` parameters (Bolt
+    6.0 and later). One round trip; `StoreUnavailableError` when the server does not
+    answer."""
+    with translated_errors():
+        info = await driver.get_server_info()
     return info.protocol_version >= _PACKED_VECTORS
 
 
@@ -140,15 +152,9 @@ class Neo4jConnection:
         errors by the driver), with errors translated."""
         timed = neo4j.unit_of_work(timeout=self.settings.transaction_timeout)(work)
         deadline = self.settings.transaction_timeout + self.settings.max_retry_time
-        try:
+        with translated_errors():
             async with self._session() as session:
                 return await asyncio.wait_for(session.execute_write(timed), timeout=deadline)
-        except neo4j_errors.ClientError as exc:
-            if _is_timeout(exc):
-                raise StoreUnavailableError(f"Neo4j timed out: {exc.message}") from exc
-            raise
-        except _UNAVAILABLE as exc:
-            raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
 
     async def write_each(
         self,
@@ -198,25 +204,17 @@ class Neo4jConnection:
         """Run one read statement in an auto-commit transaction: a single round trip
         (RUN and PULL pipelined), where a managed transaction adds BEGIN and COMMIT."""
         timed = neo4j.Query(statement, timeout=self.settings.transaction_timeout)
-        try:
+        with translated_errors():
             async with self._session() as session:
                 result = await session.run(timed, parameters)
                 return [record async for record in result]
-        except neo4j_errors.ClientError as exc:
-            if _is_timeout(exc):
-                raise StoreUnavailableError(f"Neo4j timed out: {exc.message}") from exc
-            raise
-        except _UNAVAILABLE as exc:
-            raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
 
     async def run_schema(self, statement: str, **parameters: Any) -> None:
         """Run one schema statement in an auto-commit transaction."""
-        try:
+        with translated_errors():
             async with self._session() as session:
                 result = await session.run(statement, parameters)
                 await result.consume()
-        except _UNAVAILABLE as exc:
-            raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
 
 
 def _is_timeout(exc: neo4j_errors.Neo4jError) -> bool:

@@ -27,28 +27,6 @@ GRAPH_SCHEMA = (
     "FOR ()-[r:RELATES]-() REQUIRE (r.tenant_id, r.id) IS UNIQUE",
 )
 
-# Earlier versions kept blocks as `(:BlockingKey {tenant_id, key})-[:BLOCKS]->(:Entity)`.
-# `ensure_schema` turns them into `LOOKUP_KEY` loops (type keys, `t:`, get none) in
-# batches of their own transactions, so an interrupted run is finished by the next.
-# Asked of the label list, so that a database that never had the label raises no
-# "label does not exist" notification.
-HAS_OLD_BLOCKS = (
-    "CALL db.labels() YIELD label WHERE label = 'BlockingKey' RETURN count(*) > 0 AS found"
-)
-MIGRATE_OLD_BLOCKS = (
-    """
-MATCH (b:BlockingKey)-[old:BLOCKS]->(e:Entity)
-CALL (b, old, e) {
-    DELETE old
-    WITH b, e
-    WHERE NOT b.key STARTS WITH 't:'
-    CREATE (e)-[:LOOKUP_KEY {tenant_id: e.tenant_id, key: b.key, entity_id: e.id}]->(e)
-} IN TRANSACTIONS OF 5000 ROWS
-""",
-    "MATCH (b:BlockingKey) CALL (b) { DETACH DELETE b } IN TRANSACTIONS OF 5000 ROWS",
-    "DROP CONSTRAINT redstring_blocking_key_identity IF EXISTS",
-)
-
 # --- graph store -------------------------------------------------------------
 
 # `SET e.name` first takes the entity's write lock, so the keys read next are the

@@ -86,17 +86,9 @@ class Neo4jGraphStore(OwnedConnection):
         )
 
     async def ensure_schema(self) -> None:
-        """Create every constraint and index the queries rely on, if missing.
-
-        Blocks an earlier version stored as `BlockingKey` nodes are rewritten in
-        the current layout first (docs/neo4j.md); a database without them costs
-        one index lookup."""
+        """Create every constraint and index the queries rely on, if missing."""
         for statement in cypher.GRAPH_SCHEMA:
             await self._db.run_schema(statement)
-        [record] = await self._db.query(cypher.HAS_OLD_BLOCKS, {})
-        if record["found"]:
-            for statement in cypher.MIGRATE_OLD_BLOCKS:
-                await self._db.run_schema(statement)
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
         """Batches of `settings.batch_size` entities, each one transaction, up to
