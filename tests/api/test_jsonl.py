@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 
 from redstring import Entity, Relationship, TenantId
 from redstring.api import jsonl
-from redstring.api.jsonl import LineError, numbered_records, parse_line
+from redstring.api.jsonl import InvalidLineError, numbered_records, parse_line
 from redstring.composition.ingest import InvalidLine
 from redstring.domain.ids import entity_id_for
 
@@ -64,7 +64,7 @@ def test_relationship_ends_by_name_resolve_like_entity_ids() -> None:
     ],
 )  # fmt: skip
 def test_bad_lines_say_which_line_and_why(text: str, reason: str) -> None:
-    with pytest.raises(LineError) as raised:
+    with pytest.raises(InvalidLineError) as raised:
         parse_line(text, 7, TENANT)
     assert str(raised.value).startswith("line 7: ")
     assert reason in raised.value.reason
@@ -127,7 +127,7 @@ TRICKY = [
 def _outcome(text: str | bytes) -> object:
     try:
         return parse_line(text, 9, TENANT)
-    except LineError as exc:
+    except InvalidLineError as exc:
         return ("error", exc.reason)
 
 

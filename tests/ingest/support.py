@@ -21,7 +21,7 @@ from redstring import (
     VectorRecord,
 )
 from redstring.composition.client import Redstring
-from redstring.composition.ingest import InvalidLine, NumberedRecord
+from redstring.composition.ingest import InvalidLine, NumberedLine
 from redstring.domain.ids import entity_id_for
 
 DIMENSION = 32
@@ -47,7 +47,7 @@ def relationship_line(
     )
 
 
-def numbered(*records: Entity | Relationship | str) -> list[NumberedRecord]:
+def numbered(*records: Entity | Relationship | str) -> list[NumberedLine]:
     """Records numbered from 1 in order; a string stands for a bad line with that reason."""
     return [
         (number, InvalidLine(number, record) if isinstance(record, str) else record)

@@ -22,7 +22,7 @@ from redstring import (
     VectorRecord,
 )
 from redstring.composition.client import Redstring
-from redstring.composition.ingest import IngestReport, InvalidLine, NumberedRecord, ingest
+from redstring.composition.ingest import IngestReport, InvalidLine, NumberedLine, ingest
 from redstring.domain.errors import EmbeddingUnavailableError
 from redstring.domain.ids import entity_id_for, relationship_id_for
 from redstring.testing import new_tenant
@@ -102,7 +102,7 @@ async def test_input_is_read_one_batch_at_a_time() -> None:
 
     graph.upsert_entities = recording_upsert  # type: ignore[method-assign]
 
-    def stream() -> Iterator[NumberedRecord]:
+    def stream() -> Iterator[NumberedLine]:
         for number, record in numbered(*(company(tenant, i) for i in range(20))):
             read.append(number)
             yield number, record
@@ -412,7 +412,7 @@ async def test_a_read_error_lets_the_batch_before_finish_its_writes() -> None:
     tenant = new_tenant()
     services = services_over()
 
-    def stream() -> Iterator[NumberedRecord]:
+    def stream() -> Iterator[NumberedLine]:
         yield from numbered(*(company(tenant, i) for i in range(3)))
         raise OSError("the disk went away")
 

@@ -32,7 +32,7 @@ from redstring.composition.client import Redstring
 logger = logging.getLogger("redstring.api")
 
 
-class _Holder:
+class _OpenClient:
     """The services of a running app: set at creation when injected, else in the lifespan."""
 
     def __init__(self, services: Redstring | None) -> None:
@@ -66,9 +66,8 @@ def freeze_startup_heap() -> None:
 
     A server's heap is mostly what it loaded at start (modules, the schema, and
     with the in-memory stores every entity and vector), and it lives as long as
-    the process. Left to the collector, each full collection walks all of it:
-    about 150 ms per collection for 10,000 entities with their relationships,
-    and under load several a second, because the objects of requests in flight
+    the process. Left to the collector, each full collection walks all of it,
+    and under load several run a second, because the objects of requests in flight
     survive the young collections and count towards the next full one. Frozen,
     those objects are still freed when their last reference goes; only cycles
     among them would outlive it, so the cycles of start-up are collected first.
@@ -110,7 +109,7 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
     """
     settings = settings or Settings()
     metrics = Metrics()
-    holder = _Holder(None if services is None else services.observed(metrics))
+    holder = _OpenClient(None if services is None else services.observed(metrics))
     authenticator = build_authenticator(settings)
 
     @contextlib.asynccontextmanager

@@ -14,7 +14,7 @@ from redstring.domain.ids import EntityId, RelationshipId, TenantId
 T = TypeVar("T")
 
 
-def given(value: T | None) -> T | None:
+def none_if_unset(value: T | None) -> T | None:
     """An optional argument's value, `None` when the client left it out (`UNSET`).
 
     Optional arguments default to `UNSET` rather than `None` so the SDL shows

@@ -47,13 +47,13 @@ class Caller:
 
 
 class HasCaller(Protocol):
-    """What `authorize_tenant` needs of a request context."""
+    """What `check_tenant_access` needs of a request context."""
 
     @property
     def caller(self) -> Caller: ...
 
 
-def authorize_tenant(context: HasCaller, tenant_id: TenantId, role: Role = Role.READ) -> None:
+def check_tenant_access(context: HasCaller, tenant_id: TenantId, role: Role = Role.READ) -> None:
     """Raise `TenantAccessDeniedError` unless the request's caller may use `tenant_id`
     with `role` (`Role.WRITE` for anything that writes)."""
     caller = context.caller
@@ -69,6 +69,6 @@ def authorized_tenant(
     """The tenant a GraphQL argument names, once the caller may use it with `role`: the
     one step every resolver taking a `tenantId` starts with (mutations with `Role.WRITE`)."""
     tenant = tenant_id_arg(tenant_id)
-    authorize_tenant(context, tenant, role)
+    check_tenant_access(context, tenant, role)
     note_tenant(tenant)  # for the request's log line
     return tenant

@@ -82,15 +82,12 @@ _LOAD_GC_THRESHOLD = {Backend.NEO4J: 10_000, Backend.MEMORY: 500_000}
 def _rare_collections(backend: Backend) -> Iterator[None]:
     """Collect the young generation every 10,000 or 500,000 allocations instead of 700.
 
-    A load allocates millions of short-lived objects and few cycles; at the
-    default threshold the collector took a tenth to a fifth of a large
-    in-memory load. Much higher thresholds let the cyclic garbage of each
-    batch (driver and asyncio objects) pile up: 50,000 cost 80 MiB of RSS on
-    the neo4j backend, 10,000 about 6 MiB (docs/benchmarks.md, "Bulk
-    ingestion"). The memory backend keeps every record in the process, so
-    each older-generation pass walks all of them: 500,000 spares it nearly
-    all of those passes (about 3.5 s of a 100,000-entity load) at no
-    measurable cost in RSS.
+    A load allocates millions of short-lived objects and few cycles, so the
+    default threshold spends much of a load in the collector; on the neo4j
+    backend a much higher one lets each batch's cyclic garbage (driver and
+    asyncio objects) pile up, while the memory backend keeps every record in
+    the process and gains most from rare passes over them (docs/benchmarks.md,
+    "Bulk ingestion").
     """
     previous = gc.get_threshold()
     gc.set_threshold(_LOAD_GC_THRESHOLD[backend], *previous[1:])
@@ -202,7 +199,7 @@ class _LoadRun:
                 _EndColumn(table_column=Column(no_wrap=True)),  # the bar narrows instead
                 console=self.err,
                 # Redrawn from on_batch, not by rich's thread: that thread's ten redraws a
-                # second contend for the GIL with the load (about 3 s of a 35 s load).
+                # second contend for the GIL with the load.
                 auto_refresh=False,
             ) as progress:
                 size = os.fstat(file.fileno()).st_size

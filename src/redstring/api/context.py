@@ -16,7 +16,7 @@ class RequestContext:
     """The services, the per-request loaders, the limits and the caller's identity.
 
     Resolvers reach stores only through `services` (composition) and
-    `loaders`; `caller` is what `authorize_tenant` checks; `loop_share` is the
+    `loaders`; `caller` is what `check_tenant_access` checks; `loop_share` is the
     turn they take after their awaits, before completing their part of the response.
     """
 

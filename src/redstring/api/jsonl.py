@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from redstring.api.arguments import json_properties
 from redstring.api.errors import describe_validation_error
-from redstring.composition.ingest import InvalidLine, NamedRelationship, NumberedRecord, Record
+from redstring.composition.ingest import InvalidLine, LoadRecord, NamedRelationship, NumberedLine
 from redstring.domain.entity import Entity
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import EntityId, TenantId, entity_id_for, relationship_id_for
@@ -37,7 +37,7 @@ from redstring.domain.relationship import Relationship
 _FILE_NAMES = {"source_entity_id": "source_id", "target_entity_id": "target_id"}
 
 
-class LineError(InvalidInputError):
+class InvalidLineError(InvalidInputError):
     """A line of the file that cannot be loaded, and why."""
 
     def __init__(self, line_number: int, reason: str) -> None:
@@ -165,9 +165,11 @@ def _to_record(
             return line.to_record(tenant_id)
         return line.to_domain(tenant_id)
     except ValidationError as exc:
-        raise LineError(line_number, describe_validation_error(exc, "", _FILE_NAMES)) from None
+        raise InvalidLineError(
+            line_number, describe_validation_error(exc, "", _FILE_NAMES)
+        ) from None
     except InvalidInputError as exc:
-        raise LineError(line_number, str(exc)) from None
+        raise InvalidLineError(line_number, str(exc)) from None
 
 
 def parse_line(
@@ -175,13 +177,13 @@ def parse_line(
 ) -> Entity | Relationship | None:
     """The record on one line of the file (text, or UTF-8 bytes), `None` for a blank line.
 
-    Raises `LineError` saying what is wrong, prefixed with `line_number`.
+    Raises `InvalidLineError` saying what is wrong, prefixed with `line_number`.
     """
     record = _parsed(text, line_number, tenant_id)
     return record.relationship if isinstance(record, NamedRelationship) else record
 
 
-def _parsed(text: str | bytes, line_number: int, tenant_id: TenantId) -> Record | None:
+def _parsed(text: str | bytes, line_number: int, tenant_id: TenantId) -> LoadRecord | None:
     """`parse_line`, with a relationship's ends as the line named them."""
     try:
         line = _ANY_LINE.validate_json(text)
@@ -199,17 +201,23 @@ def _parsed(text: str | bytes, line_number: int, tenant_id: TenantId) -> Record 
         # characters from the start of this line (after a first line's byte-order mark).
         data = json.loads(text.rstrip("\r\n"))
     except json.JSONDecodeError as exc:
-        raise LineError(line_number, f"not valid JSON ({exc.msg}, column {exc.colno})") from None
+        raise InvalidLineError(
+            line_number, f"not valid JSON ({exc.msg}, column {exc.colno})"
+        ) from None
     if not isinstance(data, dict):
-        raise LineError(line_number, "a line must be a JSON object")
+        raise InvalidLineError(line_number, "a line must be a JSON object")
     kind = data.get("kind")
     model = _LINE_MODELS.get(kind) if isinstance(kind, str) else None
     if model is None:
-        raise LineError(line_number, f"kind must be 'entity' or 'relationship', got {kind!r}")
+        raise InvalidLineError(
+            line_number, f"kind must be 'entity' or 'relationship', got {kind!r}"
+        )
     try:
         checked = model.model_validate(data)
     except ValidationError as exc:
-        raise LineError(line_number, describe_validation_error(exc, "", _FILE_NAMES)) from None
+        raise InvalidLineError(
+            line_number, describe_validation_error(exc, "", _FILE_NAMES)
+        ) from None
     return _to_record(checked, line_number, tenant_id)
 
 
@@ -218,12 +226,12 @@ def _decoded(raw: bytes, line_number: int) -> str:
         # A byte-order mark may start the file; it is not part of the first record.
         return raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
     except UnicodeDecodeError as exc:
-        raise LineError(
+        raise InvalidLineError(
             line_number, f"not valid UTF-8 (byte {exc.start + 1} of the line)"
         ) from None
 
 
-def numbered_records(lines: Iterable[bytes], tenant_id: TenantId) -> Iterator[NumberedRecord]:
+def numbered_records(lines: Iterable[bytes], tenant_id: TenantId) -> Iterator[NumberedLine]:
     """Each non-blank line's record, or an `InvalidLine` saying why it is none, numbered from 1.
 
     Lazy: one line is read per record asked for, so a file of any size is
@@ -232,7 +240,7 @@ def numbered_records(lines: Iterable[bytes], tenant_id: TenantId) -> Iterator[Nu
     for number, raw in enumerate(lines, start=1):
         try:
             record = _parsed(raw, number, tenant_id)
-        except LineError as exc:
+        except InvalidLineError as exc:
             yield number, InvalidLine(exc.line_number, exc.reason)
             continue
         if record is not None:

@@ -5,7 +5,7 @@ and graphql-core makes many ready at once: when a DataLoader batch answers,
 every resolver waiting on it resumes in the same turn of the loop, and each
 then completes its part of the response synchronously (its objects, their
 fields, the next depth's resolver calls). For a large allowed query that is
-thousands of resumptions, 100 ms to seconds in one turn, during which the
+thousands of resumptions in one turn, during which the
 server cannot even read a `/healthz` request. Resolvers therefore take a turn
 (`await share.turn()`) after their awaits and before that work: the turns of
 one loop turn run until `slice_seconds` of it are spent, the rest queue, and

@@ -12,9 +12,8 @@ from redstring.ports.graph_store import GraphStore
 from redstring.ports.vector_store import VectorStore
 
 # Entities embedded and written per step. A Neo4j vector store makes each call's
-# vectors one or more Lucene segments, and searches walk every segment: 40,000
-# entities built 256 at a time were searched in 10.7-12.6 ms afterwards, 5,000 at
-# a time in 3.6-5.0 ms (docs/neo4j.md, "Vector batches and index segments").
+# vectors one or more Lucene segments, and searches walk every segment, so large
+# steps keep later searches fast (docs/neo4j.md, "Vector batches and index segments").
 DEFAULT_BATCH_SIZE = 5000
 
 

@@ -11,7 +11,7 @@ B = TypeVar("B")
 T = TypeVar("T")
 
 
-async def both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
+async def concurrently(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
     """Both results, run concurrently. When one fails, the other is cancelled (and
     waited for) before the failure is raised as it is, not as an `ExceptionGroup`,
     so a caller's error handling sees the error it would see alone."""
@@ -26,10 +26,10 @@ async def both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
     return a, b
 
 
-async def beside(finishing: asyncio.Future[None], work: Awaitable[T]) -> T:
+async def while_finishing(finishing: asyncio.Future[None], work: Awaitable[T]) -> T:
     """`work`'s result, run while `finishing` (earlier work already under way) ends.
 
-    Unlike `both`, the earlier work is never cut short: it is left to finish
+    Unlike `concurrently`, the earlier work is never cut short: it is left to finish
     whatever happens to `work`, and even when the caller is cancelled (then
     `work` is cancelled, `finishing` awaited, and the cancellation raised).
     Once both are done, `finishing`'s failure is raised first, else `work`'s.

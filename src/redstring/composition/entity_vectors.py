@@ -48,10 +48,9 @@ class EntityVectors:
     async def write(self, store: VectorStore) -> None:
         """Upsert `records`, then delete the vectors of `directionless`.
 
-        Every `VectorStore` treats a directionless record so (the port's
-        contract); none is sent all the same, so that a store written against
-        an older contract never indexes one, and an entity renamed to text
-        without direction stops matching on its old name's vector."""
+        Deleting, rather than upserting a directionless record, is what makes
+        an entity renamed to text without direction stop matching on its old
+        name's vector, whatever the store does with such a record."""
         if self.records:
             await store.upsert(self.records)
         for tenant_id, entity_ids in self.directionless.items():

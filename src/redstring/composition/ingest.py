@@ -40,7 +40,7 @@ from itertools import islice
 from typing import NamedTuple
 
 from redstring.composition.client import Redstring
-from redstring.composition.concurrency import beside, both
+from redstring.composition.concurrency import concurrently, while_finishing
 from redstring.composition.entity_vectors import EntityVectors, check_batch_size, embed_entities
 from redstring.domain.entity import Entity
 from redstring.domain.errors import MissingEndpointError
@@ -77,9 +77,9 @@ class NamedRelationship(NamedTuple):
     target: EndName | None = None
 
 
-Record = Entity | Relationship | NamedRelationship
-NumberedRecord = tuple[int, Record | InvalidLine]
-Numbered = tuple[int, NamedRelationship]
+LoadRecord = Entity | Relationship | NamedRelationship  # what one line of input loads
+NumberedLine = tuple[int, LoadRecord | InvalidLine]  # a line's number (from 1) and its record
+NumberedRelationship = tuple[int, NamedRelationship]
 
 
 @dataclass
@@ -138,13 +138,13 @@ def missing_ends_reason(ends: Sequence[str]) -> str:
 
 
 async def _write_relationships(
-    services: Redstring, relationships: Sequence[Numbered]
-) -> tuple[list[Numbered], list[tuple[Numbered, list[str]]]]:
+    services: Redstring, relationships: Sequence[NumberedRelationship]
+) -> tuple[list[NumberedRelationship], list[tuple[NumberedRelationship, list[str]]]]:
     """Write those relationships whose ends exist; return them, and the others with their
     missing ends. A store call is all or nothing, so a call that names a missing end is
     repeated without the relationships that need it."""
     pending = list(relationships)
-    unresolved: list[tuple[Numbered, list[str]]] = []
+    unresolved: list[tuple[NumberedRelationship, list[str]]] = []
     while pending:
         try:
             await services.graph.upsert_relationships([r.relationship for _, r in pending])
@@ -165,7 +165,7 @@ async def _write_relationships(
     return pending, unresolved
 
 
-def _batches(records: Iterable[NumberedRecord], size: int) -> Iterator[list[NumberedRecord]]:
+def _batches(records: Iterable[NumberedLine], size: int) -> Iterator[list[NumberedLine]]:
     stream = iter(records)
     while batch := list(islice(stream, size)):
         yield batch
@@ -177,7 +177,7 @@ class _Ready:
 
     entities: list[Entity]
     vectors: EntityVectors
-    relationships: list[Numbered]
+    relationships: list[NumberedRelationship]
     skipped: int
 
 
@@ -203,9 +203,9 @@ class _Load:
         self.report = IngestReport()
         # Keyed by id: a later line for the same relationship replaces the deferred one,
         # and one written in the meantime removes it, so the last line still wins.
-        self.deferred: dict[RelationshipId, Numbered] = {}
+        self.deferred: dict[RelationshipId, NumberedRelationship] = {}
 
-    async def start(self, batch: list[NumberedRecord]) -> _Ready | list[InvalidLine]:
+    async def start(self, batch: list[NumberedLine]) -> _Ready | list[InvalidLine]:
         """Check and embed one batch, then write its entities; or, when invalid lines
         stop the load before this batch, write nothing and return them."""
         bad = [record for _, record in batch if isinstance(record, InvalidLine)]
@@ -222,7 +222,7 @@ class _Load:
         ]
         return _Ready(entities, vectors, relationships, skipped=len(bad))
 
-    def stop(self, batch: list[NumberedRecord], bad: list[InvalidLine]) -> None:
+    def stop(self, batch: list[NumberedLine], bad: list[InvalidLine]) -> None:
         """Report a load stopped before `batch` by its `bad` lines."""
         self.report.invalid += len(bad)
         self.report.stopped_at_line = batch[0][0]
@@ -233,14 +233,14 @@ class _Load:
         relationships (after the entities, never before), then its report."""
         relationships = self._relationships(ready.relationships)
         if ready.vectors:
-            await both(relationships, ready.vectors.write(self.services.vectors))
+            await concurrently(relationships, ready.vectors.write(self.services.vectors))
         else:
             await relationships
         self.report.entities += len(ready.entities)
         self.report.skipped += ready.skipped
         self.on_batch(self.report)
 
-    async def _relationships(self, relationships: list[Numbered]) -> None:
+    async def _relationships(self, relationships: list[NumberedRelationship]) -> None:
         written, waiting = await _write_relationships(self.services, relationships)
         if self.deferred:  # nothing to look up otherwise: the usual case, and ids cost a hash
             for _, named in written:
@@ -271,7 +271,7 @@ class _Load:
 
 
 async def ingest(
-    records: Iterable[NumberedRecord],
+    records: Iterable[NumberedLine],
     services: Redstring,
     *,
     batch_size: int = DEFAULT_INGEST_BATCH_SIZE,
@@ -294,13 +294,13 @@ async def ingest(
     finishing: asyncio.Future[None] = asyncio.ensure_future(_nothing())
     try:
         for batch in _batches(records, batch_size):
-            started = await beside(finishing, load.start(batch))
+            started = await while_finishing(finishing, load.start(batch))
             if not isinstance(started, _Ready):
                 load.stop(batch, started)
                 return load.report
             finishing = asyncio.ensure_future(load.finish(started))
             await asyncio.sleep(0)  # let its writes start before the next batch is read
-        await beside(finishing, _nothing())
+        await while_finishing(finishing, _nothing())
     finally:
         if not finishing.done():  # reading the next batch failed: finish this one first
             await asyncio.gather(finishing, return_exceptions=True)

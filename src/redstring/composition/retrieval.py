@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from redstring.composition.concurrency import both
+from redstring.composition.concurrency import concurrently
 from redstring.composition.entity_vectors import check_fits
 from redstring.composition.observer import NO_OBSERVER, Observer
 from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys
@@ -116,7 +116,7 @@ class Retriever:
         fetch = k * self._overfetch
         # The channels are independent: run them concurrently, so a remote store's
         # round trips overlap and a hybrid retrieve costs the slower channel, not both.
-        semantic, (lexical, candidates) = await both(
+        semantic, (lexical, candidates) = await concurrently(
             self._semantic(query, tenant_id, fetch, entity_types)
             if mode is not RetrievalMode.LEXICAL
             else _no_ranking(),

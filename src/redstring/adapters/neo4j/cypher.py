@@ -264,8 +264,8 @@ def search_vectors_in_index(label: str, typed: bool) -> str:
     return "CYPHER 25\n" + _index_body(label, typed)
 
 
-# The searches answer in one record of `[entity_id, score]` pairs: the async driver
-# spends about 0.07 ms of client CPU per record, more than the pair itself costs.
+# The searches answer in one record of `[entity_id, score]` pairs: the async driver's
+# cost per record is more than the pair itself costs.
 _MATCHES = "collect([entity_id, score]) AS matches"
 
 

@@ -31,10 +31,10 @@ from redstring.domain.relationship import Relationship
 class Rows(list[dict[str, Any]]):
     """The rows of one `UNWIND $rows` statement, with a constant `repr`.
 
-    The driver (6.4.1) builds its debug-log line for every `RUN` from the
-    `repr` of all parameters before it checks the log level: for 1,000 rows
-    of 384-dimension vectors that is about 300 ms of client CPU per call.
-    The driver packs a `list` subclass as a list.
+    The driver builds its debug-log line for every `RUN` from the `repr` of
+    all parameters before it checks the log level, which for a batch of
+    vectors costs more than sending it. The driver packs a `list` subclass
+    as a list.
     """
 
     __slots__ = ()
@@ -54,8 +54,7 @@ def stored_vectors(matrix: NDArray[np.float64], *, packed: bool) -> list[Any]:
     written are the same), float lists otherwise.
 
     A packed vector is sent as its bytes, where a list is a tagged value per
-    component: with 384 components, the upsert's client CPU fell from about 76 to
-    45 µs a record."""
+    component, so packing takes the client less CPU (docs/neo4j.md)."""
     if not packed:
         rows: list[Any] = matrix.tolist()
         return rows

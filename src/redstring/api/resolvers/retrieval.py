@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import strawberry
 
-from redstring.api.arguments import entity_id_arg, given
+from redstring.api.arguments import entity_id_arg, none_if_unset
 from redstring.api.authorization import authorized_tenant
 from redstring.api.context import RequestContext
 from redstring.api.loaders import EntityKey
@@ -27,7 +27,7 @@ async def retrieve(
     # `retrieve` fields of one operation would all run in the same turn of the loop.
     await context.loop_share.turn()
     result = await context.services.retriever.retrieve(
-        query, tenant, k=k, entity_types=given(entity_types), mode=mode.to_domain()
+        query, tenant, k=k, entity_types=none_if_unset(entity_types), mode=mode.to_domain()
     )
     context.loaders.prime_entities([m.entity for m in result.matches])
     await context.loop_share.turn()

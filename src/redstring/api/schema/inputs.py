@@ -11,7 +11,12 @@ import strawberry
 from pydantic import ValidationError
 from strawberry.scalars import JSON
 
-from redstring.api.arguments import entity_id_arg, given, json_properties, relationship_id_arg
+from redstring.api.arguments import (
+    entity_id_arg,
+    json_properties,
+    none_if_unset,
+    relationship_id_arg,
+)
 from redstring.api.errors import describe_validation_error
 from redstring.domain.entity import Entity as DomainEntity
 from redstring.domain.errors import InvalidInputError
@@ -46,15 +51,15 @@ class EntityInput:
                     "tenant_id": tenant_id,
                     "name": self.name,
                     "entity_type": self.entity_type,
-                    "description": given(self.description),
-                    "properties": json_properties(given(self.properties), where),
+                    "description": none_if_unset(self.description),
+                    "properties": json_properties(none_if_unset(self.properties), where),
                 }
             )
         except ValidationError as exc:
             raise InvalidInputError(describe_validation_error(exc, where, _GRAPHQL_NAMES)) from None
 
     def _id(self, tenant_id: TenantId, where: str) -> object:
-        given_id = given(self.id)
+        given_id = none_if_unset(self.id)
         if given_id is not None:
             return entity_id_arg(given_id, f"{where}.id")
         return entity_id_for(tenant_id, self.entity_type, self.name)
@@ -78,7 +83,7 @@ class RelationshipInput:
         """The domain relationship this input describes in `tenant_id`; `where` prefixes errors."""
         source = entity_id_arg(self.source_id, f"{where}.sourceId")
         target = entity_id_arg(self.target_id, f"{where}.targetId")
-        given_id = given(self.id)
+        given_id = none_if_unset(self.id)
         if given_id is not None:
             relationship_id: object = relationship_id_arg(given_id, f"{where}.id")
         else:
@@ -92,7 +97,7 @@ class RelationshipInput:
                     "target_entity_id": target,
                     "relationship_type": self.relationship_type,
                     "confidence": self.confidence,
-                    "properties": json_properties(given(self.properties), where),
+                    "properties": json_properties(none_if_unset(self.properties), where),
                 }
             )
         except ValidationError as exc:

@@ -13,7 +13,7 @@ from typing import Self
 import strawberry
 from strawberry.scalars import JSON
 
-from redstring.api.arguments import given
+from redstring.api.arguments import none_if_unset
 from redstring.api.context import RequestContext
 from redstring.api.fragment_order import child_field_names
 from redstring.api.loaders import EntityKey, RelationshipsKey
@@ -37,7 +37,7 @@ async def _relationships(
 ) -> list[Relationship]:
     context = info.context
     context.limits.check_first(first)
-    wanted = given(types)
+    wanted = none_if_unset(types)
     key = RelationshipsKey(
         tenant_id=root.domain.tenant_id,
         entity_id=root.domain.id,
