@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, none_if_unset, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis_graphql import Mode, from_schema, nodes
@@ -129,7 +129,7 @@ def fuzz(target: Target) -> Counter[str]:
         # the same for both, and one backend's passing run would discard the other's.
         database=DirectoryBasedExampleDatabase(f".hypothesis/fuzz-{target.backend.value}"),
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    )(none_if_unset(document=documents(target.tenant))(answer_keeps_the_contract))
+    )(given(document=documents(target.tenant))(answer_keeps_the_contract))
     run()
     return sent
 

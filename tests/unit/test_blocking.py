@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import none_if_unset
+from hypothesis import given
 from hypothesis import strategies as st
 
 from redstring.domain.blocking import blocking_keys_for, lookup_keys, query_blocking_keys
@@ -45,7 +45,7 @@ words = st.text(alphabet="abcdefghijklmnopqrstuvwxyzé", min_size=2, max_size=8)
 )
 
 
-@none_if_unset(st.lists(words, min_size=1, max_size=5), st.integers(min_value=0, max_value=4))
+@given(st.lists(words, min_size=1, max_size=5), st.integers(min_value=0, max_value=4))
 def test_any_identifying_word_of_a_name_is_a_shared_key(name_words: list[str], pick: int) -> None:
     name = " ".join(name_words)
     word = name_words[pick % len(name_words)]
@@ -53,7 +53,7 @@ def test_any_identifying_word_of_a_name_is_a_shared_key(name_words: list[str], p
     assert set(query_blocking_keys(word)) & entity_keys
 
 
-@none_if_unset(st.text(max_size=40))
+@given(st.text(max_size=40))
 def test_query_keys_are_entity_keys_minus_type(text: str) -> None:
     entity_keys = blocking_keys_for(text, "thing") if text.strip() else ()
     query_keys = query_blocking_keys(text)
@@ -62,7 +62,7 @@ def test_query_keys_are_entity_keys_minus_type(text: str) -> None:
     assert len(set(query_keys)) == len(query_keys)
 
 
-@none_if_unset(st.text(alphabet=st.characters(max_codepoint=127)) | st.text())
+@given(st.text(alphabet=st.characters(max_codepoint=127)) | st.text())
 def test_ascii_letters_fast_path_keeps_the_folding_rule(text: str) -> None:
     """ASCII names skip diacritic folding; the result is the general rule's all the same."""
     folded = "".join(ch for ch in fold_diacritics(text).lower() if "a" <= ch <= "z")

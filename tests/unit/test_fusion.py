@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from hypothesis import none_if_unset
+from hypothesis import given
 from hypothesis import strategies as st
 
 from redstring import EntityId
@@ -60,7 +60,7 @@ POOL = _ids(12)
 rankings = st.lists(st.lists(st.sampled_from(POOL), max_size=12), max_size=4)
 
 
-@none_if_unset(rankings)
+@given(rankings)
 def test_order_is_total_and_independent_of_ranking_order(rs: list[list[EntityId]]) -> None:
     fused = reciprocal_rank_fusion(rs)
     assert fused == reciprocal_rank_fusion(list(reversed(rs)))
@@ -69,7 +69,7 @@ def test_order_is_total_and_independent_of_ranking_order(rs: list[list[EntityId]
     assert len({e for e, _ in fused}) == len(fused)
 
 
-@none_if_unset(rankings)
+@given(rankings)
 def test_score_is_sum_over_rankings_at_best_rank(rs: list[list[EntityId]]) -> None:
     fused = dict(reciprocal_rank_fusion(rs))
     for entity_id, score in fused.items():
@@ -78,7 +78,7 @@ def test_score_is_sum_over_rankings_at_best_rank(rs: list[list[EntityId]]) -> No
     assert set(fused) == {e for r in rs for e in r}
 
 
-@none_if_unset(st.lists(st.uuids(), min_size=2, max_size=50))
+@given(st.lists(st.uuids(), min_size=2, max_size=50))
 def test_id_order_key_orders_as_the_id_strings_do(ids: list[uuid.UUID]) -> None:
     """The tie-break is documented (and done in Cypher) as ascending `str(id).lower()`."""
     assert sorted(ids, key=id_order_key) == sorted(ids, key=lambda i: str(i).lower())

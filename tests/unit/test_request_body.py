@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import none_if_unset
+from hypothesis import given
 from hypothesis import strategies as st
 
 from redstring.api.errors import ErrorCode, RequestRefusedError
@@ -29,7 +29,7 @@ def reference_depth(value: object) -> int:
     return 0
 
 
-@none_if_unset(json_values, st.booleans())
+@given(json_values, st.booleans())
 def test_json_depth_is_exact_for_valid_json(value: object, indent: bool) -> None:
     text = json.dumps(value, indent=2 if indent else None, ensure_ascii=False)
     assert json_depth(text) == reference_depth(value)

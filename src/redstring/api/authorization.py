@@ -17,12 +17,8 @@ import strawberry
 
 from redstring.api.arguments import tenant_id_arg
 from redstring.api.request_record import note_tenant
-from redstring.domain.errors import RedstringError
+from redstring.domain.errors import TenantAccessDeniedError
 from redstring.domain.ids import TenantId
-
-
-class TenantAccessDeniedError(RedstringError):
-    """The caller may not use this tenant, or not in this way (answered as `FORBIDDEN`)."""
 
 
 class Role(StrEnum):

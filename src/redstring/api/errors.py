@@ -35,8 +35,11 @@ from graphql import GraphQLError, GraphQLSyntaxError
 from pydantic import ValidationError
 from strawberry.extensions import SchemaExtension
 
-from redstring.api.authorization import TenantAccessDeniedError
-from redstring.domain.errors import InvalidInputError, StoreUnavailableError
+from redstring.domain.errors import (
+    InvalidInputError,
+    StoreUnavailableError,
+    TenantAccessDeniedError,
+)
 
 logger = logging.getLogger("redstring.api")
 
@@ -89,6 +92,15 @@ class RequestRefusedError(Exception):
         return {"errors": [{"message": self.message, "extensions": {"code": self.code.value}}]}
 
 
+# The code of each error a resolver raises on purpose (redstring.domain.errors), first
+# match wins; any other exception is `INTERNAL_SERVER_ERROR`, its message masked.
+CODE_OF_ERROR: tuple[tuple[type[Exception], ErrorCode], ...] = (
+    (InvalidInputError, ErrorCode.BAD_USER_INPUT),
+    (ValidationError, ErrorCode.BAD_USER_INPUT),
+    (TenantAccessDeniedError, ErrorCode.FORBIDDEN),
+    (StoreUnavailableError, ErrorCode.SERVICE_UNAVAILABLE),
+)
+
 _CODE_OF_STATUS = {
     400: ErrorCode.BAD_REQUEST,
     401: ErrorCode.UNAUTHENTICATED,
@@ -140,12 +152,9 @@ def error_code(error: GraphQLError) -> ErrorCode:
         if isinstance(error, GraphQLSyntaxError):
             return ErrorCode.GRAPHQL_PARSE_FAILED
         return ErrorCode.BAD_USER_INPUT
-    if isinstance(original, InvalidInputError | ValidationError):
-        return ErrorCode.BAD_USER_INPUT
-    if isinstance(original, TenantAccessDeniedError):
-        return ErrorCode.FORBIDDEN
-    if isinstance(original, StoreUnavailableError):
-        return ErrorCode.SERVICE_UNAVAILABLE
+    for error_type, code in CODE_OF_ERROR:
+        if isinstance(original, error_type):
+            return code
     return ErrorCode.INTERNAL_SERVER_ERROR
 
 

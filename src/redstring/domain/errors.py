@@ -1,4 +1,8 @@
-"""The errors redstring raises on purpose; each says what is wrong in the caller's terms."""
+"""The errors redstring raises on purpose; each says what is wrong in the caller's terms.
+
+The whole hierarchy is here, every class a `RedstringError`; the GraphQL API
+answers each with the `extensions.code` of `redstring.api.errors.CODE_OF_ERROR`.
+"""
 
 from __future__ import annotations
 
@@ -35,6 +39,10 @@ class MissingEndpointError(InvalidInputError):
         super().__init__(
             "relationship endpoint(s) not found in this tenant: " + ", ".join(self.missing)
         )
+
+
+class TenantAccessDeniedError(RedstringError):
+    """The caller may not use this tenant, or not in this way."""
 
 
 class StoreUnavailableError(RedstringError):
