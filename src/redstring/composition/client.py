@@ -7,6 +7,7 @@ call starts from a `Client`.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -147,6 +148,7 @@ class Redstring:
         self.query_cache = cache
         self.closers = tuple(closers)
         self._starter: Callable[[], Awaitable[None]] | None = None
+        self._starting: asyncio.Future[None] | None = None
 
     @classmethod
     def in_memory(
@@ -231,18 +233,22 @@ class Redstring:
         return client
 
     async def start(self) -> None:
-        """Prepare the stores (a Neo4j schema, its statements planned); runs once.
-
-        On failure, what this client owns is closed and the error raised.
-        """
-        starter, self._starter = self._starter, None
-        if starter is None:
+        """Prepare the stores (a Neo4j schema, its statements planned), once: calls made
+        while it runs wait for it. On failure, what this client owns is closed and the
+        error raised."""
+        if self._starter is None:
             return
+        if self._starting is None:
+            self._starting = asyncio.ensure_future(self._start_once(self._starter))
+        await asyncio.shield(self._starting)
+
+    async def _start_once(self, starter: Callable[[], Awaitable[None]]) -> None:
         try:
             await starter()
         except BaseException:
             await self.aclose()
             raise
+        self._starter = None
 
     async def __aenter__(self) -> Self:
         await self.start()

@@ -1,0 +1,59 @@
+"""`Redstring.neo4j`: the client over a real Neo4j, started once however it is first used."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from redstring import Entity, HashingEmbeddingProvider, Redstring, Relationship
+from redstring.testing import new_tenant
+
+DIMENSION = 32
+
+
+async def test_the_client_writes_reads_and_deletes(
+    neo4j_auth: tuple[str, tuple[str, str]],
+) -> None:
+    uri, auth = neo4j_auth
+    tenant = new_tenant()
+    acme = Entity.create(tenant, "Acme Corp", "company")
+    wile = Entity.create(tenant, "Wile E. Coyote", "person")
+    buys = Relationship.create(tenant, wile.id, "CUSTOMER_OF", acme.id)
+    async with Redstring.neo4j(uri, auth, embeddings=HashingEmbeddingProvider(DIMENSION)) as rs:
+        await rs.upsert([acme, wile], [buys])
+        await rs.upsert([acme, wile], [buys])
+        found = await rs.retrieve("Acme Corp", tenant, k=2)
+        assert found.matches[0].entity == acme
+        assert await rs.relationships([acme.id], tenant) == {acme.id: [buys]}
+        assert await rs.delete([acme.id, wile.id], tenant) == 2
+        assert (await rs.retrieve("Acme Corp", tenant, k=2)).matches == ()
+
+
+async def test_concurrent_first_calls_start_the_client_once(
+    neo4j_auth: tuple[str, tuple[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without `async with`, the first calls start the client; those that come while it
+    starts wait for the schema and the warm-up instead of running before them."""
+    uri, auth = neo4j_auth
+    tenant = new_tenant()
+    events: list[str] = []
+    warm_up = Redstring.warm_up
+
+    async def spied(self: Redstring) -> None:
+        events.append("warm-up started")
+        await warm_up(self)
+        events.append("warm-up done")
+
+    monkeypatch.setattr(Redstring, "warm_up", spied)
+    rs = Redstring.neo4j(uri, auth, embeddings=HashingEmbeddingProvider(DIMENSION))
+    try:
+
+        async def read() -> None:
+            await rs.retrieve("Acme", tenant, k=1)
+            events.append("read")
+
+        await asyncio.gather(read(), read(), read())
+    finally:
+        await rs.aclose()
+    assert events == ["warm-up started", "warm-up done", "read", "read", "read"]
