@@ -9,7 +9,7 @@ import pytest
 from redstring import Entity, HashingEmbeddingProvider, Redstring, Relationship
 from redstring.testing import new_tenant
 
-DIMENSION = 32
+DIMENSION = 384  # the dimension of the shared database's vector index
 
 
 async def test_the_client_writes_reads_and_deletes(
