@@ -23,6 +23,7 @@ class Backend(StrEnum):
 class EmbeddingsKind(StrEnum):
     """Which embedding provider turns text into vectors."""
 
+    STATIC = "static"
     HASHING = "hashing"
     OPENAI = "openai"
     SENTENCE_TRANSFORMERS = "sentence-transformers"
@@ -51,8 +52,10 @@ class Settings(BaseSettings):
     neo4j_password: SecretStr = SecretStr("")
     neo4j_database: str | None = None
 
-    embeddings: EmbeddingsKind = EmbeddingsKind.HASHING
-    embedding_dimension: int = Field(default=384, ge=1, le=8192)
+    embeddings: EmbeddingsKind = EmbeddingsKind.STATIC
+    # None: the provider's own (384 for hashing, the model's for static and
+    # sentence-transformers); openai needs it. A model of another dimension is refused.
+    embedding_dimension: int | None = Field(default=None, ge=1, le=8192)
     embedding_model: str | None = None
     embedding_base_url: str | None = None
     embedding_api_key_env: str = "OPENAI_API_KEY"

@@ -5,10 +5,12 @@ from __future__ import annotations
 from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
 from redstring.adapters.embeddings.openai_compatible import OpenAICompatibleEmbeddings
 from redstring.adapters.embeddings.sentence_transformers import SentenceTransformerEmbeddings
+from redstring.adapters.embeddings.static import StaticEmbeddingProvider
 from redstring.domain.errors import DimensionMismatchError, InvalidInputError
 from redstring.ports.embedding_provider import EmbeddingProvider
 
-EMBEDDING_KINDS = ("hashing", "openai", "sentence-transformers")
+EMBEDDING_KINDS = ("static", "hashing", "openai", "sentence-transformers")
+DEFAULT_HASHING_DIMENSION = 384
 
 
 def check_embedding_choice(
@@ -18,6 +20,7 @@ def check_embedding_choice(
     base_url: str | None,
     query_prompt: str | None,
     document_prompt: str | None,
+    dimension: int | None,
 ) -> str:
     """The canonical spelling of `kind`, once the options it needs are there; else
     `InvalidInputError` saying what is missing. Builds nothing and loads no model."""
@@ -31,19 +34,21 @@ def check_embedding_choice(
             f"query_prompt and document_prompt are applied by sentence-transformers only, "
             f"not by {chosen!r}"
         )
-    if chosen == "hashing":
+    if chosen in ("static", "hashing"):
         return chosen
     if not model:
         raise InvalidInputError(f"the {chosen!r} embedding provider needs a model")
     if chosen == "openai" and not base_url:
         raise InvalidInputError("the 'openai' embedding provider needs a base_url")
+    if chosen == "openai" and dimension is None:
+        raise InvalidInputError("the 'openai' embedding provider needs a dimension")
     return chosen
 
 
 def make_embedding_provider(
     kind: str,
     *,
-    dimension: int,
+    dimension: int | None,
     model: str | None,
     base_url: str | None,
     api_key_env: str,
@@ -55,13 +60,17 @@ def make_embedding_provider(
 ) -> EmbeddingProvider:
     """Build the provider of `kind` (one of `EMBEDDING_KINDS`; case and `_`/`-` ignored).
 
-    `hashing` uses `dimension` only. `openai` needs `model` and `base_url`
-    (no default host: texts go only where settings say) and reads its key
-    from the variable `api_key_env`. `sentence-transformers` needs `model`
-    (a name or a local path) and loads it now; its dimension must equal
-    `dimension`, else `DimensionMismatchError`. Prompts change what the
-    vectors mean, so they are refused (`InvalidInputError`) by kinds that
-    cannot apply them; the transport options are ignored by kinds without
+    `dimension` None means the provider's own: 384 for `hashing`, the
+    model's for `static` and `sentence-transformers`; `openai` needs it (it
+    checks every response against it). A `static` or `sentence-transformers`
+    model whose dimension is not a given `dimension` raises
+    `DimensionMismatchError`, naming the setting to change. `static` loads the
+    model shipped in the package (once per process). `openai` needs `model`
+    and `base_url` (no default host: texts go only where settings say) and
+    reads its key from the variable `api_key_env`. `sentence-transformers`
+    needs `model` (a name or a local path) and loads it now. Prompts change
+    what the vectors mean, so they are refused (`InvalidInputError`) by kinds
+    that cannot apply them; the transport options are ignored by kinds without
     transport. An unknown kind or a missing option raises `InvalidInputError`.
     The `openai` provider owns an HTTP client: `await provider.aclose()` at
     shutdown.
@@ -72,12 +81,16 @@ def make_embedding_provider(
         base_url=base_url,
         query_prompt=query_prompt,
         document_prompt=document_prompt,
+        dimension=dimension,
     )
     if chosen == "hashing":
-        return HashingEmbeddingProvider(dimension)
+        return HashingEmbeddingProvider(dimension or DEFAULT_HASHING_DIMENSION)
+    if chosen == "static":
+        return _checked(StaticEmbeddingProvider(), dimension, "the static model")
     assert model is not None  # checked above
     if chosen == "openai":
         assert base_url is not None  # checked above
+        assert dimension is not None  # checked above
         return OpenAICompatibleEmbeddings(
             base_url=base_url,
             model=model,
@@ -93,6 +106,15 @@ def make_embedding_provider(
         document_prompt=document_prompt,
         batch_size=batch_size,
     )
-    if local.dimension != dimension:
-        raise DimensionMismatchError(dimension, local.dimension, f"the model {model!r}")
-    return local
+    return _checked(local, dimension, f"the model {model!r}")
+
+
+def _checked(provider: EmbeddingProvider, dimension: int | None, what: str) -> EmbeddingProvider:
+    """`provider`, when `dimension` is None or its dimension; else `DimensionMismatchError`."""
+    if dimension is not None and provider.dimension != dimension:
+        raise DimensionMismatchError(
+            dimension,
+            provider.dimension,
+            f"{what} (leave the dimension unset to use the model's)",
+        )
+    return provider
