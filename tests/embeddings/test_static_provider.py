@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 from pathlib import Path
 
@@ -170,15 +169,6 @@ async def test_an_upper_cased_name_without_diacritics_finds_its_name(
     original = provider.embed_now(list(FOLDED.values()))
     for a, b in zip(folded, original, strict=True):
         assert math.isclose(_cos(a, b), 1.0, rel_tol=1e-6)
-
-
-async def test_concurrent_calls_get_their_own_vectors(provider: StaticEmbeddingProvider) -> None:
-    """Encoding runs in worker threads one at a time; concurrent calls do not mix."""
-    batches = [NAMES[i:] for i in range(len(NAMES))]
-    results = await asyncio.gather(*(provider.embed_documents(b) for b in batches))
-    expected = provider.embed_now(NAMES)
-    for start, vectors in enumerate(results):
-        assert vectors == expected[start:]
 
 
 def test_the_model_is_loaded_once_per_process() -> None:

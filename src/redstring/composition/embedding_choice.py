@@ -5,7 +5,7 @@ from __future__ import annotations
 from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
 from redstring.adapters.embeddings.openai_compatible import OpenAICompatibleEmbeddings
 from redstring.adapters.embeddings.sentence_transformers import SentenceTransformerEmbeddings
-from redstring.adapters.embeddings.static import StaticEmbeddingProvider
+from redstring.adapters.embeddings.static import StaticEmbeddingProvider, shipped_dimension
 from redstring.domain.errors import DimensionMismatchError, InvalidInputError
 from redstring.ports.embedding_provider import EmbeddingProvider
 
@@ -22,8 +22,9 @@ def check_embedding_choice(
     document_prompt: str | None,
     dimension: int | None,
 ) -> str:
-    """The canonical spelling of `kind`, once the options it needs are there; else
-    `InvalidInputError` saying what is missing. Builds nothing and loads no model."""
+    """The canonical spelling of `kind`, once the options it needs are there and a given
+    `dimension` is one the kind can give; else `InvalidInputError` saying what is wrong.
+    Builds nothing and loads no model."""
     chosen = kind.strip().lower().replace("_", "-")
     if chosen not in EMBEDDING_KINDS:
         raise InvalidInputError(
@@ -33,6 +34,11 @@ def check_embedding_choice(
         raise InvalidInputError(
             f"query_prompt and document_prompt are applied by sentence-transformers only, "
             f"not by {chosen!r}"
+        )
+    if chosen == "static" and dimension not in (None, shipped_dimension()):
+        raise InvalidInputError(
+            f"the 'static' embedding provider's vectors have {shipped_dimension()} dimensions, "
+            f"not {dimension}: leave the dimension unset"
         )
     if chosen in ("static", "hashing"):
         return chosen
@@ -62,10 +68,11 @@ def make_embedding_provider(
 
     `dimension` None means the provider's own: 384 for `hashing`, the
     model's for `static` and `sentence-transformers`; `openai` needs it (it
-    checks every response against it). A `static` or `sentence-transformers`
-    model whose dimension is not a given `dimension` raises
-    `DimensionMismatchError`, naming the setting to change. `static` loads the
-    model shipped in the package (once per process). `openai` needs `model`
+    checks every response against it). A `dimension` that `static` does not
+    give raises `InvalidInputError`, before any model loads; a
+    `sentence-transformers` model of another dimension raises
+    `DimensionMismatchError` once loaded. `static` loads the model shipped in
+    the package (once per process). `openai` needs `model`
     and `base_url` (no default host: texts go only where settings say) and
     reads its key from the variable `api_key_env`. `sentence-transformers`
     needs `model` (a name or a local path) and loads it now. Prompts change
@@ -86,7 +93,7 @@ def make_embedding_provider(
     if chosen == "hashing":
         return HashingEmbeddingProvider(dimension or DEFAULT_HASHING_DIMENSION)
     if chosen == "static":
-        return _checked(StaticEmbeddingProvider(), dimension, "the static model")
+        return StaticEmbeddingProvider()  # its dimension is checked above
     assert model is not None  # checked above
     if chosen == "openai":
         assert base_url is not None  # checked above
@@ -106,15 +113,6 @@ def make_embedding_provider(
         document_prompt=document_prompt,
         batch_size=batch_size,
     )
-    return _checked(local, dimension, f"the model {model!r}")
-
-
-def _checked(provider: EmbeddingProvider, dimension: int | None, what: str) -> EmbeddingProvider:
-    """`provider`, when `dimension` is None or its dimension; else `DimensionMismatchError`."""
-    if dimension is not None and provider.dimension != dimension:
-        raise DimensionMismatchError(
-            dimension,
-            provider.dimension,
-            f"{what} (leave the dimension unset to use the model's)",
-        )
-    return provider
+    if dimension is not None and local.dimension != dimension:
+        raise DimensionMismatchError(dimension, local.dimension, f"the model {model!r}")
+    return local

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 import math
 import os
 import threading
@@ -25,6 +26,13 @@ DEFAULT_NGRAM_DIMENSION = 256
 DEFAULT_STATIC_WEIGHT = 0.5
 # Texts per model2vec call; its own default (1024) is fine, and never multiprocessing.
 _ENCODE_BATCH = 1024
+
+
+def shipped_dimension(ngram_dimension: int = DEFAULT_NGRAM_DIMENSION) -> int:
+    """The dimension of `StaticEmbeddingProvider()` over the shipped model, read from the
+    model's config without loading the model."""
+    config = json.loads((MODEL_DIR / "config.json").read_text(encoding="utf-8"))
+    return int(config["hidden_dim"]) + ngram_dimension
 
 
 @cache
