@@ -37,6 +37,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from threadpoolctl import threadpool_limits
+
 from redstring import (
     Entity,
     InMemoryGraphStore,
@@ -376,6 +378,9 @@ def providers(args: argparse.Namespace) -> list[tuple[str, Callable[[], Embeddin
 
 
 async def main(args: argparse.Namespace) -> None:
+    # One BLAS thread, as the server runs (REDSTRING_BLAS_THREADS): on a busy machine a
+    # threaded matrix-vector product over dense vectors waits on its threads 100x longer.
+    threadpool_limits(1)
     rng = random.Random(args.seed)
     corpora = [
         geonames(args.per_kind, rng),

@@ -23,7 +23,7 @@ MODEL_DIR = Path(__file__).with_name("static_model")
 """The shipped model: all-MiniLM-L6-v2 distilled by model2vec (`NOTICE` beside it)."""
 
 DEFAULT_NGRAM_DIMENSION = 256
-DEFAULT_STATIC_WEIGHT = 0.5
+DEFAULT_STATIC_WEIGHT = 0.3  # chosen by bench/static_weight.py (docs/embeddings.md)
 # Texts per model2vec call; its own default (1024) is fine, and never multiprocessing.
 _ENCODE_BATCH = 1024
 
