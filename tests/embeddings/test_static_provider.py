@@ -23,6 +23,7 @@ from redstring.adapters.embeddings.static import (
     MODEL_DIR,
     StaticEmbeddingProvider,
 )
+from redstring.domain.normalization import normalize_name
 from redstring.testing import new_tenant
 
 # Names of our own, with near neighbours: shared stems, shared trades.
@@ -169,6 +170,16 @@ async def test_an_upper_cased_name_without_diacritics_finds_its_name(
     original = provider.embed_now(list(FOLDED.values()))
     for a, b in zip(folded, original, strict=True):
         assert math.isclose(_cos(a, b), 1.0, rel_tol=1e-6)
+
+
+def test_the_model_reads_as_model2vec_reads_it(provider: StaticEmbeddingProvider) -> None:
+    """The provider loads the files itself; `StaticModel.from_pretrained` gives the same."""
+    from model2vec import StaticModel
+
+    reference = StaticModel.from_pretrained(MODEL_DIR, normalize=True)
+    static = StaticEmbeddingProvider(ngram_dimension=0, static_weight=1.0)
+    texts = [normalize_name(name) for name in NAMES]  # what the provider gives the model
+    assert np.allclose(static.embed_now(texts), reference.encode(texts), atol=1e-6)
 
 
 def test_the_model_is_loaded_once_per_process() -> None:
