@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -180,6 +182,19 @@ def test_the_model_reads_as_model2vec_reads_it(provider: StaticEmbeddingProvider
     static = StaticEmbeddingProvider(ngram_dimension=0, static_weight=1.0)
     texts = [normalize_name(name) for name in NAMES]  # what the provider gives the model
     assert np.allclose(static.embed_now(texts), reference.encode(texts), atol=1e-6)
+
+
+def test_model2vec_loads_only_with_a_provider_and_torch_never() -> None:
+    """Importing redstring stays light; the provider needs model2vec, not torch."""
+    script = (
+        "import sys\n"
+        "from redstring.adapters.embeddings import StaticEmbeddingProvider\n"
+        "assert 'model2vec' not in sys.modules\n"
+        "StaticEmbeddingProvider().embed_now(['Northwind Shipping Ltd'])\n"
+        "assert 'model2vec' in sys.modules\n"
+        "assert 'torch' not in sys.modules and 'huggingface_hub' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
 
 
 def test_the_model_is_loaded_once_per_process() -> None:
