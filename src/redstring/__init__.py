@@ -6,7 +6,7 @@ Start from `Redstring`; the helpers (blocking keys, scores, id derivation)
 are importable from their modules under `redstring.domain`.
 """
 
-from redstring.adapters.embeddings import HashingEmbeddingProvider
+from redstring.adapters.embeddings import HashingEmbeddingProvider, StaticEmbeddingProvider
 from redstring.adapters.memory import InMemoryGraphStore, InMemoryVectorStore
 from redstring.composition.build_graph import build_graph
 from redstring.composition.client import Redstring, StoreSettings
@@ -54,6 +54,7 @@ __all__ = [
     "RetrievalResult",
     "Retriever",
     "ScoredEntity",
+    "StaticEmbeddingProvider",
     "StoreSettings",
     "StoreUnavailableError",
     "TenantId",

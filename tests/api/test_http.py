@@ -82,7 +82,7 @@ async def test_readiness_fails_when_a_store_is_down(demo_services: Redstring) ->
 
 
 async def test_lifespan_opens_the_configured_services_with_the_demo() -> None:
-    app = create_app(Settings(demo=True, embedding_dimension=32))
+    app = create_app(Settings(demo=True, embeddings="hashing", embedding_dimension=32))
     transport = httpx.ASGITransport(app=app)
     async with (
         app.router.lifespan_context(app),

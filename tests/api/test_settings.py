@@ -7,9 +7,12 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from redstring.adapters.embeddings import HashingEmbeddingProvider
+from redstring.adapters.embeddings.static import StaticEmbeddingProvider
 from redstring.api import server
 from redstring.api.cli import main
-from redstring.api.settings import Backend, Settings
+from redstring.api.settings import Backend, EmbeddingsKind, Settings
+from redstring.composition.client import embeddings_from_settings
 
 
 def test_defaults_serve_memory_on_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -18,6 +21,18 @@ def test_defaults_serve_memory_on_loopback(monkeypatch: pytest.MonkeyPatch) -> N
     settings = Settings()
     assert (settings.backend, settings.host, settings.port) == (Backend.MEMORY, "127.0.0.1", 8000)
     assert settings.demo is False
+
+
+def test_the_default_embeddings_are_the_static_provider_at_its_own_dimension() -> None:
+    settings = Settings()
+    assert settings.embeddings is EmbeddingsKind.STATIC
+    assert settings.embedding_dimension is None
+    provider = embeddings_from_settings(settings)
+    assert isinstance(provider, StaticEmbeddingProvider)
+    assert provider.dimension == 384
+    hashing = embeddings_from_settings(Settings(embeddings="hashing"))
+    assert isinstance(hashing, HashingEmbeddingProvider)
+    assert hashing.dimension == 384
 
 
 def test_environment_sets_limits_and_arguments_override(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -62,6 +77,15 @@ def test_every_setting_is_documented() -> None:
             "needs a base_url",
         ),
         ({"REDSTRING_EMBEDDING_QUERY_PROMPT": "query: "}, "sentence-transformers only"),
+        ({"REDSTRING_EMBEDDING_DIMENSION": "256"}, "have 384 dimensions"),
+        (
+            {
+                "REDSTRING_EMBEDDINGS": "openai",
+                "REDSTRING_EMBEDDING_MODEL": "m",
+                "REDSTRING_EMBEDDING_BASE_URL": "http://127.0.0.1:9/v1",
+            },
+            "needs a dimension",
+        ),
     ],
 )
 def test_an_incomplete_provider_is_refused_before_the_server_starts(

@@ -51,6 +51,7 @@ RUNS = [
     SmokeRun("neo4j_server_cpu", "entities/s; CPU an entity", neo4j=True),
     SmokeRun("query_cache", "cache hit rate"),
     SmokeRun("retrieval_memory", "peak RSS"),
+    SmokeRun("static_weight", "+ ngram 256, a=0.3"),
     SmokeRun("retrieval_neo4j", "client peak RSS", ("--breakdown", "--reference"), neo4j=True),
 ]
 

@@ -8,6 +8,7 @@ import pytest
 
 from redstring import DimensionMismatchError, HashingEmbeddingProvider, InvalidInputError
 from redstring.adapters.embeddings import OpenAICompatibleEmbeddings, SentenceTransformerEmbeddings
+from redstring.adapters.embeddings.static import StaticEmbeddingProvider
 from redstring.composition.embedding_choice import make_embedding_provider
 
 from .doubles import StandInModel
@@ -34,6 +35,21 @@ def test_hashing_needs_only_the_dimension() -> None:
     provider = _make("hashing", dimension=32, model="ignored", base_url="http://127.0.0.1:9")
     assert isinstance(provider, HashingEmbeddingProvider)
     assert provider.dimension == 32
+    assert _make("hashing", dimension=None).dimension == 384
+
+
+@pytest.mark.parametrize("dimension", [None, 384])
+def test_static_needs_nothing_and_gives_its_own_dimension(dimension: int | None) -> None:
+    provider = _make("Static", dimension=dimension, model="ignored", batch_size=3)
+    assert isinstance(provider, StaticEmbeddingProvider)
+    assert provider.dimension == 384
+
+
+def test_static_refuses_another_dimension_before_loading_anything() -> None:
+    with pytest.raises(
+        InvalidInputError, match="have 384 dimensions, not 256: leave the dimension"
+    ):
+        _make("static", dimension=256)
 
 
 async def test_openai_talks_to_the_configured_server(
@@ -74,6 +90,7 @@ async def test_sentence_transformers_gets_its_prompts(kind: str) -> None:
 def test_a_local_model_of_another_dimension_is_refused() -> None:
     with pytest.raises(DimensionMismatchError, match="dimension 3, expected 384"):
         _make("sentence-transformers", dimension=384, model="m")
+    assert _make("sentence-transformers", dimension=None, model="m").dimension == 3
 
 
 @pytest.mark.parametrize(
@@ -82,9 +99,11 @@ def test_a_local_model_of_another_dimension_is_refused() -> None:
         ("bert", {}, "unknown embedding provider 'bert'"),
         ("openai", {"base_url": "http://127.0.0.1:9/v1"}, "needs a model"),
         ("openai", {"model": "m"}, "needs a base_url"),
+        ("openai", {"model": "m", "base_url": "http://x/v1", "dimension": None}, "a dimension"),
         ("sentence-transformers", {}, "needs a model"),
         ("openai", {"model": "m", "base_url": "http://x/v1", "query_prompt": "q: "}, "prompt"),
         ("hashing", {"document_prompt": "passage: "}, "prompt"),
+        ("static", {"query_prompt": "query: "}, "prompt"),
     ],
 )
 def test_unknown_kinds_and_missing_options_are_refused(

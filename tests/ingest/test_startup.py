@@ -71,7 +71,8 @@ async def test_openai_settings_give_a_cached_retriever_and_raw_ingestion(
 
 
 async def test_a_query_cache_of_size_zero_is_no_cache() -> None:
-    services = await open_client(Settings(query_cache_size=0, embedding_dimension=16))
+    settings = Settings(query_cache_size=0, embeddings="hashing", embedding_dimension=16)
+    services = await open_client(settings)
     assert isinstance(services.embeddings, HashingEmbeddingProvider)
     assert services.query_cache is None
     found = await services.retriever.retrieve("acme", new_tenant(), k=1)
@@ -131,10 +132,12 @@ async def test_an_owned_provider_is_closed_when_the_stores_cannot_be_opened(
 
 
 def test_only_the_hashing_provider_on_neo4j_is_warned_of() -> None:
-    [warning] = choice_warnings(Settings(backend="neo4j", neo4j_password="x"))
+    hashing = Settings(backend="neo4j", neo4j_password="x", embeddings="hashing")
+    [warning] = choice_warnings(hashing)
     assert "hashing provider with Neo4j" in warning
     assert "REDSTRING_EMBEDDINGS" in warning
     assert choice_warnings(Settings()) == []
+    assert choice_warnings(Settings(backend="neo4j", neo4j_password="x")) == []  # static
     model = Settings(
         backend="neo4j",
         neo4j_password="x",

@@ -13,16 +13,23 @@ from redstring.api import create_app
 from redstring.api.settings import Settings
 from redstring.api.startup import open_client
 from redstring.composition.client import Redstring
+from redstring.composition.embedding_choice import DEFAULT_HASHING_DIMENSION
 
 # The dimension the shared server's vector index has: the default one.
-DIMENSION = Settings().embedding_dimension
+DIMENSION = DEFAULT_HASHING_DIMENSION
 
 
 async def test_the_hashing_provider_on_neo4j_is_logged_as_a_warning(
     neo4j_auth: tuple[str, tuple[str, str]], caplog: pytest.LogCaptureFixture
 ) -> None:
     uri, (user, password) = neo4j_auth
-    settings = Settings(backend="neo4j", neo4j_uri=uri, neo4j_user=user, neo4j_password=password)
+    settings = Settings(
+        backend="neo4j",
+        neo4j_uri=uri,
+        neo4j_user=user,
+        neo4j_password=password,
+        embeddings="hashing",
+    )
     with caplog.at_level(logging.WARNING, logger="redstring.api"):
         services = await open_client(settings)
         await services.aclose()

@@ -32,6 +32,7 @@ from urllib.parse import urljoin
 import httpx
 import pytest
 
+from redstring.adapters.embeddings.static import MODEL_DIR as STATIC_MODEL_DIR
 from redstring.api.graphiql import ASSETS, INSTALL_DIR, missing_assets
 from redstring.api.graphiql.assets import shipped_files
 from tests.api.page_assets import page_assets
@@ -105,6 +106,23 @@ def test_the_sdist_and_the_wheel_carry_graphiqls_files_and_licences_only(dist: D
         for asset in ASSETS:
             name = asset.file().relative_to(SRC).as_posix()
             assert _integrity(archive.read(name)) == asset.integrity, asset.name
+
+
+def test_the_sdist_and_the_wheel_carry_the_static_model_and_its_licence(dist: Dist) -> None:
+    """The default embedding provider's model ships in the package, byte for byte."""
+    shipped = sorted(path for path in STATIC_MODEL_DIR.iterdir() if path.is_file())
+    assert {path.name for path in shipped} >= {
+        "config.json", "model.safetensors", "tokenizer.json", "NOTICE", "LICENSE"
+    }  # fmt: skip
+    top = dist.sdist.name.removesuffix(".tar.gz")
+    with tarfile.open(dist.sdist) as archive:
+        for path in shipped:
+            member = archive.extractfile(f"{top}/{path.relative_to(REPO).as_posix()}")
+            assert member is not None, path.name
+            assert member.read() == path.read_bytes(), path.name
+    with zipfile.ZipFile(dist.wheel) as archive:
+        for path in shipped:
+            assert archive.read(path.relative_to(SRC).as_posix()) == path.read_bytes(), path.name
 
 
 @pytest.fixture(scope="module")

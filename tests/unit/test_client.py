@@ -46,8 +46,9 @@ def test_create_keeps_an_id_given() -> None:
 def test_the_default_provider_is_the_servers_and_sizes_the_store() -> None:
     rs = Redstring.in_memory()
     settings = Settings()
-    assert rs.embeddings.dimension == rs.vectors.dimension == settings.embedding_dimension
-    assert type(rs.embeddings) is type(Redstring.from_settings(settings).embeddings)
+    served = Redstring.from_settings(settings)
+    assert type(rs.embeddings) is type(served.embeddings)
+    assert rs.embeddings.dimension == rs.vectors.dimension == served.vectors.dimension
 
 
 def test_a_provider_and_a_store_of_different_dimensions_are_refused() -> None:

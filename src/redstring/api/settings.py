@@ -12,7 +12,6 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from redstring.api.graphiql import AssetSource
 from redstring.api.limits import Limits
 from redstring.composition.embedding_choice import (
-    DEFAULT_DIMENSION,
     DEFAULT_EMBEDDINGS,
     EmbeddingsKind,
 )
@@ -49,7 +48,9 @@ class Settings(BaseSettings):
     neo4j_database: str | None = None
 
     embeddings: EmbeddingsKind = DEFAULT_EMBEDDINGS
-    embedding_dimension: int = Field(default=DEFAULT_DIMENSION, ge=1, le=8192)
+    # None: the provider's own (384 for hashing, the model's for static and
+    # sentence-transformers); openai needs it. A model of another dimension is refused.
+    embedding_dimension: int | None = Field(default=None, ge=1, le=8192)
     embedding_model: str | None = None
     embedding_base_url: str | None = None
     embedding_api_key_env: str = "OPENAI_API_KEY"

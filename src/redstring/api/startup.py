@@ -23,6 +23,7 @@ def check_settings(settings: Settings) -> None:
         base_url=settings.embedding_base_url,
         query_prompt=settings.embedding_query_prompt,
         document_prompt=settings.embedding_document_prompt,
+        dimension=settings.embedding_dimension,
     )
 
 

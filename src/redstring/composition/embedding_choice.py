@@ -7,6 +7,7 @@ from enum import StrEnum
 from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
 from redstring.adapters.embeddings.openai_compatible import OpenAICompatibleEmbeddings
 from redstring.adapters.embeddings.sentence_transformers import SentenceTransformerEmbeddings
+from redstring.adapters.embeddings.static import StaticEmbeddingProvider, shipped_dimension
 from redstring.domain.errors import DimensionMismatchError, InvalidInputError
 from redstring.ports.embedding_provider import EmbeddingProvider
 
@@ -14,6 +15,7 @@ from redstring.ports.embedding_provider import EmbeddingProvider
 class EmbeddingsKind(StrEnum):
     """Which embedding provider turns text into vectors."""
 
+    STATIC = "static"
     HASHING = "hashing"
     OPENAI = "openai"
     SENTENCE_TRANSFORMERS = "sentence-transformers"
@@ -22,8 +24,8 @@ class EmbeddingsKind(StrEnum):
 EMBEDDING_KINDS = tuple(kind.value for kind in EmbeddingsKind)
 
 # The provider a server runs with when no REDSTRING_EMBEDDINGS* setting is given.
-DEFAULT_EMBEDDINGS = EmbeddingsKind.HASHING
-DEFAULT_DIMENSION = 384
+DEFAULT_EMBEDDINGS = EmbeddingsKind.STATIC
+DEFAULT_HASHING_DIMENSION = 384
 
 
 def check_embedding_choice(
@@ -33,9 +35,11 @@ def check_embedding_choice(
     base_url: str | None,
     query_prompt: str | None,
     document_prompt: str | None,
+    dimension: int | None,
 ) -> str:
-    """The canonical spelling of `kind`, once the options it needs are there; else
-    `InvalidInputError` saying what is missing. Builds nothing and loads no model."""
+    """The canonical spelling of `kind`, once the options it needs are there and a given
+    `dimension` is one the kind can give; else `InvalidInputError` saying what is wrong.
+    Builds nothing and loads no model."""
     chosen = kind.strip().lower().replace("_", "-")
     if chosen not in EMBEDDING_KINDS:
         raise InvalidInputError(
@@ -46,19 +50,26 @@ def check_embedding_choice(
             f"query_prompt and document_prompt are applied by sentence-transformers only, "
             f"not by {chosen!r}"
         )
-    if chosen == "hashing":
+    if chosen == "static" and dimension not in (None, shipped_dimension()):
+        raise InvalidInputError(
+            f"the 'static' embedding provider's vectors have {shipped_dimension()} dimensions, "
+            f"not {dimension}: leave the dimension unset"
+        )
+    if chosen in ("static", "hashing"):
         return chosen
     if not model:
         raise InvalidInputError(f"the {chosen!r} embedding provider needs a model")
     if chosen == "openai" and not base_url:
         raise InvalidInputError("the 'openai' embedding provider needs a base_url")
+    if chosen == "openai" and dimension is None:
+        raise InvalidInputError("the 'openai' embedding provider needs a dimension")
     return chosen
 
 
 def make_embedding_provider(
     kind: str = DEFAULT_EMBEDDINGS,
     *,
-    dimension: int = DEFAULT_DIMENSION,
+    dimension: int | None = None,
     model: str | None = None,
     base_url: str | None = None,
     api_key_env: str = "OPENAI_API_KEY",
@@ -70,13 +81,18 @@ def make_embedding_provider(
 ) -> EmbeddingProvider:
     """Build the provider of `kind` (one of `EMBEDDING_KINDS`; case and `_`/`-` ignored).
 
-    `hashing` uses `dimension` only. `openai` needs `model` and `base_url`
-    (no default host: texts go only where settings say) and reads its key
-    from the variable `api_key_env`. `sentence-transformers` needs `model`
-    (a name or a local path) and loads it now; its dimension must equal
-    `dimension`, else `DimensionMismatchError`. Prompts change what the
-    vectors mean, so they are refused (`InvalidInputError`) by kinds that
-    cannot apply them; the transport options are ignored by kinds without
+    `dimension` None means the provider's own: 384 for `hashing`, the
+    model's for `static` and `sentence-transformers`; `openai` needs it (it
+    checks every response against it). A `dimension` that `static` does not
+    give raises `InvalidInputError`, before any model loads; a
+    `sentence-transformers` model of another dimension raises
+    `DimensionMismatchError` once loaded. `static` loads the model shipped in
+    the package (once per process). `openai` needs `model`
+    and `base_url` (no default host: texts go only where settings say) and
+    reads its key from the variable `api_key_env`. `sentence-transformers`
+    needs `model` (a name or a local path) and loads it now. Prompts change
+    what the vectors mean, so they are refused (`InvalidInputError`) by kinds
+    that cannot apply them; the transport options are ignored by kinds without
     transport. An unknown kind or a missing option raises `InvalidInputError`.
     The `openai` provider owns an HTTP client: `await provider.aclose()` at
     shutdown.
@@ -87,12 +103,16 @@ def make_embedding_provider(
         base_url=base_url,
         query_prompt=query_prompt,
         document_prompt=document_prompt,
+        dimension=dimension,
     )
     if chosen == "hashing":
-        return HashingEmbeddingProvider(dimension)
+        return HashingEmbeddingProvider(dimension or DEFAULT_HASHING_DIMENSION)
+    if chosen == "static":
+        return StaticEmbeddingProvider()  # its dimension is checked above
     assert model is not None  # checked above
     if chosen == "openai":
         assert base_url is not None  # checked above
+        assert dimension is not None  # checked above
         return OpenAICompatibleEmbeddings(
             base_url=base_url,
             model=model,
@@ -108,7 +128,7 @@ def make_embedding_provider(
         document_prompt=document_prompt,
         batch_size=batch_size,
     )
-    if local.dimension != dimension:
+    if dimension is not None and local.dimension != dimension:
         raise DimensionMismatchError(dimension, local.dimension, f"the model {model!r}")
     return local
 

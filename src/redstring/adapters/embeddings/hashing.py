@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import NDArray
 
 from redstring.domain.normalization import normalize_name
 
@@ -76,7 +77,8 @@ class HashingEmbeddingProvider:
     def dimension(self) -> int:
         return self._dimension
 
-    def _embed(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed_matrix(self, texts: Sequence[str]) -> NDArray[np.float64]:
+        """The vectors of `texts` as the rows of one matrix, computed in the calling thread."""
         codes = self._codes
         if len(codes) > _CACHE_LIMIT:
             codes.clear()
@@ -95,7 +97,12 @@ class HashingEmbeddingProvider:
         )
         matrix = flat.reshape(len(texts), self._dimension)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        return (matrix / np.where(norms > 0, norms, 1.0)).tolist()  # type: ignore[no-any-return]
+        unit: NDArray[np.float64] = matrix / np.where(norms > 0, norms, 1.0)
+        return unit
+
+    def _embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors: list[list[float]] = self.embed_matrix(texts).tolist()
+        return vectors
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         return self._embed(texts)
