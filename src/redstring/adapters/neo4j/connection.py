@@ -3,11 +3,20 @@
 A Neo4j that stops answering must fail fast with `StoreUnavailableError`
 rather than hang a request: connection, acquisition and retry times are
 bounded, and every transaction carries a timeout.
+
+Reads run in sessions of READ access mode, so that a `neo4j://` (routing)
+driver sends them to the cluster's followers and read replicas, and writes in
+WRITE sessions, which it sends to the leader. Every session of one driver
+shares the driver's bookmark manager, so a read sees every write made earlier
+through the same driver (in the same process); a read also waits for the
+positions of `redstring.ports.consistency.required_positions()` (writes made
+through another process), and each write reports its bookmarks there.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
@@ -19,7 +28,8 @@ import neo4j
 from neo4j import exceptions as neo4j_errors
 
 from redstring.adapters.neo4j.records import Rows, batches_of
-from redstring.domain.errors import StoreUnavailableError
+from redstring.domain.errors import InvalidInputError, StoreUnavailableError
+from redstring.ports.consistency import record_written, required_positions
 
 T = TypeVar("T")
 
@@ -87,6 +97,22 @@ _UNAVAILABLE = (
 )
 
 
+# A read that fails on a transient server error (a cluster electing a leader, a
+# follower not yet at the asked bookmark, a lock) is tried again after this delay,
+# doubled each time up to `_MAX_RETRY_DELAY`, within `Neo4jSettings.max_retry_time`.
+_FIRST_RETRY_DELAY = 0.05
+_MAX_RETRY_DELAY = 1.0
+# A member lost mid-read (`SessionExpired`, `ServiceUnavailable`) is tried again
+# this many times at once: a routing driver has dropped it from its table by then,
+# and a single server that refuses connections still fails within milliseconds.
+_LOST_MEMBER_RETRIES = 1
+
+_BOOKMARK_ERRORS = (
+    "Neo.ClientError.Transaction.InvalidBookmark",
+    "Neo.ClientError.Transaction.InvalidBookmarkMixture",
+)
+
+
 async def takes_packed_vectors(driver: neo4j.AsyncDriver) -> bool:
     """Whether the server behind `driver` takes `neo4j.vector.Vector` parameters (Bolt
     6.0, Neo4j 2025.10 and later). One round trip; `StoreUnavailableError` when the
@@ -131,8 +157,16 @@ class Neo4jConnection:
         return self._packs_vectors
 
     @asynccontextmanager
-    async def _session(self) -> AsyncIterator[neo4j.AsyncSession]:
-        async with self.driver.session(database=self.database) as session:
+    async def _session(self, access_mode: str) -> AsyncIterator[neo4j.AsyncSession]:
+        """A session of `access_mode` on the driver's bookmark manager (shared by every
+        session of the driver), after the unit of work's required positions."""
+        required = required_positions()
+        async with self.driver.session(
+            database=self.database,
+            default_access_mode=access_mode,
+            bookmark_manager=self.driver.execute_query_bookmark_manager,
+            bookmarks=neo4j.Bookmarks.from_raw_values(required) if required else None,
+        ) as session:
             yield session
 
     async def write(self, work: Callable[[neo4j.AsyncManagedTransaction], Awaitable[T]]) -> T:
@@ -141,12 +175,15 @@ class Neo4jConnection:
         timed = neo4j.unit_of_work(timeout=self.settings.transaction_timeout)(work)
         deadline = self.settings.transaction_timeout + self.settings.max_retry_time
         try:
-            async with self._session() as session:
-                return await asyncio.wait_for(session.execute_write(timed), timeout=deadline)
+            async with self._session(neo4j.WRITE_ACCESS) as session:
+                done = await asyncio.wait_for(session.execute_write(timed), timeout=deadline)
+                record_written((await session.last_bookmarks()).raw_values)
+                return done
         except neo4j_errors.ClientError as exc:
-            if _is_timeout(exc):
-                raise StoreUnavailableError(f"Neo4j timed out: {exc.message}") from exc
-            raise
+            translated = _client_error(exc)
+            if translated is None:
+                raise
+            raise translated from exc
         except _UNAVAILABLE as exc:
             raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
 
@@ -195,24 +232,45 @@ class Neo4jConnection:
         await self.write_each(map(work, batches), concurrency=self.settings.write_concurrency)
 
     async def query(self, statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]:
-        """Run one read statement in an auto-commit transaction: a single round trip
-        (RUN and PULL pipelined), where a managed transaction adds BEGIN and COMMIT."""
+        """Run one read statement in an auto-commit transaction of a READ session: a
+        single round trip (RUN and PULL pipelined), where a managed transaction
+        (`execute_read`) adds BEGIN and COMMIT, two more on a driver of this version.
+
+        Tried again as a managed transaction would be: after a transient server
+        error, with growing delays while `settings.max_retry_time` lasts (a
+        request's deadline cancels it sooner), and once at once after losing the
+        member it read from (`_LOST_MEMBER_RETRIES`)."""
         timed = neo4j.Query(statement, timeout=self.settings.transaction_timeout)
-        try:
-            async with self._session() as session:
-                result = await session.run(timed, parameters)
-                return [record async for record in result]
-        except neo4j_errors.ClientError as exc:
-            if _is_timeout(exc):
-                raise StoreUnavailableError(f"Neo4j timed out: {exc.message}") from exc
-            raise
-        except _UNAVAILABLE as exc:
-            raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self.settings.max_retry_time
+        delay, lost = _FIRST_RETRY_DELAY, 0
+        while True:
+            try:
+                async with self._session(neo4j.READ_ACCESS) as session:
+                    result = await session.run(timed, parameters)
+                    return [record async for record in result]
+            except neo4j_errors.ClientError as exc:
+                translated = _client_error(exc)
+                if translated is None:
+                    raise
+                raise translated from exc
+            except (neo4j_errors.SessionExpired, neo4j_errors.ServiceUnavailable) as exc:
+                lost += 1
+                if lost > _LOST_MEMBER_RETRIES:
+                    raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
+            except neo4j_errors.TransientError as exc:
+                pause = delay * random.uniform(0.8, 1.2)
+                if not exc.is_retryable() or loop.time() + pause > give_up:
+                    raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
+                await asyncio.sleep(pause)
+                delay = min(2 * delay, _MAX_RETRY_DELAY)
+            except _UNAVAILABLE as exc:
+                raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
 
     async def run_schema(self, statement: str, **parameters: Any) -> None:
         """Run one schema statement in an auto-commit transaction."""
         try:
-            async with self._session() as session:
+            async with self._session(neo4j.WRITE_ACCESS) as session:
                 result = await session.run(statement, parameters)
                 await result.consume()
         except _UNAVAILABLE as exc:
@@ -222,6 +280,16 @@ class Neo4jConnection:
 def _is_timeout(exc: neo4j_errors.Neo4jError) -> bool:
     code = exc.code or ""
     return "TransactionTimedOut" in code or "Timeout" in code
+
+
+def _client_error(exc: neo4j_errors.ClientError) -> Exception | None:
+    """What a statement's `ClientError` is raised as: a timeout as `StoreUnavailableError`,
+    a bookmark the server does not take as `InvalidInputError`; None: as it is."""
+    if _is_timeout(exc):
+        return StoreUnavailableError(f"Neo4j timed out: {exc.message}")
+    if exc.code in _BOOKMARK_ERRORS:
+        return InvalidInputError(f"the bookmark is not one of this database: {exc.message}")
+    return None
 
 
 class OwnedConnection:

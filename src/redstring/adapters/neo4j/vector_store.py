@@ -61,6 +61,14 @@ _log = logging.getLogger(__name__)
 # in-index filter matches almost nothing (docs/neo4j.md).
 DEFAULT_EXACT_BELOW = 2000
 
+# The HNSW graph's links per vector and candidate list while inserting, and how many
+# times `k` an indexed search asks the index for (keeping the best `k`): chosen by
+# recall@10 and @30 against exact cosine, and latency (docs/neo4j.md, "Recall of the
+# vector index").
+DEFAULT_HNSW_M = 16
+DEFAULT_HNSW_EF_CONSTRUCTION = 100
+DEFAULT_SEARCH_RATIO = 1
+
 
 def _first_fetch(k: int) -> int:
     """How many matches `search` asks for first: `k`, one more to see whether the `k`-th
@@ -78,10 +86,23 @@ class VectorIndexMismatchError(RedstringError, ValueError):
 
 
 def _index_problems(
-    label: str, labels: Sequence[str], properties: Sequence[str], config: dict[str, Any]
+    label: str,
+    labels: Sequence[str],
+    properties: Sequence[str],
+    config: dict[str, Any],
+    *,
+    hnsw_m: int,
+    hnsw_ef_construction: int,
 ) -> list[str]:
     """How an existing vector index differs from what `cypher.vector_schema` creates."""
     problems = []
+    for key, wanted in (
+        ("vector.hnsw.m", hnsw_m),
+        ("vector.hnsw.ef_construction", hnsw_ef_construction),
+    ):
+        found = config.get(key)
+        if found is not None and int(found) != wanted:
+            problems.append(f"{key} {found} instead of {wanted}")
     if list(labels) != [label]:
         problems.append(f"labels {list(labels)} instead of [{label!r}]")
     if (
@@ -128,11 +149,19 @@ class Neo4jVectorStore(OwnedConnection):
         label: str = "EntityVector",
         search_mode: VectorSearchMode = VectorSearchMode.INDEX,
         exact_below: int = DEFAULT_EXACT_BELOW,
+        hnsw_m: int = DEFAULT_HNSW_M,
+        hnsw_ef_construction: int = DEFAULT_HNSW_EF_CONSTRUCTION,
+        search_ratio: int = DEFAULT_SEARCH_RATIO,
         settings: Neo4jSettings = DEFAULT_SETTINGS,
         _owned: bool = False,
     ) -> None:
         if dimension <= 0:
             raise ValueError("dimension must be positive")
+        if hnsw_m < 1 or hnsw_ef_construction < 1 or search_ratio < 1:
+            raise ValueError("hnsw_m, hnsw_ef_construction and search_ratio must be positive")
+        self._hnsw_m = hnsw_m
+        self._hnsw_ef_construction = hnsw_ef_construction
+        self._search_ratio = search_ratio
         self._exact_below = exact_below
         self._dimension = dimension
         self._label = cypher.vector_label(label)
@@ -167,7 +196,12 @@ class Neo4jVectorStore(OwnedConnection):
 
     async def ensure_schema(self, *, wait_seconds: int = 300) -> None:
         """Create the constraint and indexes if missing, and wait until they are online."""
-        for statement in cypher.vector_schema(self._label, self._dimension):
+        for statement in cypher.vector_schema(
+            self._label,
+            self._dimension,
+            hnsw_m=self._hnsw_m,
+            hnsw_ef_construction=self._hnsw_ef_construction,
+        ):
             await self._db.run_schema(statement)
 
         name = cypher.vector_index_name(self._label)
@@ -180,7 +214,12 @@ class Neo4jVectorStore(OwnedConnection):
                     int(existing), self._dimension, f"the vector store for label {self._label}"
                 )
             problems = _index_problems(
-                self._label, found[0]["labels"], found[0]["properties"], config
+                self._label,
+                found[0]["labels"],
+                found[0]["properties"],
+                config,
+                hnsw_m=self._hnsw_m,
+                hnsw_ef_construction=self._hnsw_ef_construction,
             )
             if problems:
                 raise VectorIndexMismatchError(
@@ -264,7 +303,8 @@ class Neo4jVectorStore(OwnedConnection):
             statement = cypher.search_vectors(self._label, typed=types is not None)
             try:
                 records = await self._db.query(
-                    statement, {**params, "exact_below": self._exact_below}
+                    statement,
+                    {**params, "exact_below": self._exact_below, "index_k": k * self._search_ratio},
                 )
             except neo4j_errors.DatabaseError as exc:
                 _log.warning("vector index search failed (%s); answered by an exact scan", exc.code)
