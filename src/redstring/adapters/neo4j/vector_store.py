@@ -138,6 +138,12 @@ class Neo4jVectorStore(OwnedConnection):
     Construction does no I/O; `ensure_schema()` creates the index (and
     refuses an existing index of another dimension). `label` lets stores of
     different dimensions share one database.
+
+    `hnsw_m` and `hnsw_ef_construction` are the index's `vector.hnsw.m` and
+    `vector.hnsw.ef_construction` (`ensure_schema` refuses an existing index
+    built with others); an indexed search asks the index for `k *
+    search_ratio` matches and keeps the best `k`, which brings it nearer the
+    exact nearest `k` (docs/neo4j.md, "Recall of the vector index").
     """
 
     def __init__(
@@ -178,6 +184,9 @@ class Neo4jVectorStore(OwnedConnection):
         *,
         label: str = "EntityVector",
         search_mode: VectorSearchMode = VectorSearchMode.INDEX,
+        hnsw_m: int = DEFAULT_HNSW_M,
+        hnsw_ef_construction: int = DEFAULT_HNSW_EF_CONSTRUCTION,
+        search_ratio: int = DEFAULT_SEARCH_RATIO,
         settings: Neo4jSettings = DEFAULT_SETTINGS,
     ) -> Self:
         return cls(
@@ -186,6 +195,9 @@ class Neo4jVectorStore(OwnedConnection):
             database=database,
             label=label,
             search_mode=search_mode,
+            hnsw_m=hnsw_m,
+            hnsw_ef_construction=hnsw_ef_construction,
+            search_ratio=search_ratio,
             settings=settings,
             _owned=True,
         )
