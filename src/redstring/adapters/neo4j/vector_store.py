@@ -85,24 +85,28 @@ class VectorIndexMismatchError(RedstringError, ValueError):
     properties); searching it would give other scores, recall or filters."""
 
 
-def _index_problems(
-    label: str,
-    labels: Sequence[str],
-    properties: Sequence[str],
-    config: dict[str, Any],
-    *,
-    hnsw_m: int,
-    hnsw_ef_construction: int,
+def _hnsw_differences(
+    config: dict[str, Any], *, hnsw_m: int, hnsw_ef_construction: int
 ) -> list[str]:
-    """How an existing vector index differs from what `cypher.vector_schema` creates."""
-    problems = []
+    """How an existing vector index's HNSW graph settings differ from the store's. Such an
+    index answers the same searches with the same scores, only with another recall."""
+    differences = []
     for key, wanted in (
         ("vector.hnsw.m", hnsw_m),
         ("vector.hnsw.ef_construction", hnsw_ef_construction),
     ):
         found = config.get(key)
         if found is not None and int(found) != wanted:
-            problems.append(f"{key} {found} instead of {wanted}")
+            differences.append(f"{key} {found} instead of {wanted}")
+    return differences
+
+
+def _index_problems(
+    label: str, labels: Sequence[str], properties: Sequence[str], config: dict[str, Any]
+) -> list[str]:
+    """How an existing vector index differs from what `cypher.vector_schema` creates, in a
+    way that changes what searches answer."""
+    problems = []
     if list(labels) != [label]:
         problems.append(f"labels {list(labels)} instead of [{label!r}]")
     if (
@@ -226,17 +230,24 @@ class Neo4jVectorStore(OwnedConnection):
                     int(existing), self._dimension, f"the vector store for label {self._label}"
                 )
             problems = _index_problems(
-                self._label,
-                found[0]["labels"],
-                found[0]["properties"],
-                config,
-                hnsw_m=self._hnsw_m,
-                hnsw_ef_construction=self._hnsw_ef_construction,
+                self._label, found[0]["labels"], found[0]["properties"], config
             )
             if problems:
                 raise VectorIndexMismatchError(
                     f"vector index {name} exists with {'; '.join(problems)}. Drop it "
                     f"(DROP INDEX {name}) and run ensure_schema again to rebuild it"
+                )
+            differences = _hnsw_differences(
+                config, hnsw_m=self._hnsw_m, hnsw_ef_construction=self._hnsw_ef_construction
+            )
+            if differences:
+                _log.warning(
+                    "vector index %s was built with %s: it is searched as it is, with the "
+                    "recall of those settings; DROP INDEX %s and run ensure_schema again "
+                    "to rebuild it with these (docs/neo4j.md)",
+                    name,
+                    "; ".join(differences),
+                    name,
                 )
         await self._db.run_schema(cypher.AWAIT_INDEXES, seconds=wait_seconds)
 
