@@ -240,7 +240,8 @@ async def main() -> None:
                 driver, label, records, matrix, entities, queries, ratios, dimension
             )
             print(
-                f"\nindex m={m}, ef_construction={ef_construction}: {rate:,.0f} records/s written"
+                f"\nindex m={m}, ef_construction={ef_construction}, search expansion "
+                f"{expansion:g}: {rate:,.0f} records/s written"
             )
             print("| search | recall | named@k | median ms |\n|---|---|---|---|")
             for name, t in tallies.items():

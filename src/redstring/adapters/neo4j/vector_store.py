@@ -66,8 +66,8 @@ DEFAULT_EXACT_BELOW = 2000
 # recall@10 and @30 against exact cosine, and latency (docs/neo4j.md, "Recall of the
 # vector index").
 DEFAULT_HNSW_M = 16
-DEFAULT_HNSW_EF_CONSTRUCTION = 100
-DEFAULT_SEARCH_RATIO = 1
+DEFAULT_HNSW_EF_CONSTRUCTION = 200
+DEFAULT_SEARCH_RATIO = 3
 
 
 def _first_fetch(k: int) -> int:
