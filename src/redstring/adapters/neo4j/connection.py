@@ -40,6 +40,8 @@ class Neo4jSettings:
 
     connection_timeout: float = 5.0
     acquisition_timeout: float = 10.0
+    # How long a write transaction (the driver) or a read (`Neo4jConnection.query`)
+    # is tried again after transient errors.
     max_retry_time: float = 10.0
     transaction_timeout: float = 30.0
     batch_size: int = 1000
