@@ -152,6 +152,7 @@ async def main(
                 vector=bare_vectors[i],
                 tenant_id=str(tenant),
                 k=10,
+                index_k=10,
                 types=None,
             )
             return [record async for record in result]

@@ -47,7 +47,13 @@ async def test_read_statements_answer_in_one_record(driver: neo4j.AsyncDriver) -
     )
     ids = [str(e.id) for e in entities]
     query = [1.0] * COMPLIANCE_DIMENSION
-    search = {"vector": query, "tenant_id": str(tenant), "k": 3, "exact_below": 0}
+    search = {
+        "vector": query,
+        "tenant_id": str(tenant),
+        "k": 3,
+        "index_k": 3,
+        "exact_below": 0,
+    }
 
     assert await _records(driver, cypher.GET_ENTITIES, ids=ids, tenant_id=str(tenant)) == 1
     keys = ["w:acme", "p:acme", "w:apex"]

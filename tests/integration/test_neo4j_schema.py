@@ -126,3 +126,50 @@ async def test_index_of_other_options_is_refused(
         async with driver.session() as session:
             await (await session.run(f"DROP INDEX {index} IF EXISTS")).consume()
     await Neo4jVectorStore(driver, 8, label=label).ensure_schema()  # rebuilt as wanted
+
+
+async def test_the_index_is_built_with_the_stores_hnsw_settings(driver: neo4j.AsyncDriver) -> None:
+    label = f"HnswProbe{uuid.uuid4().hex[:8]}"
+    store = Neo4jVectorStore(driver, 8, label=label, hnsw_m=24, hnsw_ef_construction=150)
+    await store.ensure_schema()
+    try:
+        async with driver.session() as session:
+            result = await session.run(
+                cypher.VECTOR_INDEX_SHAPE, name=cypher.vector_index_name(label)
+            )
+            [shape] = [record async for record in result]
+        assert shape["config"]["vector.hnsw.m"] == 24
+        assert shape["config"]["vector.hnsw.ef_construction"] == 150
+        assert shape["config"]["vector.quantization.type"] == "NONE"
+    finally:
+        async with driver.session() as session:
+            index = cypher.vector_index_name(label)
+            await (await session.run(f"DROP INDEX {index} IF EXISTS")).consume()
+
+
+async def test_an_index_of_other_hnsw_settings_is_kept_with_a_warning(
+    driver: neo4j.AsyncDriver, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Scores and filters are the same, only recall differs: a rebuild is the operator's
+    choice, not a refusal to start."""
+    label = f"HnswProbe{uuid.uuid4().hex[:8]}"
+    index = cypher.vector_index_name(label)
+    await Neo4jVectorStore(
+        driver, 8, label=label, hnsw_m=8, hnsw_ef_construction=40
+    ).ensure_schema()
+    try:
+        with caplog.at_level("WARNING", logger="redstring.adapters.neo4j.vector_store"):
+            await Neo4jVectorStore(driver, 8, label=label).ensure_schema()
+        [warning] = [r.getMessage() for r in caplog.records if index in r.getMessage()]
+        assert "vector.hnsw.m 8 instead of" in warning
+        assert "vector.hnsw.ef_construction 40 instead of" in warning
+        assert f"DROP INDEX {index}" in warning
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="redstring.adapters.neo4j.vector_store"):
+            await Neo4jVectorStore(
+                driver, 8, label=label, hnsw_m=8, hnsw_ef_construction=40
+            ).ensure_schema()
+        assert not [r for r in caplog.records if index in r.getMessage()]
+    finally:
+        async with driver.session() as session:
+            await (await session.run(f"DROP INDEX {index} IF EXISTS")).consume()

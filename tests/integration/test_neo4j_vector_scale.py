@@ -120,7 +120,7 @@ async def test_an_indexed_search_reads_no_more_than_the_count(driver: neo4j.Asyn
         async with driver.session() as session:
             result = await session.run(
                 statement.replace("CYPHER 25", "CYPHER 25 PROFILE", 1),
-                {**params, "exact_below": 100},
+                {**params, "exact_below": 100, "index_k": 5},
             )
             [record] = [r async for r in result]
             assert len(record["matches"]) == 5

@@ -17,7 +17,7 @@ from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.types import ExecutionResult
 
-from redstring.api import request_body
+from redstring.api import bookmarks, request_body
 from redstring.api.authentication import NO_AUTHENTICATION, Authenticator
 from redstring.api.authorization import Caller, Role
 from redstring.api.context import RequestContext
@@ -25,6 +25,7 @@ from redstring.api.errors import ErrorCode, RequestRefusedError, public_error
 from redstring.api.limits import Limits
 from redstring.api.refusals import internal_error, refusal_response, view_refusal
 from redstring.composition.client import Redstring
+from redstring.ports.consistency import consistent_after, written_positions
 
 __all__ = ["GraphQLEndpoint", "refusal_response"]
 
@@ -67,12 +68,21 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         await response(scope, receive, send)
 
     async def _answer(self, request: Request) -> Response:
-        """The response to `request`: Strawberry's, or a refusal for whatever it raised."""
+        """The response to `request`: Strawberry's, or a refusal for whatever it raised.
+
+        Its reads see at least the state of the bookmark the request sent, and
+        when it wrote, the response carries the bookmark of its writes
+        (`redstring.api.bookmarks`)."""
         deadline = asyncio.timeout(self._limits.request_timeout)
         try:
             request_body.refuse_declared_length(request.headers, self._limits.max_body_bytes)
-            async with deadline:
-                return await self.run(request)
+            after = bookmarks.from_header(request.headers.get(bookmarks.HEADER))
+            with consistent_after(after) as unit:
+                async with deadline:
+                    response = await self.run(request)
+            if unit.written:
+                response.headers[bookmarks.HEADER] = bookmarks.encode(unit.written)
+            return response
         except RequestRefusedError as refused:
             return refusal_response(refused)
         except HTTPException as exc:  # Strawberry's own transport refusals
@@ -121,7 +131,14 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
             result.errors = [
                 e if "code" in (e.extensions or {}) else public_error(e) for e in result.errors
             ]
-        return await super().process_result(request, result)
+        body = await super().process_result(request, result)
+        written = written_positions()
+        if written:
+            body["extensions"] = {
+                **(body.get("extensions") or {}),
+                "bookmark": bookmarks.encode(written),
+            }
+        return body
 
     async def render_graphql_ide(self, request: Request) -> Response:
         return HTMLResponse(self._graphiql)

@@ -3,7 +3,8 @@
 | code                        | when                                                        |
 |-----------------------------|-------------------------------------------------------------|
 | `BAD_REQUEST`               | the HTTP request is not a GraphQL request: malformed or too |
-|                             | deeply nested JSON, not an object, no `query` (HTTP 400)    |
+|                             | deeply nested JSON, not an object, no `query`, a malformed  |
+|                             | `Redstring-Bookmark` header (HTTP 400)                      |
 | `UNAUTHENTICATED`           | credentials missing or not accepted (HTTP 401)              |
 | `NOT_FOUND`                 | no such path, or GraphiQL switched off (HTTP 404)           |
 | `METHOD_NOT_ALLOWED`        | a method the path does not serve, a mutation over GET       |

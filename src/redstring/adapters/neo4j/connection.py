@@ -3,11 +3,20 @@
 A Neo4j that stops answering must fail fast with `StoreUnavailableError`
 rather than hang a request: connection, acquisition and retry times are
 bounded, and every transaction carries a timeout.
+
+Reads run in sessions of READ access mode, so that a `neo4j://` (routing)
+driver sends them to the cluster's followers and read replicas, and writes in
+WRITE sessions, which it sends to the leader. Every session of one driver
+shares the driver's bookmark manager, so a read sees every write made earlier
+through the same driver (in the same process); a read also waits for the
+positions of `redstring.ports.consistency.required_positions()` (writes made
+through another process), and each write reports its bookmarks there.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -19,7 +28,8 @@ import neo4j
 from neo4j import exceptions as neo4j_errors
 
 from redstring.adapters.neo4j.records import Rows, batches_of
-from redstring.domain.errors import StoreUnavailableError
+from redstring.domain.errors import InvalidInputError, StoreUnavailableError
+from redstring.ports.consistency import record_written, required_positions
 
 T = TypeVar("T")
 
@@ -30,6 +40,8 @@ class Neo4jSettings:
 
     connection_timeout: float = 5.0
     acquisition_timeout: float = 10.0
+    # How long a write transaction (the driver) or a read (`Neo4jConnection.query`)
+    # is tried again after transient errors.
     max_retry_time: float = 10.0
     transaction_timeout: float = 30.0
     batch_size: int = 1000
@@ -87,16 +99,34 @@ _UNAVAILABLE = (
 )
 
 
+# A read that fails on a transient server error (a cluster electing a leader, a
+# follower not yet at the asked bookmark, a lock) is tried again after this delay,
+# doubled each time up to `_MAX_RETRY_DELAY`, within `Neo4jSettings.max_retry_time`.
+_FIRST_RETRY_DELAY = 0.05
+_MAX_RETRY_DELAY = 1.0
+# A member lost mid-read (`SessionExpired`, `ServiceUnavailable`) is tried again
+# this many times at once: a routing driver has dropped it from its table by then,
+# and a single server that refuses connections still fails within milliseconds.
+_LOST_MEMBER_RETRIES = 1
+
+_BOOKMARK_ERRORS = (
+    "Neo.ClientError.Transaction.InvalidBookmark",
+    "Neo.ClientError.Transaction.InvalidBookmarkMixture",
+)
+
+
 @contextmanager
 def translated_errors() -> Iterator[None]:
     """The driver's errors as redstring's: a server that does not answer, or a statement
-    that timed out, raises `StoreUnavailableError`; any other error propagates as it is."""
+    that timed out, raises `StoreUnavailableError`; a bookmark the server does not take,
+    `InvalidInputError`; any other error propagates as it is."""
     try:
         yield
     except neo4j_errors.ClientError as exc:
-        if _is_timeout(exc):
-            raise StoreUnavailableError(f"Neo4j timed out: {exc.message}") from exc
-        raise
+        translated = _client_error(exc)
+        if translated is None:
+            raise
+        raise translated from exc
     except _UNAVAILABLE as exc:
         raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
 
@@ -143,8 +173,16 @@ class Neo4jConnection:
         return self._packs_vectors
 
     @asynccontextmanager
-    async def _session(self) -> AsyncIterator[neo4j.AsyncSession]:
-        async with self.driver.session(database=self.database) as session:
+    async def _session(self, access_mode: str) -> AsyncIterator[neo4j.AsyncSession]:
+        """A session of `access_mode` on the driver's bookmark manager (shared by every
+        session of the driver), after the unit of work's required positions."""
+        required = required_positions()
+        async with self.driver.session(
+            database=self.database,
+            default_access_mode=access_mode,
+            bookmark_manager=self.driver.execute_query_bookmark_manager,
+            bookmarks=neo4j.Bookmarks.from_raw_values(required) if required else None,
+        ) as session:
             yield session
 
     async def write(self, work: Callable[[neo4j.AsyncManagedTransaction], Awaitable[T]]) -> T:
@@ -153,8 +191,10 @@ class Neo4jConnection:
         timed = neo4j.unit_of_work(timeout=self.settings.transaction_timeout)(work)
         deadline = self.settings.transaction_timeout + self.settings.max_retry_time
         with translated_errors():
-            async with self._session() as session:
-                return await asyncio.wait_for(session.execute_write(timed), timeout=deadline)
+            async with self._session(neo4j.WRITE_ACCESS) as session:
+                done = await asyncio.wait_for(session.execute_write(timed), timeout=deadline)
+                record_written((await session.last_bookmarks()).raw_values)
+                return done
 
     async def write_each(
         self,
@@ -201,18 +241,42 @@ class Neo4jConnection:
         await self.write_each(map(work, batches), concurrency=self.settings.write_concurrency)
 
     async def query(self, statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]:
-        """Run one read statement in an auto-commit transaction: a single round trip
-        (RUN and PULL pipelined), where a managed transaction adds BEGIN and COMMIT."""
+        """Run one read statement in an auto-commit transaction of a READ session: a
+        single round trip (RUN and PULL pipelined), where a managed transaction
+        (`execute_read`) adds BEGIN and COMMIT, two more on a driver of this version.
+
+        Tried again as a managed transaction would be: after a transient server
+        error, with growing delays while `settings.max_retry_time` lasts (a
+        request's deadline cancels it sooner), and once at once after losing the
+        member it read from (`_LOST_MEMBER_RETRIES`)."""
         timed = neo4j.Query(statement, timeout=self.settings.transaction_timeout)
-        with translated_errors():
-            async with self._session() as session:
-                result = await session.run(timed, parameters)
-                return [record async for record in result]
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self.settings.max_retry_time
+        delay, lost = _FIRST_RETRY_DELAY, 0
+        while True:
+            try:
+                with translated_errors():
+                    async with self._session(neo4j.READ_ACCESS) as session:
+                        result = await session.run(timed, parameters)
+                        return [record async for record in result]
+            except StoreUnavailableError as exc:
+                cause = exc.__cause__
+                if isinstance(cause, neo4j_errors.SessionExpired | neo4j_errors.ServiceUnavailable):
+                    lost += 1
+                    if lost <= _LOST_MEMBER_RETRIES:
+                        continue
+                elif isinstance(cause, neo4j_errors.TransientError) and cause.is_retryable():
+                    pause = delay * random.uniform(0.8, 1.2)
+                    if loop.time() + pause <= give_up:
+                        await asyncio.sleep(pause)
+                        delay = min(2 * delay, _MAX_RETRY_DELAY)
+                        continue
+                raise
 
     async def run_schema(self, statement: str, **parameters: Any) -> None:
         """Run one schema statement in an auto-commit transaction."""
         with translated_errors():
-            async with self._session() as session:
+            async with self._session(neo4j.WRITE_ACCESS) as session:
                 result = await session.run(statement, parameters)
                 await result.consume()
 
@@ -220,6 +284,16 @@ class Neo4jConnection:
 def _is_timeout(exc: neo4j_errors.Neo4jError) -> bool:
     code = exc.code or ""
     return "TransactionTimedOut" in code or "Timeout" in code
+
+
+def _client_error(exc: neo4j_errors.ClientError) -> Exception | None:
+    """What a statement's `ClientError` is raised as: a timeout as `StoreUnavailableError`,
+    a bookmark the server does not take as `InvalidInputError`; None: as it is."""
+    if _is_timeout(exc):
+        return StoreUnavailableError(f"Neo4j timed out: {exc.message}")
+    if exc.code in _BOOKMARK_ERRORS:
+        return InvalidInputError(f"the bookmark is not one of this database: {exc.message}")
+    return None
 
 
 class OwnedConnection:

@@ -192,8 +192,11 @@ def vector_index_name(label: str) -> str:
     return f"redstring_{vector_label(label).lower()}_embedding"
 
 
-def vector_schema(label: str, dimension: int) -> tuple[str, ...]:
-    """Identity constraint and the cosine vector index with filter properties.
+def vector_schema(
+    label: str, dimension: int, *, hnsw_m: int, hnsw_ef_construction: int
+) -> tuple[str, ...]:
+    """Identity constraint and the cosine vector index with filter properties and the
+    HNSW graph's `vector.hnsw.m` and `vector.hnsw.ef_construction`.
 
     No index on `tenant_id` alone: the identity constraint's index on
     `(tenant_id, entity_id)` serves tenant-scoped reads that also ask for
@@ -206,7 +209,9 @@ def vector_schema(label: str, dimension: int) -> tuple[str, ...]:
         f"CYPHER 25 CREATE VECTOR INDEX {index} IF NOT EXISTS FOR (v:{lab}) ON v.embedding "
         f"WITH [v.tenant_id, v.entity_type] "
         f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dimension)}, "
-        f"`vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}}}",
+        f"`vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false, "
+        f"`vector.hnsw.m`: {int(hnsw_m)}, "
+        f"`vector.hnsw.ef_construction`: {int(hnsw_ef_construction)}}}}}",
     )
 
 
@@ -248,14 +253,18 @@ DELETE v
 
 
 def _index_body(label: str, typed: bool) -> str:
+    """The index's nearest `$index_k` under the filters, of which the best `$k` are kept:
+    the index walks its graph wider the more it is asked for (`$index_k` is `$k` times
+    the store's `search_ratio`), so the best `$k` of more are nearer the exact ones."""
     type_filter = " AND v.entity_type IN $types" if typed else ""
     return f"""MATCH (v:{vector_label(label)})
       SEARCH v IN (
         VECTOR INDEX {vector_index_name(label)}
         FOR $vector
         WHERE v.tenant_id = $tenant_id{type_filter}
-        LIMIT $k
+        LIMIT $index_k
       ) SCORE AS score
+    WITH v, score ORDER BY score DESC, v.entity_id ASC LIMIT $k
     RETURN v.entity_id AS entity_id, score"""
 
 

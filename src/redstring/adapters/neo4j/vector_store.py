@@ -61,6 +61,14 @@ _log = logging.getLogger(__name__)
 # in-index filter matches almost nothing (docs/neo4j.md).
 DEFAULT_EXACT_BELOW = 2000
 
+# The HNSW graph's links per vector and candidate list while inserting, and how many
+# times `k` an indexed search asks the index for (keeping the best `k`): chosen by
+# recall@10 and @30 against exact cosine, and latency (docs/neo4j.md, "Recall of the
+# vector index").
+DEFAULT_HNSW_M = 16
+DEFAULT_HNSW_EF_CONSTRUCTION = 200
+DEFAULT_SEARCH_RATIO = 3
+
 
 def _first_fetch(k: int) -> int:
     """How many matches `search` asks for first: `k`, one more to see whether the `k`-th
@@ -77,10 +85,27 @@ class VectorIndexMismatchError(RedstringError, ValueError):
     properties); searching it would give other scores, recall or filters."""
 
 
+def _hnsw_differences(
+    config: dict[str, Any], *, hnsw_m: int, hnsw_ef_construction: int
+) -> list[str]:
+    """How an existing vector index's HNSW graph settings differ from the store's. Such an
+    index answers the same searches with the same scores, only with another recall."""
+    differences = []
+    for key, wanted in (
+        ("vector.hnsw.m", hnsw_m),
+        ("vector.hnsw.ef_construction", hnsw_ef_construction),
+    ):
+        found = config.get(key)
+        if found is not None and int(found) != wanted:
+            differences.append(f"{key} {found} instead of {wanted}")
+    return differences
+
+
 def _index_problems(
     label: str, labels: Sequence[str], properties: Sequence[str], config: dict[str, Any]
 ) -> list[str]:
-    """How an existing vector index differs from what `cypher.vector_schema` creates."""
+    """How an existing vector index differs from what `cypher.vector_schema` creates, in a
+    way that changes what searches answer."""
     problems = []
     if list(labels) != [label]:
         problems.append(f"labels {list(labels)} instead of [{label!r}]")
@@ -117,6 +142,12 @@ class Neo4jVectorStore(OwnedConnection):
     Construction does no I/O; `ensure_schema()` creates the index (and
     refuses an existing index of another dimension). `label` lets stores of
     different dimensions share one database.
+
+    `hnsw_m` and `hnsw_ef_construction` are the index's `vector.hnsw.m` and
+    `vector.hnsw.ef_construction` (`ensure_schema` refuses an existing index
+    built with others); an indexed search asks the index for `k *
+    search_ratio` matches and keeps the best `k`, which brings it nearer the
+    exact nearest `k` (docs/neo4j.md, "Recall of the vector index").
     """
 
     def __init__(
@@ -128,11 +159,19 @@ class Neo4jVectorStore(OwnedConnection):
         label: str = "EntityVector",
         search_mode: VectorSearchMode = VectorSearchMode.INDEX,
         exact_below: int = DEFAULT_EXACT_BELOW,
+        hnsw_m: int = DEFAULT_HNSW_M,
+        hnsw_ef_construction: int = DEFAULT_HNSW_EF_CONSTRUCTION,
+        search_ratio: int = DEFAULT_SEARCH_RATIO,
         settings: Neo4jSettings = DEFAULT_SETTINGS,
         _owned: bool = False,
     ) -> None:
         if dimension <= 0:
             raise ValueError("dimension must be positive")
+        if hnsw_m < 1 or hnsw_ef_construction < 1 or search_ratio < 1:
+            raise ValueError("hnsw_m, hnsw_ef_construction and search_ratio must be positive")
+        self._hnsw_m = hnsw_m
+        self._hnsw_ef_construction = hnsw_ef_construction
+        self._search_ratio = search_ratio
         self._exact_below = exact_below
         self._dimension = dimension
         self._label = cypher.vector_label(label)
@@ -149,6 +188,9 @@ class Neo4jVectorStore(OwnedConnection):
         *,
         label: str = "EntityVector",
         search_mode: VectorSearchMode = VectorSearchMode.INDEX,
+        hnsw_m: int = DEFAULT_HNSW_M,
+        hnsw_ef_construction: int = DEFAULT_HNSW_EF_CONSTRUCTION,
+        search_ratio: int = DEFAULT_SEARCH_RATIO,
         settings: Neo4jSettings = DEFAULT_SETTINGS,
     ) -> Self:
         return cls(
@@ -157,6 +199,9 @@ class Neo4jVectorStore(OwnedConnection):
             database=database,
             label=label,
             search_mode=search_mode,
+            hnsw_m=hnsw_m,
+            hnsw_ef_construction=hnsw_ef_construction,
+            search_ratio=search_ratio,
             settings=settings,
             _owned=True,
         )
@@ -167,7 +212,12 @@ class Neo4jVectorStore(OwnedConnection):
 
     async def ensure_schema(self, *, wait_seconds: int = 300) -> None:
         """Create the constraint and indexes if missing, and wait until they are online."""
-        for statement in cypher.vector_schema(self._label, self._dimension):
+        for statement in cypher.vector_schema(
+            self._label,
+            self._dimension,
+            hnsw_m=self._hnsw_m,
+            hnsw_ef_construction=self._hnsw_ef_construction,
+        ):
             await self._db.run_schema(statement)
 
         name = cypher.vector_index_name(self._label)
@@ -186,6 +236,18 @@ class Neo4jVectorStore(OwnedConnection):
                 raise VectorIndexMismatchError(
                     f"vector index {name} exists with {'; '.join(problems)}. Drop it "
                     f"(DROP INDEX {name}) and run ensure_schema again to rebuild it"
+                )
+            differences = _hnsw_differences(
+                config, hnsw_m=self._hnsw_m, hnsw_ef_construction=self._hnsw_ef_construction
+            )
+            if differences:
+                _log.warning(
+                    "vector index %s was built with %s: it is searched as it is, with the "
+                    "recall of those settings; DROP INDEX %s and run ensure_schema again "
+                    "to rebuild it with these (docs/neo4j.md)",
+                    name,
+                    "; ".join(differences),
+                    name,
                 )
         await self._db.run_schema(cypher.AWAIT_INDEXES, seconds=wait_seconds)
 
@@ -264,7 +326,8 @@ class Neo4jVectorStore(OwnedConnection):
             statement = cypher.search_vectors(self._label, typed=types is not None)
             try:
                 records = await self._db.query(
-                    statement, {**params, "exact_below": self._exact_below}
+                    statement,
+                    {**params, "exact_below": self._exact_below, "index_k": k * self._search_ratio},
                 )
             except neo4j_errors.DatabaseError as exc:
                 _log.warning("vector index search failed (%s); answered by an exact scan", exc.code)
