@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import statistics
 import tempfile
@@ -132,12 +133,13 @@ async def run_set(
     providers: list[str],
     side: Neo4jSide,
     results: Results,
+    cache_dir: str,
 ) -> None:
     await side.load_set(data, tenant)
     for name in providers:
-        provider = make_provider(name)
         started = time.perf_counter()
-        embedded = await embed(name, provider, data)
+        cache = Path(cache_dir) if cache_dir and name == "minilm" else None
+        embedded = await embed(name, functools.partial(make_provider, name), data, cache)
         seconds = time.perf_counter() - started
         print(
             f"{data.name} / {provider_label(name)}: {len(data.entities):,} entities and "
@@ -146,7 +148,9 @@ async def run_set(
         )
         systems = await side.systems(data, embedded, tenant)
         systems += await memory_systems(data, embedded, tenant)
-        results[data.name][provider_label(name)] = await run_queries(data, embedded.queries, systems)
+        results[data.name][provider_label(name)] = await run_queries(
+            data, embedded.queries, systems
+        )
 
 
 async def run_queries(
@@ -326,17 +330,20 @@ async def main(args: argparse.Namespace) -> None:
             count = args.queries // 3 if set_name == "typeahead" else args.queries
             data = BUILDERS[set_name](tenant, args.size, count, args.seed)
             sizes[set_name] = (len(data.entities), len(data.queries))
-            await run_set(data, tenant, providers, side, results)
+            await run_set(data, tenant, providers, side, results, args.vector_cache)
     finally:
         await side.clean_up()
         await driver.close()
         sync_driver.close()
     keystrokes = await measure_keystrokes(args.keystroke_size, args.keystroke_words, args.seed)
     lines = report(args, results, sizes, target_providers, keystrokes, time.monotonic() - started)
-    text = "\n".join(lines)
+    publish("\n".join(lines), args.markdown)
+
+
+def publish(text: str, markdown: str | None) -> None:
     print(text)
-    if args.markdown:
-        Path(args.markdown).write_text(text + "\n", encoding="utf-8")
+    if markdown:
+        Path(markdown).write_text(text + "\n", encoding="utf-8")
 
 
 def report(
@@ -352,8 +359,7 @@ def report(
     lines = [
         f"machine: {machine()}; Neo4j at {os.environ['NEO4J_URI']}; "
         f"run took {seconds / 60:.1f} min",
-        "sets: "
-        + "; ".join(f"{n} {e:,} entities, {q:,} queries" for n, (e, q) in sizes.items()),
+        "sets: " + "; ".join(f"{n} {e:,} entities, {q:,} queries" for n, (e, q) in sizes.items()),
         f"targets judged with: {', '.join(target_providers)}",
         "",
         "### Headline: MRR of the best 10, over Neo4j",
@@ -375,7 +381,9 @@ def report(
         for provider, systems in by_provider.items():
             lines += detail(set_name, provider, systems)
     lines.append("plots: " + ", ".join(str(p) for p in plots))
-    medians = [statistics.median(o.ms) for p in results.values() for s in p.values() for o in s.values()]
+    medians = [
+        statistics.median(o.ms) for p in results.values() for s in p.values() for o in s.values()
+    ]
     lines.append(f"per-query latency medians: {min(medians):.1f} to {max(medians):.1f} ms")
     return lines
 
@@ -389,8 +397,15 @@ if __name__ == "__main__":
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keystroke-size", type=int, default=100_000)
     parser.add_argument("--keystroke-words", type=int, default=60)
-    parser.add_argument("--plots", default="docs/quality", help="folder of the PNGs ('' a temp one)")
+    parser.add_argument(
+        "--plots", default="docs/quality", help="folder of the PNGs ('' a temp one)"
+    )
     parser.add_argument("--markdown", help="also write the tables to this file")
+    parser.add_argument(
+        "--vector-cache",
+        default=".cache/quality",
+        help="folder keeping MiniLM's vectors between runs, by digest of the texts ('' none)",
+    )
     arguments = parse_args(
         parser,
         size=120,

@@ -55,28 +55,39 @@ async def wait_ready(
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise SystemExit(f"the server exited ({process.returncode}):\n{log.read_text()[-3000:]}")
+            raise SystemExit(f"the server exited ({process.returncode}):\n{tail(log)}")
         try:
             if (await client.get("/readyz")).status_code == 200:
                 return
         except httpx.TransportError:
             pass
         await asyncio.sleep(0.2)
-    raise SystemExit(f"the server was not ready in time:\n{log.read_text()[-3000:]}")
+    raise SystemExit(f"the server was not ready in time:\n{tail(log)}")
+
+
+def tail(log: Path) -> str:
+    return log.read_text(errors="replace")[-3000:]
+
+
+def launch(port: int, log: Path) -> subprocess.Popen[bytes]:
+    """`redstring serve` on 127.0.0.1:`port`, its output into `log`."""
+    command = [sys.executable, "-m", "redstring.api", "serve"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            command, env=server_environment(), stdout=out, stderr=subprocess.STDOUT
+        )
 
 
 async def measure(size: int, words: int, seed: int) -> KeystrokeResult:
     port = free_port()
-    command = [sys.executable, "-m", "redstring.api", "serve"]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
     with tempfile.TemporaryDirectory(prefix="redstring-quality-") as folder:
         log = Path(folder) / "server.log"
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                command, env=server_environment(), stdout=out, stderr=subprocess.STDOUT
-            )
+        process = launch(port, log)
         try:
-            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+            async with httpx.AsyncClient(
+                base_url=f"http://127.0.0.1:{port}", timeout=120
+            ) as client:
                 await wait_ready(client, process, log)
                 return await over(client, size, words, seed)
         finally:

@@ -54,7 +54,9 @@ def fold(text: str) -> str:
 
 def strip_accents(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text)
-    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+    return unicodedata.normalize(
+        "NFC", "".join(c for c in decomposed if not unicodedata.combining(c))
+    )
 
 
 def one_edit(word: str, rng: random.Random) -> str:
@@ -137,7 +139,9 @@ def febrl(tenant: TenantId, size: int, count: int, seed: int) -> QualitySet:
         parts = [getattr(row, "given_name", None), getattr(row, "surname", None)]
         return " ".join(str(p).strip() for p in parts if isinstance(p, str) and p.strip())
 
-    names = {rec: name_of(row) for rec, row in zip(originals.index, originals.itertuples())}
+    names = {
+        rec: name_of(row) for rec, row in zip(originals.index, originals.itertuples(), strict=True)
+    }
     counts = Counter(fold(n) for n in names.values() if n)
     unique = {rec: n for rec, n in names.items() if n and counts[fold(n)] == 1}
     rng = random.Random(seed)
@@ -150,7 +154,9 @@ def febrl(tenant: TenantId, size: int, count: int, seed: int) -> QualitySet:
     entities = [entity(tenant, rec, unique[rec], "person") for rec in sorted(kept)]
     by_rec = {rec: e for rec, e in zip(sorted(kept), entities, strict=True)}
     taken = {fold(e.name) for e in entities}
-    dup_rows = {rec: row for rec, row in zip(duplicates.index, duplicates.itertuples())}
+    dup_rows = {
+        rec: row for rec, row in zip(duplicates.index, duplicates.itertuples(), strict=True)
+    }
     queries = []
     for original, duplicate in chosen:
         text = name_of(dup_rows[duplicate])
@@ -249,22 +255,123 @@ def geonames(tenant: TenantId, size: int, count: int, seed: int) -> QualitySet:
 
 # --- Organisations written here ----------------------------------------------------------
 
-CORES = (
-    "Alder Birchwood Cobalt Harbor Meridian Summit Lumen Quarry Redwood Silverline Tidewater "
-    "Vantage Ironbridge Kestrel Larkspur Marlowe Northgate Oakhurst Pinecrest Riverton "
-    "Saltmarsh Thornbury Umberfield Westbrook Yellowpine Ashgrove Brightwater Cedarline "
-    "Driftwood Emberly Foxglove Granite Hollowell Juniper Kingsmere Lockwood Moorfield "
-    "Nettlebed Orchard Primrose Quillon Rosethorn Stonegate Trevalyn Wrenfield Zephyr "
-    "Bélanger Müller Søndergaard Ibáñez Gonçalves Désiré Łukasik Østergård Lefèvre Žižek "
-    "Brontë Fjällräven Mañara Cortéz Dvořák Grünwald Nöel Perón Sáenz Várady Ekström"
-).split()
-SECTORS = (
-    "Logistics Engineering Foods Software Pharmaceuticals Instruments Textiles Capital Energy "
-    "Analytics Construction Shipping Insurance Media Robotics Materials Consulting Systems "
-    "Brewing Chemicals Aviation Dairy Furniture Optics Packaging Semiconductors Telecom "
-    "Biotech Mining Hospitality Publishing Ceramics Metals Agritech Security"
-).split()
-QUALIFIERS = "Global National Pacific Atlantic Northern Southern United Advanced Precision".split()
+CORES = [
+    "Alder",
+    "Birchwood",
+    "Cobalt",
+    "Harbor",
+    "Meridian",
+    "Summit",
+    "Lumen",
+    "Quarry",
+    "Redwood",
+    "Silverline",
+    "Tidewater",
+    "Vantage",
+    "Ironbridge",
+    "Kestrel",
+    "Larkspur",
+    "Marlowe",
+    "Northgate",
+    "Oakhurst",
+    "Pinecrest",
+    "Riverton",
+    "Saltmarsh",
+    "Thornbury",
+    "Umberfield",
+    "Westbrook",
+    "Yellowpine",
+    "Ashgrove",
+    "Brightwater",
+    "Cedarline",
+    "Driftwood",
+    "Emberly",
+    "Foxglove",
+    "Granite",
+    "Hollowell",
+    "Juniper",
+    "Kingsmere",
+    "Lockwood",
+    "Moorfield",
+    "Nettlebed",
+    "Orchard",
+    "Primrose",
+    "Quillon",
+    "Rosethorn",
+    "Stonegate",
+    "Trevalyn",
+    "Wrenfield",
+    "Zephyr",
+    "Bélanger",
+    "Müller",
+    "Søndergaard",
+    "Ibáñez",
+    "Gonçalves",
+    "Désiré",
+    "Łukasik",
+    "Østergård",
+    "Lefèvre",
+    "Žižek",
+    "Brontë",
+    "Fjällräven",
+    "Mañara",
+    "Cortéz",
+    "Dvořák",
+    "Grünwald",
+    "Nöel",
+    "Perón",
+    "Sáenz",
+    "Várady",
+    "Ekström",
+]
+SECTORS = [
+    "Logistics",
+    "Engineering",
+    "Foods",
+    "Software",
+    "Pharmaceuticals",
+    "Instruments",
+    "Textiles",
+    "Capital",
+    "Energy",
+    "Analytics",
+    "Construction",
+    "Shipping",
+    "Insurance",
+    "Media",
+    "Robotics",
+    "Materials",
+    "Consulting",
+    "Systems",
+    "Brewing",
+    "Chemicals",
+    "Aviation",
+    "Dairy",
+    "Furniture",
+    "Optics",
+    "Packaging",
+    "Semiconductors",
+    "Telecom",
+    "Biotech",
+    "Mining",
+    "Hospitality",
+    "Publishing",
+    "Ceramics",
+    "Metals",
+    "Agritech",
+    "Security",
+]
+QUALIFIERS = [
+    "Global",
+    "National",
+    "Pacific",
+    "Atlantic",
+    "Northern",
+    "Southern",
+    "United",
+    "Advanced",
+    "Precision",
+]
 LEGAL = {
     "Inc": ("Inc.", "Incorporated"),
     "Ltd": ("Limited", "Ltd."),
@@ -377,8 +484,40 @@ def organisations(tenant: TenantId, size: int, count: int, seed: int) -> Quality
 
 # --- Names for search-as-you-type --------------------------------------------------------
 
-ONSETS = "b c d f g h j k l m n p r s t v w z br cr dr fr gr kl pl pr st tr sh ch th".split()
-VOWELS = "a e i o u a e i o ai ou".split()
+ONSETS = [
+    "b",
+    "c",
+    "d",
+    "f",
+    "g",
+    "h",
+    "j",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "r",
+    "s",
+    "t",
+    "v",
+    "w",
+    "z",
+    "br",
+    "cr",
+    "dr",
+    "fr",
+    "gr",
+    "kl",
+    "pl",
+    "pr",
+    "st",
+    "tr",
+    "sh",
+    "ch",
+    "th",
+]
+VOWELS = ["a", "e", "i", "o", "u", "a", "e", "i", "o", "ai", "ou"]
 CODAS = ["", "", "", "n", "r", "s", "l", "m", "nd", "st", "rk"]
 
 
@@ -393,7 +532,9 @@ def made_up_names(size: int, seed: int) -> list[str]:
     rng = random.Random(seed)
     names: dict[str, str] = {}
     while len(names) < size:
-        words = [made_up_word(rng, rng.randint(2, 4)).capitalize() for _ in range(rng.randint(2, 3))]
+        words = [
+            made_up_word(rng, rng.randint(2, 4)).capitalize() for _ in range(rng.randint(2, 3))
+        ]
         name = " ".join(words)
         names.setdefault(fold(name), name)
     return list(names.values())

@@ -16,13 +16,16 @@ holds retrieval alone, never the embedding of the query.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import neo4j
+import numpy as np
 
 from bench.quality_sets import QualitySet, Query
 from redstring import (
@@ -79,17 +82,38 @@ class Embedded:
     queries: dict[str, list[float]]
 
 
-async def embed(provider_name: str, provider: EmbeddingProvider, data: QualitySet) -> Embedded:
-    documents = await provider.embed_documents([e.embedding_text() for e in data.entities])
+async def embed(
+    provider_name: str,
+    make_provider: Callable[[], EmbeddingProvider],
+    data: QualitySet,
+    cache: Path | None = None,
+) -> Embedded:
+    """The set's vectors; with `cache`, read from (or written to) a file there named by
+    a digest of the provider's name and every text (for a fixed model only: a provider
+    whose code changes must not be cached)."""
+    documents_text = [e.embedding_text() for e in data.entities]
     texts = list(dict.fromkeys(q.text for q in data.queries))
-    queries = await provider.embed_query(texts)
+    digest = hashlib.sha256("\x00".join([provider_name, *documents_text, "\x01", *texts]).encode())
+    path = None if cache is None else cache / f"{provider_name}-{digest.hexdigest()[:24]}.npz"
+    if path is not None and path.exists():
+        stored = np.load(path)
+        documents, queries = stored["documents"].tolist(), stored["queries"].tolist()
+        dimension = int(stored["documents"].shape[1])
+    else:
+        provider = make_provider()
+        documents = await provider.embed_documents(documents_text)
+        queries = await provider.embed_query(texts)
+        dimension = provider.dimension
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            np.savez(path, documents=np.asarray(documents), queries=np.asarray(queries))
     records = [
         VectorRecord(
             entity_id=e.id, tenant_id=e.tenant_id, vector=tuple(v), entity_type=e.entity_type
         )
         for e, v in zip(data.entities, documents, strict=True)
     ]
-    return Embedded(provider_name, provider.dimension, records, dict(zip(texts, queries, strict=True)))
+    return Embedded(provider_name, dimension, records, dict(zip(texts, queries, strict=True)))
 
 
 def redstring_systems(backend: str, services: Services, tenant: TenantId) -> list[System]:
@@ -152,9 +176,7 @@ class Neo4jSide:
                 f"CREATE FULLTEXT INDEX `{fulltext}` IF NOT EXISTS FOR (n:`{label}`) ON EACH [n.name]"
             )
 
-    async def systems(
-        self, data: QualitySet, embedded: Embedded, tenant: TenantId
-    ) -> list[System]:
+    async def systems(self, data: QualitySet, embedded: Embedded, tenant: TenantId) -> list[System]:
         """redstring's and graphrag's systems over this set's vectors under one provider."""
         from neo4j_graphrag.retrievers import HybridRetriever, VectorRetriever
         from neo4j_graphrag.types import RetrieverResultItem
@@ -239,8 +261,6 @@ class Neo4jSide:
                 )
             for label in self.vector_labels:
                 await session.run(f"DROP INDEX `{cypher.vector_index_name(label)}` IF EXISTS")
-                await session.run(
-                    f"DROP CONSTRAINT `redstring_{label.lower()}_identity` IF EXISTS"
-                )
+                await session.run(f"DROP CONSTRAINT `redstring_{label.lower()}_identity` IF EXISTS")
             for index in self.indexes:
                 await session.run(f"DROP INDEX `{index}` IF EXISTS")
