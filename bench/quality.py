@@ -408,11 +408,11 @@ if __name__ == "__main__":
     )
     arguments = parse_args(
         parser,
-        size=120,
-        queries=24,
+        size=100,
+        queries=9,
         providers="default,hashing",
-        keystroke_size=300,
-        keystroke_words=3,
+        keystroke_size=200,
+        keystroke_words=2,
         plots="",
     )
     asyncio.run(main(arguments))
