@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import neo4j
+from threadpoolctl import threadpool_limits
 
 from bench.load import percentile
 from bench.measure import machine
@@ -284,7 +285,7 @@ def plot(set_name: str, by_provider: dict[str, dict[str, Outcomes]], folder: Pat
 
     providers = list(by_provider)
     figure, axes = plt.subplots(
-        1, len(providers), figsize=(6 * len(providers), 4), squeeze=False, sharey=True
+        1, len(providers), figsize=(6 * len(providers), 4.5), squeeze=False, sharey=True
     )
     for axis, provider in zip(axes[0], providers, strict=True):
         systems = by_provider[provider]
@@ -299,8 +300,9 @@ def plot(set_name: str, by_provider: dict[str, dict[str, Outcomes]], folder: Pat
         axis.set_title(f"{set_name}, {provider}")
         axis.set_ylim(0, 1)
         axis.set_ylabel("MRR (best 10)")
-    axes[0][0].legend(fontsize=7, loc="lower left")
-    figure.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8)
+    figure.tight_layout(rect=(0, 0.08, 1, 1))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{set_name}.png"
     figure.savefig(path, dpi=90)
@@ -312,6 +314,8 @@ def plot(set_name: str, by_provider: dict[str, dict[str, Outcomes]], folder: Pat
 
 
 async def main(args: argparse.Namespace) -> None:
+    # As `redstring serve` runs: numpy's BLAS on one thread (the in-memory stores).
+    threadpool_limits(limits=1, user_api="blas")
     started = time.monotonic()
     uri = os.environ.get("NEO4J_URI")
     if not uri:
