@@ -4,14 +4,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv lint test unit serve serve-neo4j neo4j-start neo4j-stop neo4j-dev-stop clean graphiql e2e e2e-setup
+.PHONY: venv lint test unit bench-quality serve serve-neo4j neo4j-start neo4j-stop neo4j-dev-stop clean graphiql e2e e2e-setup
 
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,neo4j-rust]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,neo4j-rust,bench]'
 	touch $(STAMP)
 
 lint: venv
@@ -33,6 +33,18 @@ test: venv
 	  $(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory e2e-setup && \
 	  E2E_REQUIRED=1 $(BIN)/pytest; status=$$?; \
 	  $(PYTHON) scripts/neo4j_server.py stop; exit $$status
+
+# The retrieval-quality bench (docs/quality.md) on a Neo4j instance of its own, started
+# and stopped here. Its MiniLM provider needs the `local` extra (torch): BENCH_PYTHON may
+# name the python of a venv that has it. QUALITY_ARGS passes options (--tiny, --providers).
+BENCH_PYTHON ?= $(BIN)/python
+QUALITY_NEO4J := $(PYTHON) scripts/neo4j_server.py --name quality
+
+bench-quality: venv
+	@$(QUALITY_NEO4J) start
+	@set -a; . ./.cache/neo4j/quality/env; set +a; \
+	  $(BENCH_PYTHON) -m bench.quality $(QUALITY_ARGS); status=$$?; \
+	  $(QUALITY_NEO4J) stop; exit $$status
 
 # GraphiQL's browser files (pinned npm packages) for `serve`, installed once per lock
 # change; without npm, GraphiQL's page says how to get them (or use the CDN setting).
