@@ -56,7 +56,7 @@ from bench.quality_systems import Neo4jSide, System, embed, memory_systems
 from redstring import EmbeddingProvider, TenantId
 from redstring.adapters.neo4j import connect_driver
 from redstring.api.settings import Settings
-from redstring.api.startup import open_embeddings
+from redstring.composition.client import embeddings_from_settings
 
 HYBRID, SEMANTIC, LEXICAL = (f"redstring neo4j {m}" for m in ("HYBRID", "SEMANTIC", "LEXICAL"))
 TYPO_KINDS = ("typo",)
@@ -94,7 +94,7 @@ def make_provider(name: str) -> EmbeddingProvider:
         )
     else:
         settings = Settings(embeddings=default_kind() if name == "default" else name)
-    return open_embeddings(settings)
+    return embeddings_from_settings(settings)
 
 
 # --- results -------------------------------------------------------------------------------

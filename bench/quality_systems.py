@@ -1,7 +1,7 @@
 """The systems `bench.quality` compares, all over the same vectors and one Neo4j.
 
 redstring: `Retriever.retrieve` in each mode (HYBRID, SEMANTIC, LEXICAL) over the
-Neo4j adapters and over the in-memory stores, built as `Services.over` builds it.
+Neo4j adapters and over the in-memory stores, built as the `Redstring` client builds it.
 neo4j-graphrag: `HybridRetriever` (naive ranker; linear ranker at several alphas)
 and `VectorRetriever`, over nodes of their own (one label a set) carrying the
 same vectors (one property and vector index a provider) and a full-text index
@@ -38,7 +38,7 @@ from redstring import (
     VectorRecord,
 )
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, cypher
-from redstring.composition.services import Services
+from redstring.composition.client import Redstring
 
 K = 10
 ALPHAS = (0.25, 0.5, 0.75)
@@ -116,7 +116,7 @@ async def embed(
     return Embedded(provider_name, dimension, records, dict(zip(texts, queries, strict=True)))
 
 
-def redstring_systems(backend: str, services: Services, tenant: TenantId) -> list[System]:
+def redstring_systems(backend: str, services: Redstring, tenant: TenantId) -> list[System]:
     def search_in(mode: RetrievalMode) -> Search:
         async def search(query: Query, vector: list[float]) -> list[str]:
             result = await services.retriever.retrieve(query.text, tenant, k=K, mode=mode)
@@ -131,7 +131,7 @@ async def memory_systems(data: QualitySet, embedded: Embedded, tenant: TenantId)
     graph, vectors = InMemoryGraphStore(), InMemoryVectorStore(embedded.dimension)
     await graph.upsert_entities(data.entities)
     await vectors.upsert(embedded.records)
-    services = Services.over(
+    services = Redstring(
         embeddings=FixedQueryEmbeddings(embedded.dimension, embedded.queries),
         vectors=vectors,
         graph=graph,
@@ -187,7 +187,7 @@ class Neo4jSide:
         self.vector_labels.append(vector_label)
         await vectors.ensure_schema()
         await vectors.upsert(embedded.records)
-        services = Services.over(
+        services = Redstring(
             embeddings=FixedQueryEmbeddings(embedded.dimension, embedded.queries),
             vectors=vectors,
             graph=self.graph,
