@@ -2,7 +2,10 @@
 
 `lexical_score(query, entity)` is the best of `string_similarity` against the
 name, against the normalised name, and `PROPERTY_WEIGHT` times that against
-each string property value (aliases, tickers, former names).
+each string property value (aliases, tickers, former names). When the query
+may end in an unfinished word (`query_prefix`), a name word it begins counts
+as a match worth less than the whole word (`string_similarities(open_end=True)`),
+so `Ada Lov` finds `Ada Lovelace` while `Acme` still ranks `Acme` over `Acmeson`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
+from redstring.domain.blocking import query_prefix
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.properties import PropertyValue
@@ -69,7 +73,7 @@ def lexical_scores(query: str, entities: Sequence[LexicalCandidate]) -> list[flo
         if strings:
             texts += strings
             owners += [index] * len(strings)
-    similarities = string_similarities(query, texts)
+    similarities = string_similarities(query, texts, open_end=query_prefix(query) is not None)
     scores = np.maximum(similarities[:count], similarities[count : 2 * count])
     if owners:
         np.maximum.at(scores, np.asarray(owners), PROPERTY_WEIGHT * similarities[2 * count :])
