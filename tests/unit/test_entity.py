@@ -9,12 +9,12 @@ import pytest
 from pydantic import ValidationError
 
 from redstring import (
-    blocking_keys_for,
     Entity,
     EntityId,
     Relationship,
     RelationshipId,
     TenantId,
+    blocking_keys_for,
     entity_id_for,
     relationship_id_for,
 )

@@ -12,7 +12,6 @@ import pytest
 from pydantic import ValidationError
 
 from redstring import (
-    string_similarity,
     DimensionMismatchError,
     Entity,
     EntityId,
@@ -28,6 +27,7 @@ from redstring import (
     VectorRecord,
     build_graph,
     id_order_key,
+    string_similarity,
 )
 from redstring.domain.lexical import LexicalCandidate
 from redstring.testing import CountingGraphStore, make_entity, new_tenant

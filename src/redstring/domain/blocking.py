@@ -23,7 +23,7 @@ from redstring.domain.normalization import ascii_letters, name_tokens, normalize
 PREFIX_LENGTH = 5
 # Words this long or longer get deletion (`d:`) keys; a query word one letter shorter
 # is asked for as a deletion of a name's word.
-MIN_TYPO_LENGTH = 4
+MIN_TYPO_LENGTH = 5
 # The shortest unfinished last word sought by prefix (shorter ones read too widely).
 MIN_PREFIX_LENGTH = 3
 # The prefix of the one key a query never asks for (its block is a whole type).

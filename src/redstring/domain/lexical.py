@@ -18,6 +18,7 @@ import numpy as np
 from redstring.domain.blocking import query_prefix
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.normalization import normalize_name
 from redstring.domain.properties import PropertyValue
 from redstring.domain.similarity import string_similarities
 
@@ -65,18 +66,25 @@ def lexical_scores(query: str, entities: Sequence[LexicalCandidate]) -> list[flo
     count = len(entities)
     if not count:
         return []
+    # The name, and the stored normalised name where it is not the name's (a caller
+    # may give one): names normalise alike, so the name alone is scored otherwise.
     texts = [e.name for e in entities]
-    texts += [e.normalized_name for e in entities]
     owners: list[int] = []
+    weights: list[float] = []
     for index, entity in enumerate(entities):
+        if entity.normalized_name != normalize_name(texts[index]):
+            texts.append(entity.normalized_name)
+            owners.append(index)
+            weights.append(1.0)
         strings = entity.property_strings()
         if strings:
             texts += strings
             owners += [index] * len(strings)
+            weights += [PROPERTY_WEIGHT] * len(strings)
     similarities = string_similarities(query, texts, open_end=query_prefix(query) is not None)
-    scores = np.maximum(similarities[:count], similarities[count : 2 * count])
+    scores = similarities[:count]
     if owners:
-        np.maximum.at(scores, np.asarray(owners), PROPERTY_WEIGHT * similarities[2 * count :])
+        np.maximum.at(scores, np.asarray(owners), np.asarray(weights) * similarities[count:])
     return scores.tolist()  # type: ignore[no-any-return]
 
 

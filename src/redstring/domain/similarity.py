@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import chain
 from typing import NamedTuple
 
 import numpy as np
@@ -85,25 +86,27 @@ def _ratios(left: Sequence[str], right: Sequence[str]) -> NDArray[np.float64]:
 
 def _word_scores(query: _Identity, names: list[_Identity], open_end: bool) -> NDArray[np.float64]:
     """The word-by-word score of each of `names` (all non-empty) against `query`."""
-    q_tokens = list(query.tokens)
-    index: dict[str, int] = {}
-    flat: list[int] = []
-    starts: list[int] = []
-    for name in names:
-        starts.append(len(flat))
-        flat.extend(index.setdefault(t, len(index)) for t in name.tokens)
-    unique = list(index)
+    q_tokens = query.tokens
+    all_tokens = list(chain.from_iterable(name.tokens for name in names))
+    unique = list(dict.fromkeys(all_tokens))
+    index = {token: i for i, token in enumerate(unique)}
+    flat_index = np.fromiter(
+        map(index.__getitem__, all_tokens), dtype=np.intp, count=len(all_tokens)
+    )
+    counts = np.fromiter((len(name.tokens) for name in names), dtype=np.intp, count=len(names))
     sims = _ratios(q_tokens, unique)
     last = q_tokens[-1]
     if open_end and len(last) >= MIN_PREFIX_LENGTH:
-        for u, token in enumerate(unique):
-            if len(token) > len(last) and token.startswith(last):
-                credit = PREFIX_CREDIT + PREFIX_SPAN * len(last) / len(token)
-                sims[-1, u] = max(sims[-1, u], credit)
+        begun = [u for u, t in enumerate(unique) if t.startswith(last) and len(t) > len(last)]
+        if begun:
+            lengths_begun = np.fromiter((len(unique[u]) for u in begun), dtype=np.float64)
+            credit = PREFIX_CREDIT + PREFIX_SPAN * len(last) / lengths_begun
+            sims[-1, begun] = np.maximum(sims[-1, begun], credit)
     sims[sims < TOKEN_FLOOR] = 0.0
-    flat_index = np.asarray(flat, dtype=np.intp)
-    lengths = np.fromiter((len(t) for t in unique), dtype=np.float64, count=len(unique))
-    owner = np.repeat(np.arange(len(names)), np.diff([*starts, len(flat)]))
+    lengths = np.fromiter(map(len, unique), dtype=np.float64, count=len(unique))
+    owner = np.repeat(np.arange(len(names)), counts)
+    first = np.zeros(len(names), dtype=np.intp)
+    np.cumsum(counts[:-1], out=first[1:])
     per_token = sims[:, flat_index]  # query word x name word, for every name
     token_lengths = lengths[flat_index]
     # Name side: each word's best match among the query's words, summed in word order.
@@ -112,7 +115,6 @@ def _word_scores(query: _Identity, names: list[_Identity], open_end: bool) -> ND
     name_cover = np.bincount(owner, weights=token_lengths * best, minlength=len(names))
     name_miss = np.bincount(owner, weights=token_lengths * (best == 0), minlength=len(names))
     # Query side: each query word's best match among a name's words, in word order.
-    first = np.asarray(starts, dtype=np.intp)
     query_cover = np.zeros(len(names))
     query_miss = np.zeros(len(names))
     query_total = 0.0
@@ -131,14 +133,12 @@ def _word_scores(query: _Identity, names: list[_Identity], open_end: bool) -> ND
     blend = COVERAGE_WEIGHT * high + (1 - COVERAGE_WEIGHT) * low
     score = SAME_IDENTITY * blend * (1 - conflict) ** CONFLICT_POWER
     # Other spacing: compared joined, when the number of words differs.
-    counts = np.diff([*starts, len(flat)])
-    spaced = counts != len(q_tokens)
-    if spaced.any():
-        picked = np.flatnonzero(spaced)
-        joined = _ratios([query.joined], [names[i].joined for i in picked])[0]
+    spaced = np.flatnonzero(counts != len(q_tokens))
+    if len(spaced):
+        joined = _ratios([query.joined], [names[i].joined for i in spaced])[0]
         joined[joined < JOINED_FLOOR] = 0.0
-        score[picked] = np.maximum(score[picked], SAME_IDENTITY * joined)
-    return np.clip(score, 0.0, SAME_IDENTITY)
+        score[spaced] = np.maximum(score[spaced], SAME_IDENTITY * joined)
+    return score
 
 
 def string_similarities(
@@ -154,26 +154,32 @@ def string_similarities(
         return np.zeros(0, dtype=np.float64)
     q = normalize_name(query)
     normalized = list(map(normalize_name, candidates))
-    names = list(dict.fromkeys(normalized))
-    position = {name: index for index, name in enumerate(names)}
-    where = np.fromiter(map(position.__getitem__, normalized), dtype=np.intp, count=len(normalized))
+    position: dict[str, int] = {}
+    where = np.fromiter(
+        (position.setdefault(n, len(position)) for n in normalized),
+        dtype=np.intp,
+        count=len(normalized),
+    )
+    names = list(position)
     unique = np.zeros(len(names), dtype=np.float64)
     if not q:
-        unique[[i for i, n in enumerate(names) if not n]] = 1.0
+        if "" in position:
+            unique[position[""]] = 1.0
         return unique[where]
-    query_identity = _identity(q)
     present = [i for i, n in enumerate(names) if n]
     if present:
+        query_identity = _identity(q)
         identities = [_identity(names[i]) for i in present]
         score = _word_scores(query_identity, identities, open_end)
-        for slot, (i, identity) in enumerate(zip(present, identities, strict=True)):
-            if names[i] == q:
-                score[slot] = 1.0
-            elif identity.words == query_identity.words:
-                score[slot] = BELOW_EXACT
-            elif identity.canonical == query_identity.canonical:
-                score[slot] = max(score[slot], CANONICAL_MATCH)
+        canonical = np.fromiter(
+            (i.canonical == query_identity.canonical for i in identities), dtype=bool
+        )
+        score[canonical] = np.maximum(score[canonical], CANONICAL_MATCH)
+        reordered = np.fromiter((i.words == query_identity.words for i in identities), dtype=bool)
+        score[reordered] = BELOW_EXACT
         unique[present] = score
+        if q in position:
+            unique[position[q]] = 1.0
     return unique[where]
 
 
