@@ -273,6 +273,27 @@ class GraphStoreCompliance:
             == []
         )
 
+    async def test_prefix_seek_follows_writes_and_deletes(self, graph_store: GraphStore) -> None:
+        tenant = new_tenant()
+        first = make_entity(tenant, "Lovelace", "person")
+        await graph_store.upsert_entities([first])
+
+        async def names() -> list[str]:
+            found = await graph_store.find_lexical_candidates([], tenant, prefixes=["w:lov"])
+            return sorted(c.name for c in found)
+
+        assert await names() == ["Lovelace"]
+        second = make_entity(tenant, "Lovell", "person")
+        await graph_store.upsert_entities([second])
+        assert await names() == ["Lovelace", "Lovell"]
+        await graph_store.delete_entities([first.id], tenant)
+        assert await names() == ["Lovell"]
+        renamed = make_entity(tenant, "Byron", "person", entity_id=second.id)
+        await graph_store.upsert_entities([renamed])
+        assert await names() == []
+        await graph_store.upsert_entities([first])
+        assert await names() == ["Lovelace"]
+
     async def test_tenants_never_see_each_other(self, graph_store: GraphStore) -> None:
         tenant_a, tenant_b = new_tenant(), new_tenant()
         shared_id = uuid.uuid4()
