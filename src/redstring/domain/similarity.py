@@ -84,6 +84,11 @@ def _ratios(left: Sequence[str], right: Sequence[str]) -> NDArray[np.float64]:
     return np.asarray(scores, dtype=np.float64) / 100.0
 
 
+def _sums(owner: NDArray[np.intp], values: NDArray[np.float64], size: int) -> NDArray[np.float64]:
+    """`values` summed per `owner`, in order (so the sums are the same either way round)."""
+    return np.bincount(owner, weights=values, minlength=size).astype(np.float64)
+
+
 def _word_scores(query: _Identity, names: list[_Identity], open_end: bool) -> NDArray[np.float64]:
     """The word-by-word score of each of `names` (all non-empty) against `query`."""
     q_tokens = query.tokens
@@ -111,9 +116,9 @@ def _word_scores(query: _Identity, names: list[_Identity], open_end: bool) -> ND
     token_lengths = lengths[flat_index]
     # Name side: each word's best match among the query's words, summed in word order.
     best = per_token.max(axis=0)
-    name_total = np.bincount(owner, weights=token_lengths, minlength=len(names))
-    name_cover = np.bincount(owner, weights=token_lengths * best, minlength=len(names))
-    name_miss = np.bincount(owner, weights=token_lengths * (best == 0), minlength=len(names))
+    name_total = _sums(owner, token_lengths, len(names))
+    name_cover = _sums(owner, token_lengths * best, len(names))
+    name_miss = _sums(owner, token_lengths * (best == 0), len(names))
     # Query side: each query word's best match among a name's words, in word order.
     query_cover = np.zeros(len(names))
     query_miss = np.zeros(len(names))
@@ -131,7 +136,7 @@ def _word_scores(query: _Identity, names: list[_Identity], open_end: bool) -> ND
     low = np.minimum(query_cover, name_cover)
     conflict = np.minimum(query_miss, name_miss)
     blend = COVERAGE_WEIGHT * high + (1 - COVERAGE_WEIGHT) * low
-    score = SAME_IDENTITY * blend * (1 - conflict) ** CONFLICT_POWER
+    score: NDArray[np.float64] = SAME_IDENTITY * blend * (1 - conflict) ** CONFLICT_POWER
     # Other spacing: compared joined, when the number of words differs.
     spaced = np.flatnonzero(counts != len(q_tokens))
     if len(spaced):
