@@ -140,7 +140,7 @@ async def main(size: int, repeats: int) -> None:
     for e in entities:
         for word in normalize_name(e.name).split():
             for n in (5, 6, 7):
-                if len(word) > n:
+                if len(word) >= n:
                     holders[word[:n]].add(e.id)
 
     def typo_set(pool: list[Entity]) -> list[tuple[str, uuid.UUID]]:
@@ -167,6 +167,7 @@ async def main(size: int, repeats: int) -> None:
         "5-7 letters, one holder": [
             (p, next(iter(holders[p])))
             for p in rng.sample(unique_prefixes, min(PER_SET, len(unique_prefixes)))
+            if not by_name.get(p)  # not a whole name
         ],
         "whole name": [(e.name, e.id) for e in rng.sample(entities, PER_SET)],
     }

@@ -62,6 +62,8 @@ JOINED_FLOOR = 0.85
 MIN_PREFIX_LENGTH = 3
 PREFIX_CREDIT = 0.75
 PREFIX_SPAN = 0.2
+# An unfinished last word's likeness to a word it does not begin counts this much.
+OPEN_TYPO_WEIGHT = 0.9
 
 
 class _Identity(NamedTuple):
@@ -102,6 +104,8 @@ def _word_scores(query: _Identity, names: list[_Identity], open_end: bool) -> ND
     sims = _ratios(q_tokens, unique)
     last = q_tokens[-1]
     if open_end and len(last) >= MIN_PREFIX_LENGTH:
+        # A word still being typed is likelier a beginning than a misspelling.
+        sims[-1, sims[-1] < 1.0] *= OPEN_TYPO_WEIGHT
         begun = [u for u, t in enumerate(unique) if t.startswith(last) and len(t) > len(last)]
         if begun:
             lengths_begun = np.fromiter((len(unique[u]) for u in begun), dtype=np.float64)
