@@ -76,7 +76,7 @@ from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_
 from redstring.adapters.neo4j.connection import takes_packed_vectors
 from redstring.adapters.neo4j.records import query_vector
 from redstring.composition.retrieval import DEFAULT_OVERFETCH
-from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys
+from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys, query_prefix
 
 DIMENSION = 384
 LABEL = "BenchVector384"
@@ -223,8 +223,14 @@ async def print_breakdown(
         return await vectors.search(query_vectors[nth("semantic")], tenant, k=fetch)
 
     async def candidates() -> object:
-        keys = query_blocking_keys(queries[nth("lexical")])
-        return await graph.find_lexical_candidates(keys, tenant, limit_per_key=MAX_BLOCK_SIZE)
+        query = queries[nth("lexical")]
+        prefix = query_prefix(query)
+        return await graph.find_lexical_candidates(
+            query_blocking_keys(query),
+            tenant,
+            prefixes=() if prefix is None else (prefix,),
+            limit_per_key=MAX_BLOCK_SIZE,
+        )
 
     some = await retriever.retrieve(queries[0], tenant, k=10)
     ids = [m.entity.id for m in some.matches]

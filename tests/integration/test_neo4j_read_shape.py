@@ -59,8 +59,9 @@ async def test_read_statements_answer_in_one_record(driver: neo4j.AsyncDriver) -
     keys = ["w:acme", "p:acme", "w:apex"]
     for lookup in (cypher.FIND_BY_BLOCKING_KEYS, cypher.FIND_LEXICAL_CANDIDATES):
         for types in (None, ["org"], ["nothing"]):
+            prefixes = {"prefixes": ["w:acm"]} if lookup is cypher.FIND_LEXICAL_CANDIDATES else {}
             found = await _records(
-                driver, lookup, keys=keys, tenant_id=str(tenant), limit=10, types=types
+                driver, lookup, keys=keys, tenant_id=str(tenant), limit=10, types=types, **prefixes
             )
             assert found == 1
     for statement in cypher.RELATIONSHIPS_OF.values():

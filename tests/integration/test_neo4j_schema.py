@@ -83,7 +83,10 @@ async def test_empty_schema_fails_and_ensure_schema_fixes_it(driver: neo4j.Async
     [match] = await vectors.search([1.0] * COMPLIANCE_DIMENSION, tenant, k=3)
     assert match.entity_id == record.entity_id
     for statement in (cypher.FIND_BY_BLOCKING_KEYS, cypher.FIND_LEXICAL_CANDIDATES):
-        lookup = await _plan_operators(driver, statement, keys=["w:x"], tenant_id="t", limit=5)
+        # The prefix seek (`STARTS WITH`) is a range seek on the same index, in its order.
+        lookup = await _plan_operators(
+            driver, statement, keys=["w:x"], prefixes=["w:xy"], tenant_id="t", limit=5
+        )
         assert "DirectedRelationshipIndexSeek" in lookup
         assert "Scan" not in lookup
         # The index hands each block over in id order: nothing sorts it.

@@ -42,11 +42,16 @@ class RebuildingGraphStore(InMemoryGraphStore):
         keys: Sequence[str],
         tenant_id: TenantId,
         *,
+        prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         found = await super().find_lexical_candidates(
-            keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
+            keys,
+            tenant_id,
+            prefixes=prefixes,
+            limit_per_key=limit_per_key,
+            entity_types=entity_types,
         )
         return [Entity(**e.model_dump()) for e in reversed(found)]  # type: ignore[attr-defined]
 

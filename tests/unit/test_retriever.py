@@ -29,6 +29,7 @@ from redstring import (
 )
 from redstring.domain.ids import id_order_key
 from redstring.domain.lexical import LexicalCandidate
+from redstring.domain.similarity import string_similarity
 from redstring.testing import CountingGraphStore, make_entity, new_tenant
 
 from .doubles import CountingEmbeddings, RebuildingGraphStore
@@ -105,7 +106,9 @@ async def test_channel_scores_are_kept_and_none_differs_from_zero() -> None:
     assert by_name["Zyx"].semantic == pytest.approx(0.0, abs=1e-6)
     assert by_name["Zyx"].lexical is None
     assert by_name["Ada Lovelace"].semantic is None
-    assert by_name["Ada Lovelace"].lexical == pytest.approx(0.9)
+    assert by_name["Ada Lovelace"].lexical == pytest.approx(
+        string_similarity("Lovelace", "Ada Lovelace")
+    )
     assert by_name["Ada Lovelace"].score == pytest.approx(1 / 61)
 
 
@@ -337,11 +340,16 @@ class _LightCandidates(InMemoryGraphStore):
         keys: Sequence[str],
         tenant_id: TenantId,
         *,
+        prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         found = await super().find_lexical_candidates(
-            keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
+            keys,
+            tenant_id,
+            prefixes=prefixes,
+            limit_per_key=limit_per_key,
+            entity_types=entity_types,
         )
         return [_Light(e) for e in found]  # type: ignore[arg-type]
 
@@ -416,6 +424,7 @@ class _DownGraph(InMemoryGraphStore):
         keys: Sequence[str],
         tenant_id: TenantId,
         *,
+        prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:

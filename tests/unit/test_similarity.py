@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from hypothesis import example, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
+from rapidfuzz import fuzz
 
+from redstring.domain.name_forms import NON_IDENTIFYING
 from redstring.domain.normalization import normalize_name
-from redstring.domain.similarity import string_similarities, string_similarity
+from redstring.domain.similarity import (
+    CANONICAL_MATCH,
+    MIN_PREFIX_LENGTH,
+    TOKEN_FLOOR,
+    string_similarities,
+    string_similarity,
+)
 
 
 def test_exact_after_normalisation() -> None:
@@ -70,3 +78,116 @@ def test_reordered_words_score_near_exact(words: list[str]) -> None:
     a, b = " ".join(words), " ".join(reversed(words))
     assert string_similarity(a, b) >= 0.99
     assert (string_similarity(a, b) == 1.0) == (a == b)
+
+
+# --- the word-by-word score: the distinctive part of a name decides ---------------
+
+
+def test_a_differing_word_outweighs_the_words_in_common() -> None:
+    query = "Acme Holdings International"
+    assert string_similarity(query, "Acme") > string_similarity(
+        query, "Apex Holdings International"
+    )
+    assert string_similarity("John Smith", "Jon Smith") > string_similarity(
+        "John Smith", "Jane Smith"
+    )
+
+
+def test_a_name_contained_in_the_other_scores_high() -> None:
+    assert string_similarity("Acme Holdings International", "Acme") >= 0.75
+    assert string_similarity("Saint Petersburg Harbor", "Petersburg") >= 0.75
+
+
+def test_legal_forms_titles_and_joiners_are_no_identity() -> None:
+    assert string_similarity("Acme Corp", "Apex Corp") < 0.3
+    assert string_similarity("Dr Jane Doe", "Dr John Roe") < 0.3
+    assert string_similarity("Bank of Acme", "Bank of Apex") < string_similarity(
+        "Bank of Acme", "Acme Bank"
+    )
+    # The same identifying words, only the legal form differs: high, below canonical.
+    assert 0.9 <= string_similarity("Acme Corp", "Acme Inc") < CANONICAL_MATCH
+
+
+def test_other_spacing_is_the_same_name() -> None:
+    assert string_similarity("MacDonald", "Mac Donald") >= 0.85
+    assert string_similarity("Newyork Times", "New York Times") >= 0.85
+
+
+letters = "abcdefghijklmnopqrstuvwxyz"
+long_word = st.text(alphabet=letters, min_size=5, max_size=10).filter(
+    lambda w: w not in NON_IDENTIFYING
+)
+
+
+def _unlike(a: str, b: str) -> bool:
+    return fuzz.ratio(a, b) / 100 < TOKEN_FLOOR
+
+
+@given(long_word, long_word, long_word, long_word)
+def test_containment_beats_a_conflict(a: str, b: str, c: str, x: str) -> None:
+    """`a` alone is closer to `a b c` than `x b c` is, whatever `b c` are, when `x`
+    is unlike `a`: a word on both sides that the other lacks is a conflict."""
+    assume(len({a, b, c, x}) == 4 and _unlike(x, a) and _unlike(a, b) and _unlike(a, c))
+    assume(_unlike(x, b) and _unlike(x, c))
+    name = f"{a} {b} {c}"
+    assert string_similarity(name, a) > string_similarity(name, f"{x} {b} {c}")
+
+
+@given(st.lists(long_word, min_size=1, max_size=3), st.integers(0, 2), st.integers(0, 9))
+def test_one_edit_stays_closer_than_another_word(words: list[str], pick: int, at: int) -> None:
+    """A name with one letter of one word replaced is closer to it than the name with
+    that word replaced by an unlike one."""
+    i = pick % len(words)
+    word = words[i]
+    at %= len(word)
+    typo = word[:at] + ("z" if word[at] != "z" else "y") + word[at + 1 :]
+    other = "qxjvkw"
+    assume(_unlike(other, word) and all(_unlike(other, w) for w in words))
+    name = " ".join(words)
+    typoed = " ".join([*words[:i], typo, *words[i + 1 :]])
+    replaced = " ".join([*words[:i], other, *words[i + 1 :]])
+    assert string_similarity(name, typoed) > string_similarity(name, replaced)
+    assert string_similarity(name, typoed) >= 0.6
+
+
+# --- an unfinished last word (open_end) ---------------------------------------------
+
+
+def test_an_unfinished_word_meets_the_words_it_begins() -> None:
+    scores = string_similarities(
+        "Ada Lov", ["Ada Lovelace", "Ada Smith", "Lovelace Ada", "Ada Lov"], open_end=True
+    )
+    assert scores[3] == 1.0
+    assert scores[0] > scores[1]
+    assert scores[0] > string_similarity("Ada Lov", "Ada Lovelace")  # credit only when open
+    # Only the last word is read as unfinished.
+    first_open = string_similarities("Lov Ada", ["Lovelace Ada"], open_end=True)[0]
+    assert first_open == string_similarity("Lov Ada", "Lovelace Ada")
+
+
+def test_a_finished_word_wins_over_a_longer_one() -> None:
+    acme, acmeson, acme_widgets = string_similarities(
+        "Acme", ["Acme", "Acmeson", "Acme Widgets"], open_end=True
+    )
+    assert acme > acmeson
+    assert acme_widgets > acmeson
+
+
+@given(long_word, long_word, long_word, st.integers(3, 8))
+def test_prefix_credit_is_below_the_whole_word(x: str, w: str, z: str, cut: int) -> None:
+    """`x p` (p begins w) scores `x w z` below `x p z`, where p is a whole word."""
+    p = w[: min(cut, len(w) - 1)]
+    assume(len(p) >= MIN_PREFIX_LENGTH and len({x, w, z}) == 3)
+    assume(_unlike(x, p) and _unlike(z, p) and not x.startswith(p) and not z.startswith(p))
+    prefixed, whole = string_similarities(
+        f"{x} {p}", [f"{x} {w} {z}", f"{x} {p} {z}"], open_end=True
+    )
+    assert prefixed < whole
+
+
+def test_canonical_forms_rank_above_another_legal_form() -> None:
+    assert string_similarity("ACME Corporation", "Acme Corp") == CANONICAL_MATCH
+    assert string_similarity("Lord Voldemort", "Voldemort") == CANONICAL_MATCH
+    assert string_similarity("ACME Corporation", "Acme Corp") > string_similarity(
+        "ACME Corporation", "Acme Ltd"
+    )

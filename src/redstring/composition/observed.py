@@ -77,12 +77,17 @@ class ObservedGraphStore:
         keys: Sequence[str],
         tenant_id: TenantId,
         *,
+        prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         with self._call("find_lexical_candidates"):
             return await self.inner.find_lexical_candidates(
-                keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
+                keys,
+                tenant_id,
+                prefixes=prefixes,
+                limit_per_key=limit_per_key,
+                entity_types=entity_types,
             )
 
     async def relationships_of(

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from redstring.composition.concurrency import concurrently
 from redstring.composition.entity_vectors import check_fits
 from redstring.composition.observer import NO_OBSERVER, Observer
-from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys
+from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys, query_prefix
 from redstring.domain.entity import Entity
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.fusion import reciprocal_rank_fusion
@@ -35,7 +35,8 @@ class Retriever:
     """Ranks a tenant's entities for a query by fusing two channels.
 
     Semantic: the query's embedding searched in the vector store. Lexical:
-    candidates sharing a blocking key with the query, scored by
+    candidates sharing a blocking key with the query, or holding a word that
+    the query's unfinished last word begins (`query_prefix`), scored by
     `lexical_score`; lexical recall is bounded by blocking, so an entity
     that shares no key with the query is never a lexical candidate. Each
     channel is asked for `k * overfetch` candidates, because an entity just
@@ -159,9 +160,11 @@ class Retriever:
     async def _lexical(
         self, query: str, tenant_id: TenantId, fetch: int, entity_types: Sequence[str] | None
     ) -> tuple[list[tuple[EntityId, float]], dict[int, LexicalCandidate]]:
+        prefix = query_prefix(query)
         found = await self._graph.find_lexical_candidates(
             query_blocking_keys(query),
             tenant_id,
+            prefixes=() if prefix is None else (prefix,),
             limit_per_key=self._max_block_size,
             entity_types=entity_types,
         )

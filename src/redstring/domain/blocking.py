@@ -1,10 +1,16 @@
 """Blocking keys: the cheap keys under which lexical candidates are looked up.
 
 An entity carries `p:` (first 5 characters of its normalised name), `s:`
-(soundex of its ASCII letters), `w:` (one per identifying word) and `t:` (its
-type). A query asks for `p:`, `s:` and `w:` keys, never `t:`: every entity
-of a type carries that key, so it would turn candidate generation into a scan.
-Why `w:` exists and how its blocks are bounded: docs/adr/0003.
+(soundex of its ASCII letters), `w:` (one per identifying word), `d:` (each
+identifying word of `MIN_TYPO_LENGTH` letters or more with one letter
+deleted) and `t:` (its type). A query asks for `p:`, `s:`, `w:` and `d:`
+keys, never `t:`: every entity of a type carries that key, so it would turn
+candidate generation into a scan. A query word one edit away from a name's
+word (a letter deleted, inserted, replaced, or two swapped) shares a key
+with it: `query_blocking_keys` asks for each query word and its deletions
+under both `w:` and `d:`. The last query word may be unfinished:
+`query_prefix` is the key prefix a store seeks for it. Why each key exists
+and how blocks are bounded: docs/adr/0003.
 """
 
 from __future__ import annotations
@@ -15,6 +21,11 @@ from redstring.domain.name_forms import identifying_tokens
 from redstring.domain.normalization import ascii_letters, name_tokens, normalize_name
 
 PREFIX_LENGTH = 5
+# Words this long or longer get deletion (`d:`) keys; a query word one letter shorter
+# is asked for as a deletion of a name's word.
+MIN_TYPO_LENGTH = 5
+# The shortest unfinished last word sought by prefix (shorter ones read too widely).
+MIN_PREFIX_LENGTH = 3
 # The prefix of the one key a query never asks for (its block is a whole type).
 TYPE_KEY_PREFIX = "t:"
 # Per-key cap on candidates read by one lexical lookup (docs/adr/0003).
@@ -22,7 +33,12 @@ MAX_BLOCK_SIZE = 500
 _MIN_TOKEN_LENGTH = 2
 
 
-def _name_keys(name: str) -> list[str]:
+def deletions(word: str) -> list[str]:
+    """`word` with one letter deleted, each way, without repeats, in position order."""
+    return list(dict.fromkeys(word[:i] + word[i + 1 :] for i in range(len(word))))
+
+
+def _spelling_keys(name: str) -> list[str]:
     keys: list[str] = []
     normalized = normalize_name(name)
     if normalized:
@@ -30,9 +46,19 @@ def _name_keys(name: str) -> list[str]:
     letters = ascii_letters(name)
     if letters:
         keys.append("s:" + jellyfish.soundex(letters))
-    for token in identifying_tokens(name_tokens(name)):
-        if len(token) >= _MIN_TOKEN_LENGTH:
-            keys.append("w:" + token)
+    return keys
+
+
+def _words(name: str) -> list[str]:
+    return [t for t in identifying_tokens(name_tokens(name)) if len(t) >= _MIN_TOKEN_LENGTH]
+
+
+def _entity_name_keys(name: str) -> list[str]:
+    words = _words(name)
+    keys = _spelling_keys(name) + ["w:" + w for w in words]
+    for word in words:
+        if len(word) >= MIN_TYPO_LENGTH:
+            keys += ["d:" + d for d in deletions(word)]
     return keys
 
 
@@ -42,7 +68,7 @@ def _unique(keys: list[str]) -> tuple[str, ...]:
 
 def blocking_keys_for(name: str, entity_type: str) -> tuple[str, ...]:
     """Every key an entity is indexed under, in a stable order without repeats."""
-    return _unique([*_name_keys(name), TYPE_KEY_PREFIX + normalize_name(entity_type)])
+    return _unique([*_entity_name_keys(name), TYPE_KEY_PREFIX + normalize_name(entity_type)])
 
 
 def lookup_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
@@ -54,5 +80,40 @@ def lookup_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def query_blocking_keys(query: str) -> tuple[str, ...]:
-    """The keys a query looks up: the entity keys of its text, minus the type key."""
-    return _unique(_name_keys(query))
+    """The keys a query looks up: those of names one edit away from the query's words.
+
+    Every lookup key of the query's own text is among them, and for each word
+    of `MIN_TYPO_LENGTH - 1` letters or more: `d:` of the word (a name's word
+    with a letter more), `w:` and `d:` of its deletions (a letter too many, or
+    one replaced or two swapped). The word `query_prefix` seeks is left out:
+    the seek reads its block first."""
+    prefix = query_prefix(query)
+    keys = _spelling_keys(query)
+    for word in _words(query):
+        if prefix != "w:" + word:
+            keys.append("w:" + word)
+        if len(word) >= MIN_TYPO_LENGTH - 1:
+            keys.append("d:" + word)
+            if len(word) >= MIN_TYPO_LENGTH:
+                shorter = deletions(word)
+                keys += ["w:" + d for d in shorter if len(d) >= _MIN_TOKEN_LENGTH]
+                keys += ["d:" + d for d in shorter]
+    return _unique(keys)
+
+
+def query_prefix(query: str) -> str | None:
+    """The key prefix of the query's last word when it may be unfinished, else None.
+
+    That is `w:` and the word, when the query ends in it (not in a space or
+    punctuation), it is an identifying word and has `MIN_PREFIX_LENGTH`
+    letters or more. A store reads the keys that begin with it in key order
+    (so the word's own block first), capped like a block (docs/adr/0003)."""
+    if not query or not query[-1].isalnum():
+        return None
+    tokens = name_tokens(query)
+    if not tokens:
+        return None
+    last = tokens[-1]
+    if len(last) < MIN_PREFIX_LENGTH or not identifying_tokens([last]):
+        return None
+    return "w:" + last

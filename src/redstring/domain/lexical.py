@@ -2,7 +2,10 @@
 
 `lexical_score(query, entity)` is the best of `string_similarity` against the
 name, against the normalised name, and `PROPERTY_WEIGHT` times that against
-each string property value (aliases, tickers, former names).
+each string property value (aliases, tickers, former names). When the query
+may end in an unfinished word (`query_prefix`), a name word it begins counts
+as a match worth less than the whole word (`string_similarities(open_end=True)`),
+so `Ada Lov` finds `Ada Lovelace` while `Acme` still ranks `Acme` over `Acmeson`.
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ from typing import Protocol
 
 import numpy as np
 
+from redstring.domain.blocking import query_prefix
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.normalization import normalize_name
 from redstring.domain.properties import PropertyValue
 from redstring.domain.similarity import string_similarities
 
@@ -61,18 +66,25 @@ def lexical_scores(query: str, entities: Sequence[LexicalCandidate]) -> list[flo
     count = len(entities)
     if not count:
         return []
+    # The name, and the stored normalised name where it is not the name's (a caller
+    # may give one): names normalise alike, so the name alone is scored otherwise.
     texts = [e.name for e in entities]
-    texts += [e.normalized_name for e in entities]
     owners: list[int] = []
+    weights: list[float] = []
     for index, entity in enumerate(entities):
+        if entity.normalized_name != normalize_name(texts[index]):
+            texts.append(entity.normalized_name)
+            owners.append(index)
+            weights.append(1.0)
         strings = entity.property_strings()
         if strings:
             texts += strings
             owners += [index] * len(strings)
-    similarities = string_similarities(query, texts)
-    scores = np.maximum(similarities[:count], similarities[count : 2 * count])
+            weights += [PROPERTY_WEIGHT] * len(strings)
+    similarities = string_similarities(query, texts, open_end=query_prefix(query) is not None)
+    scores = similarities[:count]
     if owners:
-        np.maximum.at(scores, np.asarray(owners), PROPERTY_WEIGHT * similarities[2 * count :])
+        np.maximum.at(scores, np.asarray(owners), np.asarray(weights) * similarities[count:])
     return scores.tolist()  # type: ignore[no-any-return]
 
 

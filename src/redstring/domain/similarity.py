@@ -1,72 +1,194 @@
 """`string_similarity`: the one measure of how alike two names are, on 0..1.
 
 Symmetric; exactly 1.0 when the normalised names are equal and below 1.0
-otherwise; high for a title-qualified name (`Lord Voldemort` / `Voldemort`)
-and an abbreviated legal form (`ACME Corporation` / `Acme Corp`). Built from
-rapidfuzz's Indel-based ratios, which are symmetric by construction.
-`string_similarities` is the same function over many candidates at once.
+otherwise. Names are compared word by word over their identifying words
+(`identifying_tokens`: no legal form, title or stopword), so that the part of
+a name that says which one it is decides, not the filler it shares:
+
+- the same words in another order score `BELOW_EXACT`; the same words once
+  titles, stopwords and legal forms are read alike (`Lord Voldemort` /
+  `Voldemort`, `ACME Corporation` / `Acme Corp`) score `CANONICAL_MATCH`;
+- otherwise each identifying word is matched to its most alike word of the
+  other name (rapidfuzz's Indel ratio, so `Holdngs` meets `Holdings`; below
+  `TOKEN_FLOOR` a word is unmatched). `coverage` is the share of a name's
+  letters so matched. A name whose words all stand in the other one
+  (`Acme` in `Acme Widgets`) scores high through the larger coverage; an
+  unmatched word on *both* sides is a conflict (`Acme Holdings` /
+  `Apex Holdings`) and scales the score by `(1 - conflict) ** CONFLICT_POWER`,
+  the conflict being the smaller unmatched share, so that words in common do
+  not make two different names alike;
+- a name written with other spacing (`MacDonald` / `Mac Donald`) is also
+  compared as one joined word.
+
+No statistics of any corpus are used (docs/adr/0003). `string_similarities`
+is the same function over many candidates at once; with `open_end=True` it
+also reads the query's last word as possibly unfinished (`lexical_scores`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from itertools import chain
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 from rapidfuzz import fuzz, process
 
-from redstring.domain.name_forms import canonical_tokens
+from redstring.domain.name_forms import canonical_tokens, identifying_tokens
 from redstring.domain.normalization import normalize_name
 
+# The same words in another order.
+BELOW_EXACT = 0.99
 # Names equal once titles, stopwords and legal forms are read alike.
 CANONICAL_MATCH = 0.95
-# Credit for one name's words all standing in the other (`Acme` in `Acme Widgets`).
-SUBSET_WEIGHT = 0.9
-# Ceiling for names that differ, so that 1.0 keeps meaning "the same name".
-BELOW_EXACT = 0.99
+# The word-by-word comparison's top (the same identifying words, other legal forms),
+# which scales it.
+SAME_IDENTITY = 0.93
+# Word pairs less alike than this are unmatched (an Indel ratio: one edit in a
+# four-letter word is 0.75, in a three-letter one 0.67).
+TOKEN_FLOOR = 0.7
+# Weight of the larger coverage (one name standing wholly in the other).
+COVERAGE_WEIGHT = 0.8
+# The score is scaled by (1 - conflict) ** CONFLICT_POWER, where conflict is the
+# smaller of the two names' unmatched shares.
+CONFLICT_POWER = 2
+# The joined-word comparison counts from this ratio up.
+JOINED_FLOOR = 0.85
+# An unfinished last query word of at least this many letters matches a word it
+# begins with `PREFIX_CREDIT` plus up to `PREFIX_SPAN` for the share of it typed:
+# always less than the whole word, so a finished word wins.
+MIN_PREFIX_LENGTH = 3
+PREFIX_CREDIT = 0.75
+PREFIX_SPAN = 0.2
+# An unfinished last word's likeness to a word it does not begin counts this much.
+OPEN_TYPO_WEIGHT = 0.9
+
+
+class _Identity(NamedTuple):
+    tokens: tuple[str, ...]  # identifying words, compared one by one
+    joined: str  # the same, without spaces
+    words: tuple[str, ...]  # every normalised word, sorted
+    canonical: tuple[str, ...]  # canonical words, sorted
 
 
 @lru_cache(maxsize=1 << 16)
-def _canonical(normalized: str) -> str:
-    return " ".join(canonical_tokens(normalized.split()))
+def _identity(normalized: str) -> _Identity:
+    words = normalized.split()
+    canonical = canonical_tokens(words)
+    tokens = tuple(identifying_tokens(canonical) or canonical)
+    return _Identity(tokens, "".join(tokens), tuple(sorted(words)), tuple(sorted(canonical)))
 
 
-def string_similarities(query: str, candidates: Sequence[str]) -> NDArray[np.float64]:
+def _ratios(left: Sequence[str], right: Sequence[str]) -> NDArray[np.float64]:
+    scores = process.cdist(left, right, scorer=fuzz.ratio, dtype=np.float64)
+    return np.asarray(scores, dtype=np.float64) / 100.0
+
+
+def _sums(owner: NDArray[np.intp], values: NDArray[np.float64], size: int) -> NDArray[np.float64]:
+    """`values` summed per `owner`, in order (so the sums are the same either way round)."""
+    return np.bincount(owner, weights=values, minlength=size).astype(np.float64)
+
+
+def _word_scores(query: _Identity, names: list[_Identity], open_end: bool) -> NDArray[np.float64]:
+    """The word-by-word score of each of `names` (all non-empty) against `query`."""
+    q_tokens = query.tokens
+    all_tokens = list(chain.from_iterable(name.tokens for name in names))
+    unique = list(dict.fromkeys(all_tokens))
+    index = {token: i for i, token in enumerate(unique)}
+    flat_index = np.fromiter(
+        map(index.__getitem__, all_tokens), dtype=np.intp, count=len(all_tokens)
+    )
+    counts = np.fromiter((len(name.tokens) for name in names), dtype=np.intp, count=len(names))
+    sims = _ratios(q_tokens, unique)
+    last = q_tokens[-1]
+    if open_end and len(last) >= MIN_PREFIX_LENGTH:
+        # A word still being typed is likelier a beginning than a misspelling.
+        sims[-1, sims[-1] < 1.0] *= OPEN_TYPO_WEIGHT
+        begun = [u for u, t in enumerate(unique) if t.startswith(last) and len(t) > len(last)]
+        if begun:
+            lengths_begun = np.fromiter((len(unique[u]) for u in begun), dtype=np.float64)
+            credit = PREFIX_CREDIT + PREFIX_SPAN * len(last) / lengths_begun
+            sims[-1, begun] = np.maximum(sims[-1, begun], credit)
+    sims[sims < TOKEN_FLOOR] = 0.0
+    lengths = np.fromiter(map(len, unique), dtype=np.float64, count=len(unique))
+    owner = np.repeat(np.arange(len(names)), counts)
+    first = np.zeros(len(names), dtype=np.intp)
+    np.cumsum(counts[:-1], out=first[1:])
+    per_token = sims[:, flat_index]  # query word x name word, for every name
+    token_lengths = lengths[flat_index]
+    # Name side: each word's best match among the query's words, summed in word order.
+    best = per_token.max(axis=0)
+    name_total = _sums(owner, token_lengths, len(names))
+    name_cover = _sums(owner, token_lengths * best, len(names))
+    name_miss = _sums(owner, token_lengths * (best == 0), len(names))
+    # Query side: each query word's best match among a name's words, in word order.
+    query_cover = np.zeros(len(names))
+    query_miss = np.zeros(len(names))
+    query_total = 0.0
+    for row, token in enumerate(q_tokens):
+        grouped = np.maximum.reduceat(per_token[row], first)
+        query_cover += len(token) * grouped
+        query_miss += len(token) * (grouped == 0)
+        query_total += len(token)
+    name_cover /= name_total
+    name_miss /= name_total
+    query_cover /= query_total
+    query_miss /= query_total
+    high = np.maximum(query_cover, name_cover)
+    low = np.minimum(query_cover, name_cover)
+    conflict = np.minimum(query_miss, name_miss)
+    blend = COVERAGE_WEIGHT * high + (1 - COVERAGE_WEIGHT) * low
+    score: NDArray[np.float64] = SAME_IDENTITY * blend * (1 - conflict) ** CONFLICT_POWER
+    # Other spacing: compared joined, when the number of words differs.
+    spaced = np.flatnonzero(counts != len(q_tokens))
+    if len(spaced):
+        joined = _ratios([query.joined], [names[i].joined for i in spaced])[0]
+        joined[joined < JOINED_FLOOR] = 0.0
+        score[spaced] = np.maximum(score[spaced], SAME_IDENTITY * joined)
+    return score
+
+
+def string_similarities(
+    query: str, candidates: Sequence[str], *, open_end: bool = False
+) -> NDArray[np.float64]:
     """`string_similarity(query, c)` for every candidate `c`, computed in batches.
 
-    Each distinct normalised candidate is scored once.
+    Each distinct normalised candidate is scored once. With `open_end`, the
+    query's last identifying word may be unfinished: a candidate word it begins
+    counts as a match worth less than the whole word (so no longer symmetric).
     """
     if not candidates:
         return np.zeros(0, dtype=np.float64)
     q = normalize_name(query)
     normalized = list(map(normalize_name, candidates))
-    names = list(dict.fromkeys(normalized))
-    position = {name: index for index, name in enumerate(names)}
-    where = np.fromiter(map(position.__getitem__, normalized), dtype=np.intp, count=len(normalized))
-    if not q:
-        unique = np.array([1.0 if not n else 0.0 for n in names], dtype=np.float64)
-        return unique[where]
-    q_canon = _canonical(q)
-    canon = [_canonical(n) for n in names]
-
-    def batch(scorer: Any, left: str, right: list[str]) -> NDArray[np.float64]:
-        scores = process.cdist([left], right, scorer=scorer, dtype=np.float64)[0]
-        return np.asarray(scores, dtype=np.float64) / 100.0
-
-    edit = np.maximum(batch(fuzz.ratio, q, names), batch(fuzz.token_sort_ratio, q, names))
-    core = np.maximum(
-        batch(fuzz.ratio, q_canon, canon),
-        SUBSET_WEIGHT * batch(fuzz.token_set_ratio, q_canon, canon),
+    position: dict[str, int] = {}
+    where = np.fromiter(
+        (position.setdefault(n, len(position)) for n in normalized),
+        dtype=np.intp,
+        count=len(normalized),
     )
-    canon_equal = np.array([c == q_canon for c in canon], dtype=bool)
-    score = np.maximum(edit, core)
-    score = np.where(canon_equal, np.maximum(score, CANONICAL_MATCH), score)
-    score = np.minimum(score, BELOW_EXACT)
-    exact = np.array([n == q for n in names], dtype=bool)
-    empty = np.array([not n for n in names], dtype=bool)
-    unique = np.where(exact, 1.0, np.where(empty, 0.0, score))
+    names = list(position)
+    unique = np.zeros(len(names), dtype=np.float64)
+    if not q:
+        if "" in position:
+            unique[position[""]] = 1.0
+        return unique[where]
+    present = [i for i, n in enumerate(names) if n]
+    if present:
+        query_identity = _identity(q)
+        identities = [_identity(names[i]) for i in present]
+        score = _word_scores(query_identity, identities, open_end)
+        canonical = np.fromiter(
+            (i.canonical == query_identity.canonical for i in identities), dtype=bool
+        )
+        score[canonical] = np.maximum(score[canonical], CANONICAL_MATCH)
+        reordered = np.fromiter((i.words == query_identity.words for i in identities), dtype=bool)
+        score[reordered] = BELOW_EXACT
+        unique[present] = score
+        if q in position:
+            unique[position[q]] = 1.0
     return unique[where]
 
 

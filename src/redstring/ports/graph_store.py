@@ -47,11 +47,18 @@ class GraphReader(Protocol):
         keys: Sequence[str],
         tenant_id: TenantId,
         *,
+        prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         """The entities `find_by_blocking_keys` would read with the same arguments, each
         once, in any order: what the lexical channel scores.
+
+        With `prefixes`, also for each prefix the members of the blocks whose keys
+        begin with it (`query_prefix`), of the asked types: block after block in key
+        order, each in `id_order_key` order, the first `limit_per_key` of them, an
+        entity counted once per block it is in (the order of an index on
+        `(key, id)`, so that the cut is the same on every backend).
 
         A candidate may be the `Entity` itself or a lighter object with the same
         id (and its `order_key`), tenant, type, names and string properties; the

@@ -41,12 +41,17 @@ class CountingGraphStore:
         keys: Sequence[str],
         tenant_id: TenantId,
         *,
+        prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         self.calls["find_lexical_candidates"] += 1
         return await self.inner.find_lexical_candidates(
-            keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
+            keys,
+            tenant_id,
+            prefixes=prefixes,
+            limit_per_key=limit_per_key,
+            entity_types=entity_types,
         )
 
     async def relationships_of(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from redstring.domain.blocking import query_blocking_keys
+from redstring.domain.blocking import lookup_keys, query_blocking_keys
 from redstring.domain.entity import Entity
 from redstring.domain.errors import InvalidInputError, MissingEndpointError
 from redstring.domain.ids import EntityId, id_order_key
@@ -215,6 +215,84 @@ class GraphStoreCompliance:
         assert await graph_store.find_lexical_candidates([], tenant) == []
         assert await graph_store.find_lexical_candidates(keys, new_tenant()) == []
         assert await graph_store.find_lexical_candidates(keys, tenant, entity_types=[]) == []
+
+    async def test_every_lookup_key_finds_its_entity(self, graph_store: GraphStore) -> None:
+        """Word, deletion (`d:`), prefix and soundex keys alike; the type key need not."""
+        tenant = new_tenant()
+        entity = make_entity(tenant, "Dr Zoë Holdings-Lovelace", "person")
+        await graph_store.upsert_entities([entity])
+        keys = lookup_keys(entity.blocking_keys)
+        assert any(k.startswith("d:") for k in keys)
+        found = await graph_store.find_by_blocking_keys(keys, tenant)
+        assert set(found) == set(keys)
+        assert all([e.id for e in block] == [entity.id] for block in found.values())
+
+    async def test_prefix_seek_reads_blocks_in_key_then_id_order(
+        self, graph_store: GraphStore
+    ) -> None:
+        """A prefix reads the blocks whose keys begin with it, key after key, each in
+        id order, the first `limit_per_key` rows (an entity once per block it is in),
+        of the asked types only; the cut is the same on every backend."""
+        tenant = new_tenant()
+        names = [
+            *(f"Lovelace {i}" for i in range(4)),
+            *(f"Lovell {i}" for i in range(3)),
+            "Lov Lovage",  # in two blocks of the range
+            "Lo",  # too short to begin with the prefix
+            "Glove",  # holds it, does not begin with it
+            "Lyon Lava",
+        ]
+        entities = [make_entity(tenant, n, "person" if "1" in n else "org") for n in names]
+        await graph_store.upsert_entities(entities)
+        await graph_store.upsert_entities([make_entity(new_tenant(), "Lovelace other", "org")])
+
+        def rows(types: set[str] | None) -> list[EntityId]:
+            pairs = sorted(
+                (key, id_order_key(e.id), e.id)
+                for e in entities
+                for key in lookup_keys(e.blocking_keys)
+                if key.startswith("w:lov") and (types is None or e.entity_type in types)
+            )
+            return [entity_id for _, _, entity_id in pairs]
+
+        for limit, types in ((None, None), (3, None), (5, None), (2, ["person"]), (None, ["org"])):
+            found = await graph_store.find_lexical_candidates(
+                [], tenant, prefixes=["w:lov"], limit_per_key=limit, entity_types=types
+            )
+            expected = rows(None if types is None else set(types))[:limit]
+            assert sorted(c.id for c in found) == sorted(set(expected)), (limit, types)
+        both = await graph_store.find_lexical_candidates(
+            ["w:lyon"], tenant, prefixes=["w:lovell", "w:lovell"]
+        )
+        assert sorted(c.name for c in both) == ["Lovell 0", "Lovell 1", "Lovell 2", "Lyon Lava"]
+        assert await graph_store.find_lexical_candidates([], tenant, prefixes=["w:zzz"]) == []
+        assert (
+            await graph_store.find_lexical_candidates(
+                [], tenant, prefixes=["w:lov"], entity_types=[]
+            )
+            == []
+        )
+
+    async def test_prefix_seek_follows_writes_and_deletes(self, graph_store: GraphStore) -> None:
+        tenant = new_tenant()
+        first = make_entity(tenant, "Lovelace", "person")
+        await graph_store.upsert_entities([first])
+
+        async def names() -> list[str]:
+            found = await graph_store.find_lexical_candidates([], tenant, prefixes=["w:lov"])
+            return sorted(c.name for c in found)
+
+        assert await names() == ["Lovelace"]
+        second = make_entity(tenant, "Lovell", "person")
+        await graph_store.upsert_entities([second])
+        assert await names() == ["Lovelace", "Lovell"]
+        await graph_store.delete_entities([first.id], tenant)
+        assert await names() == ["Lovell"]
+        renamed = make_entity(tenant, "Byron", "person", entity_id=second.id)
+        await graph_store.upsert_entities([renamed])
+        assert await names() == []
+        await graph_store.upsert_entities([first])
+        assert await names() == ["Lovelace"]
 
     async def test_tenants_never_see_each_other(self, graph_store: GraphStore) -> None:
         tenant_a, tenant_b = new_tenant(), new_tenant()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -31,11 +32,59 @@ class _Tenant:
     incident: dict[EntityId, dict[RelationshipId, None]] = field(default_factory=dict)
     # blocking key -> its entities in `id_order_key` order, built when a capped read needs it
     sorted_blocks: dict[str, list[Entity]] = field(default_factory=dict)
+    # every key that had a block, sorted, for prefix seeks; keys added since the last seek
+    # wait in `new_keys` (merged on the next seek), keys whose block emptied are skipped
+    sorted_keys: list[str] = field(default_factory=list)
+    new_keys: list[str] = field(default_factory=list)
 
     def index_entity(self, entity: Entity) -> None:
         for key in entity.blocking_keys:
-            self.blocks.setdefault(key, {})[entity.id] = entity
+            block = self.blocks.get(key)
+            if block is None:
+                block = self.blocks[key] = {}
+                self.new_keys.append(key)
+            block[entity.id] = entity
             self.sorted_blocks.pop(key, None)
+
+    def _ordered(self, key: str) -> list[Entity]:
+        ordered = self.sorted_blocks.get(key)
+        if ordered is None:
+            ordered = self.sorted_blocks[key] = sorted(
+                self.blocks[key].values(), key=lambda entity: id_order_key(entity.id)
+            )
+        return ordered
+
+    def keys_from(self, prefix: str) -> Iterator[str]:
+        """The keys with a block that begin with `prefix`, in key order."""
+        if self.new_keys:
+            # Two sorted runs: the sort merges them in linear time.
+            self.sorted_keys += sorted(set(self.new_keys))
+            self.sorted_keys.sort()
+            self.sorted_keys = list(dict.fromkeys(self.sorted_keys))
+            self.new_keys.clear()
+            if len(self.sorted_keys) > 2 * len(self.blocks) + 1024:  # mostly emptied keys
+                self.sorted_keys = sorted(self.blocks)
+        keys = self.sorted_keys
+        for position in range(bisect_left(keys, prefix), len(keys)):
+            key = keys[position]
+            if not key.startswith(prefix):
+                return
+            if key in self.blocks:
+                yield key
+
+    def prefix_head(
+        self, prefix: str, limit: int | None, wanted: frozenset[str] | None = None
+    ) -> list[Entity]:
+        """The members (of the `wanted` types) of the blocks whose keys begin with
+        `prefix`, block after block in key order, each in `id_order_key` order: the
+        first `limit` of them (an entity counted once per block it is in)."""
+        found: list[Entity] = []
+        for key in self.keys_from(prefix):
+            room = None if limit is None else limit - len(found)
+            if room is not None and room <= 0:
+                break
+            found += self.block_head(key, room, wanted)
+        return found
 
     def block_head(
         self, key: str, limit: int | None, wanted: frozenset[str] | None = None
@@ -47,11 +96,7 @@ class _Tenant:
             if wanted is None:
                 return list(block.values())
             return [e for e in block.values() if e.entity_type in wanted]
-        ordered = self.sorted_blocks.get(key)
-        if ordered is None:
-            ordered = self.sorted_blocks[key] = sorted(
-                block.values(), key=lambda entity: id_order_key(entity.id)
-            )
+        ordered = self._ordered(key)
         if wanted is None:
             return ordered[:limit]
         return list(islice((e for e in ordered if e.entity_type in wanted), limit))
@@ -165,16 +210,22 @@ class InMemoryGraphStore:
         keys: Sequence[str],
         tenant_id: TenantId,
         *,
+        prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         blocks = await self.find_by_blocking_keys(
             keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
         )
+        members = list(blocks.values())
+        tenant = self._tenants.get(tenant_id_of(tenant_id))
+        if tenant is not None and prefixes:
+            wanted = None if entity_types is None else frozenset(entity_types)
+            members += [tenant.prefix_head(p, limit_per_key, wanted) for p in set(prefixes)]
         # The entities themselves: they are in memory already, and whole. Every block
         # holds the one stored object of an entity, so identity tells repeats apart.
         distinct: dict[int, Entity] = {}
-        for block in blocks.values():
+        for block in members:
             for entity in block:
                 distinct[id(entity)] = entity
         return list(distinct.values())

@@ -105,11 +105,30 @@ RETURN keys, members,
 """
 )
 
-# What the lexical channel reads: the same members as `FIND_BY_BLOCKING_KEYS`, each
-# once, with only the columns it scores (no description or keys), in one record.
+# The members `e` of the blocks whose keys begin with each prefix, of the asked types,
+# the first `$limit` in `(key, entity_id)` order: `STARTS WITH` after the tenant's
+# equality is a range seek on the same index, which hands the loops over in that order.
+_PREFIX_MEMBERS = """
+UNWIND $prefixes AS prefix
+CALL (prefix) {
+    MATCH (e:Entity)-[entry:LOOKUP_KEY]->(e)
+    WHERE entry.tenant_id = $tenant_id AND entry.key STARTS WITH prefix
+      AND entry.entity_id IS NOT NULL
+      AND ($types IS NULL OR e.entity_type IN $types)
+    RETURN e ORDER BY entry.tenant_id, entry.key, entry.entity_id LIMIT $limit
+}"""
+
+# What the lexical channel reads: the same members as `FIND_BY_BLOCKING_KEYS` and those
+# of the prefix seeks, each once, with only the columns it scores (no description or
+# keys), in one record.
 FIND_LEXICAL_CANDIDATES = (
-    _BLOCK_MEMBERS
+    "CALL () {"
+    + _BLOCK_MEMBERS
+    + "\n    RETURN e\n    UNION\n"
+    + _PREFIX_MEMBERS
     + """
+    RETURN e
+}
 WITH DISTINCT e
 WITH collect(e) AS entities
 RETURN [e IN entities | e.id] AS ids,

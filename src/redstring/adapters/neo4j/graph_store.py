@@ -152,13 +152,16 @@ class Neo4jGraphStore(OwnedConnection):
         keys: Sequence[str],
         tenant_id: TenantId,
         *,
+        prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         tenant_id = tenant_id_of(tenant_id)
-        params = _lookup(keys, tenant_id, limit_per_key, entity_types)
+        params = _lookup([*keys, *prefixes], tenant_id, limit_per_key, entity_types)
         if params is None:
             return []
+        params["keys"] = list(dict.fromkeys(keys))
+        params["prefixes"] = list(dict.fromkeys(prefixes))
         [record] = await self._db.query(cypher.FIND_LEXICAL_CANDIDATES, params)
         return list(candidates_from_columns(tenant_id, record))
 
