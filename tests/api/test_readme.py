@@ -3,6 +3,7 @@ says it returns: the first match and the edges it names, each in its own directi
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shlex
@@ -88,3 +89,31 @@ def test_the_library_snippet_prints_what_the_readme_says() -> None:
     lines = done.stdout.splitlines()
     assert len(lines) == 3, done.stdout
     assert lines[0].startswith(said.group(1) + " "), done.stdout
+
+
+def _type_ahead_block() -> tuple[str, list[str]]:
+    """The text the README types with examples/type_ahead.py, and the lines it shows."""
+    found = re.search(
+        r'```sh\n\.venv/bin/python examples/type_ahead\.py "([^"]+)"\n```\n\n```\n(.*?)```',
+        README,
+        re.S,
+    )
+    assert found, "README.md shows no examples/type_ahead.py run with its output"
+    return found.group(1), found.group(2).splitlines()
+
+
+def test_the_type_ahead_demo_prints_what_the_readme_shows() -> None:
+    from starlette.testclient import TestClient
+
+    from redstring.api import create_app
+    from redstring.api.settings import Settings
+
+    spec = importlib.util.spec_from_file_location("type_ahead", REPO / "examples/type_ahead.py")
+    assert spec is not None and spec.loader is not None
+    type_ahead = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(type_ahead)
+    text, shown = _type_ahead_block()
+    # The settings `make serve` runs with: the default provider, the demo loaded.
+    with TestClient(create_app(Settings(demo=True))) as client:
+        printed = [f"{typed!r:24} {match}" for typed, match in type_ahead.type_out(client, text)]
+    assert [_squeezed(line) for line in printed] == [_squeezed(line) for line in shown]
