@@ -109,7 +109,8 @@ def test_the_type_ahead_demo_prints_what_the_readme_shows() -> None:
     from redstring.api.settings import Settings
 
     spec = importlib.util.spec_from_file_location("type_ahead", REPO / "examples/type_ahead.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     type_ahead = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(type_ahead)
     text, shown = _type_ahead_block()
