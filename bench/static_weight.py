@@ -1,6 +1,6 @@
 """Benchmark: the `static` provider's weight and n-gram size, by semantic MRR (run by hand).
 
-    PYTHONPATH=src:. /work/benchvenv/bin/python -m bench.static_weight [--per-kind 300]
+    python -m bench.static_weight [--per-kind 300]
         [--models DIR ...] [--weights 0.3 0.5 ...] [--ngram-dims 128 256] [--no-minilm]
         [--corpora geonames febrl organisations] [--tiny]
 
