@@ -113,7 +113,7 @@ def _stored_entity(
 ) -> Entity:
     """An entity as written by `entity_row`, built without re-validation
     (`model_construct`): every stored entity was validated on its way in, and the
-    lexical channel reads hundreds per query."""
+    API reads many per request."""
     return Entity.model_construct(
         id=EntityId(uuid.UUID(entity_id)),
         tenant_id=tenant_id,
@@ -138,24 +138,6 @@ def entity_from(stored: Mapping[str, Any]) -> Entity:
         stored["blocking_keys"],
         stored.get("properties"),
     )
-
-
-def entities_from_columns(tenant_id: TenantId, columns: Mapping[str, Any]) -> list[Entity]:
-    """The entities of one tenant sent as parallel columns (`FIND_BY_BLOCKING_KEYS`);
-    `tenant_id` is the one the statement was scoped to, so it is not parsed per entity."""
-    return [
-        _stored_entity(entity_id, tenant_id, *rest)
-        for entity_id, *rest in zip(
-            columns["ids"],
-            columns["names"],
-            columns["entity_types"],
-            columns["descriptions"],
-            columns["normalized_names"],
-            columns["blocking_keys"],
-            columns["properties"],
-            strict=True,
-        )
-    ]
 
 
 class StoredCandidate:
