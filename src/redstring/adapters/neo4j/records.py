@@ -142,17 +142,16 @@ def entity_from(stored: Mapping[str, Any]) -> Entity:
 
 class StoredCandidate:
     """A lexical candidate as `FIND_LEXICAL_CANDIDATES` reads it: no description or
-    keys. A query reads a few hundred and keeps a few: the id is kept as its
-    `order_key` and built only when asked for, and the properties are decoded
+    keys. A query reads a few hundred and keeps a few: the properties are decoded
     only when the entity has any and they are asked for."""
 
     __slots__ = (
         "_decoded",
         "_properties",
         "entity_type",
+        "id",
         "name",
         "normalized_name",
-        "order_key",
         "tenant_id",
     )
 
@@ -166,18 +165,14 @@ class StoredCandidate:
         properties: str | None,
     ) -> None:
         # The id as written by `entity_row`: canonical lower-case hex, so its digits
-        # are the UUID's integer, which is `id_order_key`.
-        self.order_key = int(entity_id.replace("-", ""), 16)
+        # are the UUID's integer (cheaper to read than the string's own parse).
+        self.id = EntityId(uuid.UUID(int=int(entity_id.replace("-", ""), 16)))
         self.tenant_id = tenant_id
         self.entity_type = entity_type
         self.name = name
         self.normalized_name = normalized_name
         self._properties = properties
         self._decoded: Mapping[str, PropertyValue] | None = None
-
-    @property
-    def id(self) -> EntityId:
-        return EntityId(uuid.UUID(int=self.order_key))
 
     @property
     def properties(self) -> Mapping[str, PropertyValue]:
