@@ -52,9 +52,11 @@ async def main(size: int, repeats: int) -> None:
         first_all, first_capped = [], []
         for query in queries:
             keys = query_blocking_keys(query)
-            blocks = await graph.find_by_blocking_keys(keys, tenant)
-            read_all.append(sum(len(b) for b in blocks.values()))
-            read_capped.append(sum(min(len(b), MAX_BLOCK_SIZE) for b in blocks.values()))
+            read_all.append(len(await graph.find_lexical_candidates(keys, tenant)))
+            capped_read = await graph.find_lexical_candidates(
+                keys, tenant, limit_per_key=MAX_BLOCK_SIZE
+            )
+            read_capped.append(len(capped_read))
             full = await uncapped.retrieve(query, tenant, k=10, mode=RetrievalMode.LEXICAL)
             part = await capped.retrieve(query, tenant, k=10, mode=RetrievalMode.LEXICAL)
             full_ids = {m.entity.id for m in full.matches}

@@ -20,16 +20,6 @@ class FailingGraphStore:
     async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
         raise self.make_error()
 
-    async def find_by_blocking_keys(
-        self,
-        keys: Sequence[str],
-        tenant_id: TenantId,
-        *,
-        limit_per_key: int | None = None,
-        entity_types: Sequence[str] | None = None,
-    ) -> dict[str, list[Entity]]:
-        raise self.make_error()
-
     async def find_lexical_candidates(
         self,
         keys: Sequence[str],

@@ -201,10 +201,10 @@ async def test_invalid_inputs_say_which_input_and_field(
     )
     assert bad_id["message"] == "relationships[0].sourceId must be a UUID, got 'x'"
     # nothing of the refused calls was written
-    found = await fresh_services.graph.find_by_blocking_keys(
+    found = await fresh_services.graph.find_lexical_candidates(
         ["t:thing"], TenantId(uuid.UUID(tenant))
     )
-    assert found == {}
+    assert found == []
 
 
 async def test_delete_removes_entities_and_their_relationships(

@@ -73,7 +73,7 @@ async def test_empty_schema_fails_and_ensure_schema_fixes_it(driver: neo4j.Async
     with pytest.raises(ClientError):
         await vectors.search([1.0] * COMPLIANCE_DIMENSION, tenant, k=3)
     lookup = await _plan_operators(
-        driver, cypher.FIND_BY_BLOCKING_KEYS, keys=["w:x"], tenant_id="t", limit=5
+        driver, cypher.FIND_LEXICAL_CANDIDATES, keys=["w:x"], prefixes=[], tenant_id="t", limit=5
     )
     assert "RelationshipIndexSeek" not in lookup
 
@@ -82,16 +82,20 @@ async def test_empty_schema_fails_and_ensure_schema_fixes_it(driver: neo4j.Async
     await vectors.ensure_schema()  # idempotent
     [match] = await vectors.search([1.0] * COMPLIANCE_DIMENSION, tenant, k=3)
     assert match.entity_id == record.entity_id
-    for statement in (cypher.FIND_BY_BLOCKING_KEYS, cypher.FIND_LEXICAL_CANDIDATES):
-        # The prefix seek (`STARTS WITH`) is a range seek on the same index, in its order.
-        lookup = await _plan_operators(
-            driver, statement, keys=["w:x"], prefixes=["w:xy"], tenant_id="t", limit=5
-        )
-        assert "DirectedRelationshipIndexSeek" in lookup
-        assert "Scan" not in lookup
-        # The index hands each block over in id order: nothing sorts it.
-        assert "Sort" not in lookup
-        assert "Top" not in lookup
+    # The prefix seek (`STARTS WITH`) is a range seek on the same index, in its order.
+    lookup = await _plan_operators(
+        driver,
+        cypher.FIND_LEXICAL_CANDIDATES,
+        keys=["w:x"],
+        prefixes=["w:xy"],
+        tenant_id="t",
+        limit=5,
+    )
+    assert "DirectedRelationshipIndexSeek" in lookup
+    assert "Scan" not in lookup
+    # The index hands each block over in id order: nothing sorts it.
+    assert "Sort" not in lookup
+    assert "Top" not in lookup
 
 
 async def test_index_of_another_dimension_is_refused(driver: neo4j.AsyncDriver) -> None:

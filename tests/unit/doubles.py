@@ -24,19 +24,6 @@ class RebuildingGraphStore(InMemoryGraphStore):
     async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
         return [Entity(**e.model_dump()) for e in await super().get_entities(ids, tenant_id)]
 
-    async def find_by_blocking_keys(
-        self,
-        keys: Sequence[str],
-        tenant_id: TenantId,
-        *,
-        limit_per_key: int | None = None,
-        entity_types: Sequence[str] | None = None,
-    ) -> dict[str, list[Entity]]:
-        found = await super().find_by_blocking_keys(
-            keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
-        )
-        return {k: [Entity(**e.model_dump()) for e in reversed(v)] for k, v in found.items()}
-
     async def find_lexical_candidates(
         self,
         keys: Sequence[str],

@@ -84,7 +84,6 @@ def test_derived_ids_refuse_a_wrong_tenant_or_end(wrong: object) -> None:
 Call = Callable[[InMemoryGraphStore, InMemoryVectorStore, Any, Any], Coroutine[Any, Any, object]]
 STORE_CALLS: dict[str, Call] = {
     "get_entities": lambda g, v, ids, t: g.get_entities(ids, t),
-    "find_by_blocking_keys": lambda g, v, ids, t: g.find_by_blocking_keys(["acme"], t),
     "find_lexical_candidates": lambda g, v, ids, t: g.find_lexical_candidates(["acme"], t),
     "relationships_of": lambda g, v, ids, t: g.relationships_of(ids, t),
     "delete_entities": lambda g, v, ids, t: g.delete_entities(ids, t),

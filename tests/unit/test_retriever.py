@@ -357,7 +357,6 @@ class _LightCandidates(InMemoryGraphStore):
 class _Light:
     def __init__(self, entity: Entity) -> None:
         self.id, self.tenant_id, self.entity_type = entity.id, entity.tenant_id, entity.entity_type
-        self.order_key = id_order_key(entity.id)
         self.name, self.normalized_name = entity.name, entity.normalized_name
         self.properties = entity.properties
         self._strings = entity.property_strings()

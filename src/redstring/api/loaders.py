@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
@@ -36,11 +36,6 @@ class EntityKey:
     tenant_id: TenantId
     entity_id: EntityId
 
-    def ident(self) -> tuple[int, int]:
-        """The key as plain ints, for the loader's cache: a UUID hashes and compares in
-        Python code, and a request looks keys up a few hundred times."""
-        return (self.tenant_id.int, self.entity_id.int)
-
 
 @dataclass(frozen=True)
 class RelationshipsKey:
@@ -56,10 +51,6 @@ class RelationshipsKey:
         """What must be equal for two keys to share a store call."""
         return (self.tenant_id, self.direction, self.types, self.first)
 
-    def ident(self) -> tuple[int, int, Direction, tuple[str, ...] | None, int]:
-        """The key with its ids as plain ints, for the loader's cache (see `EntityKey`)."""
-        return (self.tenant_id.int, self.entity_id.int, self.direction, self.types, self.first)
-
 
 class SettledDataLoader(DataLoader[K, V]):
     """A caching DataLoader that sends each batch once `share` has no turn queued.
@@ -74,9 +65,8 @@ class SettledDataLoader(DataLoader[K, V]):
         load_fn: Callable[[list[K]], Awaitable[Sequence[V]]],
         *,
         share: LoopShare,
-        cache_key_fn: Callable[[K], Hashable],
     ) -> None:
-        super().__init__(load_fn, cache_key_fn=cache_key_fn)
+        super().__init__(load_fn)
         self._share = share
 
     def load(self, key: K) -> Awaitable[V]:
@@ -112,10 +102,10 @@ class Loaders:
     def __init__(self, graph: GraphReader, share: LoopShare) -> None:
         self._graph = graph
         self.entities: DataLoader[EntityKey, Entity | None] = SettledDataLoader(
-            self._load_entities, share=share, cache_key_fn=EntityKey.ident
+            self._load_entities, share=share
         )
         self.relationships: DataLoader[RelationshipsKey, list[Relationship]] = SettledDataLoader(
-            self._load_relationships, share=share, cache_key_fn=RelationshipsKey.ident
+            self._load_relationships, share=share
         )
 
     def prime_entities(self, entities: Sequence[Entity]) -> None:
@@ -126,19 +116,18 @@ class Loaders:
         by_tenant: dict[TenantId, list[EntityId]] = defaultdict(list)
         for key in keys:
             by_tenant[key.tenant_id].append(key.entity_id)
-        found: dict[tuple[int, int], Entity] = {}
+        found: dict[EntityKey, Entity] = {}
         for tenant_id, ids in by_tenant.items():
             for entity in await self._graph.get_entities(ids, tenant_id):
-                found[(tenant_id.int, entity.id.int)] = entity
-        return [found.get(key.ident()) for key in keys]
+                found[EntityKey(tenant_id, entity.id)] = entity
+        return [found.get(key) for key in keys]
 
     async def _load_relationships(self, keys: list[RelationshipsKey]) -> list[list[Relationship]]:
         groups: dict[tuple[TenantId, Direction, tuple[str, ...] | None, int], list[EntityId]]
         groups = defaultdict(list)
         for key in keys:
             groups[key.arguments()].append(key.entity_id)
-        found: dict[tuple[int, int, Direction, tuple[str, ...] | None, int], list[Relationship]]
-        found = {}
+        found: dict[RelationshipsKey, list[Relationship]] = {}
         for (tenant_id, direction, types, first), ids in groups.items():
             if first == 0:
                 answer: dict[EntityId, list[Relationship]] = {}
@@ -147,6 +136,6 @@ class Loaders:
                     ids, tenant_id, direction=direction, types=types, limit_per_entity=first
                 )
             for entity_id in ids:
-                ident = (tenant_id.int, entity_id.int, direction, types, first)
-                found[ident] = answer.get(entity_id, [])
-        return [found[key.ident()] for key in keys]
+                key = RelationshipsKey(tenant_id, entity_id, direction, types, first)
+                found[key] = answer.get(entity_id, [])
+        return [found[key] for key in keys]

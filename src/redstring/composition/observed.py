@@ -59,19 +59,6 @@ class ObservedGraphStore:
         with self._call("get_entities"):
             return await self.inner.get_entities(ids, tenant_id)
 
-    async def find_by_blocking_keys(
-        self,
-        keys: Sequence[str],
-        tenant_id: TenantId,
-        *,
-        limit_per_key: int | None = None,
-        entity_types: Sequence[str] | None = None,
-    ) -> dict[str, list[Entity]]:
-        with self._call("find_by_blocking_keys"):
-            return await self.inner.find_by_blocking_keys(
-                keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
-            )
-
     async def find_lexical_candidates(
         self,
         keys: Sequence[str],

@@ -8,12 +8,11 @@ from redstring.composition.concurrency import concurrently
 from redstring.composition.entity_vectors import check_fits
 from redstring.composition.observer import NO_OBSERVER, Observer
 from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys, query_prefix
-from redstring.domain.entity import Entity
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.fusion import reciprocal_rank_fusion
-from redstring.domain.ids import EntityId, TenantId, id_order_key, tenant_id_of
+from redstring.domain.ids import EntityId, TenantId, tenant_id_of
 from redstring.domain.lexical import LexicalCandidate, lexical_scores
-from redstring.domain.ranking import order_keys_by_score, rank_by_score
+from redstring.domain.ranking import rank_by_score
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.vectors import has_direction
 from redstring.ports.embedding_provider import EmbeddingProvider
@@ -25,10 +24,6 @@ DEFAULT_OVERFETCH = 3
 
 async def _no_ranking() -> list[tuple[EntityId, float]]:
     return []
-
-
-async def _no_candidates() -> tuple[list[tuple[EntityId, float]], dict[int, LexicalCandidate]]:
-    return [], {}
 
 
 class Retriever:
@@ -117,22 +112,19 @@ class Retriever:
         fetch = k * self._overfetch
         # The channels are independent: run them concurrently, so a remote store's
         # round trips overlap and a hybrid retrieve costs the slower channel, not both.
-        semantic, (lexical, candidates) = await concurrently(
+        semantic, lexical = await concurrently(
             self._semantic(query, tenant_id, fetch, entity_types)
             if mode is not RetrievalMode.LEXICAL
             else _no_ranking(),
             self._lexical(query, tenant_id, fetch, entity_types)
             if mode is not RetrievalMode.SEMANTIC
-            else _no_candidates(),
+            else _no_ranking(),
         )
         fused = reciprocal_rank_fusion([[e for e, _ in semantic], [e for e, _ in lexical]])[:k]
-        # A lexical candidate that is a whole entity (an in-memory store's) is used as it
-        # is; the others, and the semantic channel's, are fetched in one call.
-        known = ((e, candidates.get(id_order_key(e))) for e, _ in fused)
-        entities = {e: entity for e, entity in known if isinstance(entity, Entity)}
-        missing = [e for e, _ in fused if e not in entities]
-        if missing:
-            entities.update((e.id, e) for e in await self._graph.get_entities(missing, tenant_id))
+        # The kept matches of both channels, whole, in one call.
+        wanted = [entity_id for entity_id, _ in fused]
+        found = await self._graph.get_entities(wanted, tenant_id) if wanted else []
+        entities = {entity.id: entity for entity in found}
         semantic_of, lexical_of = dict(semantic), dict(lexical)
         matches = tuple(
             ScoredEntity(
@@ -159,7 +151,7 @@ class Retriever:
 
     async def _lexical(
         self, query: str, tenant_id: TenantId, fetch: int, entity_types: Sequence[str] | None
-    ) -> tuple[list[tuple[EntityId, float]], dict[int, LexicalCandidate]]:
+    ) -> list[tuple[EntityId, float]]:
         prefix = query_prefix(query)
         found = await self._graph.find_lexical_candidates(
             query_blocking_keys(query),
@@ -169,19 +161,11 @@ class Retriever:
             entity_types=entity_types,
         )
         wanted = None if entity_types is None else set(entity_types)
-        tenant = tenant_id.int
-        # Keyed by `order_key`, an int: hashing and comparing UUIDs runs Python code, and
-        # a lookup reads a few hundred candidates, of which `fetch` are kept.
-        candidates: dict[int, LexicalCandidate] = {}
+        candidates: dict[EntityId, LexicalCandidate] = {}
         for candidate in found:
-            key = candidate.order_key
-            if (
-                key not in candidates
-                and candidate.tenant_id.int == tenant
-                and (wanted is None or candidate.entity_type in wanted)
+            if candidate.tenant_id == tenant_id and (
+                wanted is None or candidate.entity_type in wanted
             ):
-                candidates[key] = candidate
+                candidates.setdefault(candidate.id, candidate)
         scores = lexical_scores(query, list(candidates.values()))
-        kept = order_keys_by_score(zip(candidates, scores, strict=True))[:fetch]
-        ranking = [(candidates[key].id, score) for key, score in kept]
-        return ranking, candidates
+        return rank_by_score(zip(candidates, scores, strict=True))[:fetch]

@@ -8,7 +8,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from redstring.domain.blocking import blocking_keys_for
-from redstring.domain.ids import EntityId, TenantId, entity_id_for, id_order_key, tenant_id_of
+from redstring.domain.ids import EntityId, TenantId, entity_id_for, tenant_id_of
 from redstring.domain.normalization import normalize_name
 from redstring.domain.properties import Properties, no_properties, string_values
 from redstring.domain.text import check_nonblank, check_storable
@@ -79,11 +79,6 @@ class Entity(BaseModel):
     def property_strings(self) -> list[str]:
         """Every string property value, list items included."""
         return string_values(self.properties)
-
-    @property
-    def order_key(self) -> int:
-        """`id_order_key(self.id)`: where the entity falls among ties."""
-        return id_order_key(self.id)
 
     def embedding_text(self) -> str:
         """What the semantic channel embeds for this entity: name, type, description."""

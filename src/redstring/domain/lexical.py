@@ -36,12 +36,6 @@ class LexicalCandidate(Protocol):
     def id(self) -> EntityId: ...
 
     @property
-    def order_key(self) -> int:
-        """`id_order_key(self.id)`. The lexical channel sorts and deduplicates by it,
-        so a store can hand it out without building a few hundred ids."""
-        ...
-
-    @property
     def tenant_id(self) -> TenantId: ...
 
     @property

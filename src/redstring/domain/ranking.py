@@ -19,13 +19,6 @@ def rank_by_score(scored: Iterable[tuple[EntityId, float]]) -> list[tuple[Entity
         kept = best.get(key)
         if kept is None or score > kept[0]:
             best[key] = (score, entity_id)
-    ordered = order_keys_by_score((key, score) for key, (score, _) in best.items())
-    return [(best[key][1], score) for key, score in ordered]
-
-
-def order_keys_by_score(scored: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
-    """Distinct `id_order_key`s with their scores, ordered by score then key: the order
-    of `rank_by_score`, for callers that build the ids only for what they keep."""
     # Decorated so the sort compares plain floats and ints; the keys are distinct.
-    ordered = sorted([(-score, key) for key, score in scored])
-    return [(key, -negated) for negated, key in ordered]
+    ordered = sorted([(-score, key) for key, (score, _) in best.items()])
+    return [(best[key][1], -negated) for negated, key in ordered]

@@ -25,23 +25,6 @@ class GraphReader(Protocol):
         """The entities with these ids, in the order asked; missing ids are omitted."""
         ...
 
-    async def find_by_blocking_keys(
-        self,
-        keys: Sequence[str],
-        tenant_id: TenantId,
-        *,
-        limit_per_key: int | None = None,
-        entity_types: Sequence[str] | None = None,
-    ) -> dict[str, list[Entity]]:
-        """For each key that has entities, those carrying it (at most `limit_per_key`,
-        taken in `id_order_key` order when the block is larger).
-
-        With `entity_types`, only entities of those types are read, and the cap
-        applies to them alone: a type that is rare in a large block keeps its
-        members. Keys are lookup keys, as `query_blocking_keys` makes them; a
-        store may answer a type key (`t:`), which no query asks for, with nothing."""
-        ...
-
     async def find_lexical_candidates(
         self,
         keys: Sequence[str],
@@ -51,8 +34,15 @@ class GraphReader(Protocol):
         limit_per_key: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
-        """The entities `find_by_blocking_keys` would read with the same arguments, each
-        once, in any order: what the lexical channel scores.
+        """The members of the blocks of `keys`, each entity once, in any order: what
+        the lexical channel scores. Keys are lookup keys, as `query_blocking_keys`
+        makes them; a store may answer a type key (`t:`), which no query asks for,
+        with nothing.
+
+        Of a block larger than `limit_per_key`, the first `limit_per_key` members in
+        `id_order_key` order are read. With `entity_types`, only entities of those
+        types are read, and the cap applies to them alone: a type that is rare in a
+        large block keeps its members.
 
         With `prefixes`, also for each prefix the members of the blocks whose keys
         begin with it (`query_prefix`), of the asked types: block after block in key
@@ -61,8 +51,8 @@ class GraphReader(Protocol):
         `(key, id)`, so that the cut is the same on every backend).
 
         A candidate may be the `Entity` itself or a lighter object with the same
-        id (and its `order_key`), tenant, type, names and string properties; the
-        `Retriever` fetches whole entities only for the candidates it keeps."""
+        id, tenant, type, names and string properties; the `Retriever` fetches whole
+        entities, with `get_entities`, only for the candidates it keeps."""
         ...
 
     async def relationships_of(

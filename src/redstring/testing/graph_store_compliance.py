@@ -11,10 +11,28 @@ import pytest
 from redstring.domain.blocking import lookup_keys, query_blocking_keys
 from redstring.domain.entity import Entity
 from redstring.domain.errors import InvalidInputError, MissingEndpointError
-from redstring.domain.ids import EntityId, id_order_key
+from redstring.domain.ids import EntityId, TenantId, id_order_key
 from redstring.domain.relationship import Direction
 from redstring.ports.graph_store import GraphStore
 from redstring.testing.factories import make_entity, make_relationship, new_tenant
+
+
+async def _ids(
+    graph_store: GraphStore, *keys: str, tenant: TenantId, **options: Any
+) -> list[EntityId]:
+    """The ids of the lexical candidates of `keys`, in id order (a read's order is free)."""
+    found = await graph_store.find_lexical_candidates(keys, tenant, **options)
+    return sorted((c.id for c in found), key=id_order_key)
+
+
+def _block(entities: list[Entity], key: str, types: list[str] | None = None) -> list[EntityId]:
+    """The ids of the entities that a lookup of `key` reads, of `types`, in id order."""
+    members = [
+        e.id
+        for e in entities
+        if key in lookup_keys(e.blocking_keys) and (types is None or e.entity_type in types)
+    ]
+    return sorted(members, key=id_order_key)
 
 
 class GraphStoreCompliance:
@@ -64,10 +82,8 @@ class GraphStoreCompliance:
         await graph_store.upsert_entities([renamed])
         [got] = await graph_store.get_entities([entity.id], tenant)
         assert got.name == "Initech"
-        old = await graph_store.find_by_blocking_keys(["w:globex"], tenant)
-        assert old.get("w:globex", []) == []
-        new = await graph_store.find_by_blocking_keys(["w:initech"], tenant)
-        assert [e.id for e in new["w:initech"]] == [entity.id]
+        assert await _ids(graph_store, "w:globex", tenant=tenant) == []
+        assert await _ids(graph_store, "w:initech", tenant=tenant) == [entity.id]
 
     async def test_blocks_serve_the_latest_version(self, graph_store: GraphStore) -> None:
         """An entity upserted again under the same name (so the same keys) is read from
@@ -75,37 +91,40 @@ class GraphStoreCompliance:
         tenant = new_tenant()
         entities = [make_entity(tenant, f"Common {i}") for i in range(6)]
         await graph_store.upsert_entities(entities)
-        await graph_store.find_by_blocking_keys(["w:common"], tenant, limit_per_key=3)
+        await graph_store.find_lexical_candidates(["w:common"], tenant, limit_per_key=3)
         first = min(entities, key=lambda e: id_order_key(e.id))
         changed = make_entity(
-            tenant, first.name, first.entity_type, entity_id=first.id, description="new"
+            tenant,
+            first.name,
+            first.entity_type,
+            entity_id=first.id,
+            properties={"aliases": ("New Alias",)},
         )
         await graph_store.upsert_entities([changed])
         for limit in (None, 3):
-            found = await graph_store.find_by_blocking_keys(
+            found = await graph_store.find_lexical_candidates(
                 ["w:common"], tenant, limit_per_key=limit
             )
-            [got] = [e for e in found["w:common"] if e.id == first.id]
-            assert got.description == "new"
+            [got] = [c for c in found if c.id == first.id]
+            assert got.property_strings() == ["New Alias"]
 
-    async def test_find_by_blocking_keys(self, graph_store: GraphStore) -> None:
+    async def test_lexical_candidates_share_a_key(self, graph_store: GraphStore) -> None:
         tenant = new_tenant()
         acme = make_entity(tenant, "Acme Corp", "org")
         widgets = make_entity(tenant, "Acme Widgets", "org")
         apex = make_entity(tenant, "Apex Corporation", "org")
         await graph_store.upsert_entities([acme, widgets, apex])
-        found = await graph_store.find_by_blocking_keys(
-            [*query_blocking_keys("ACME Corporation"), "w:nothing-here"], tenant
-        )
-        assert "w:nothing-here" not in found
-        assert {e.id for e in found["w:acme"]} == {acme.id, widgets.id}
-        candidates = {e.id for block in found.values() for e in block}
-        assert candidates == {acme.id, widgets.id}
-        assert await graph_store.find_by_blocking_keys([], tenant) == {}
+        keys = [*query_blocking_keys("ACME Corporation"), "w:nothing-here"]
+        expected = sorted([acme.id, widgets.id], key=id_order_key)
+        assert await _ids(graph_store, *keys, tenant=tenant) == expected
+        assert await _ids(graph_store, "w:acme", tenant=tenant) == expected
+        assert await _ids(graph_store, "w:nothing-here", tenant=tenant) == []
+        assert await graph_store.find_lexical_candidates([], tenant) == []
 
-    async def test_blocks_hold_whole_entities(self, graph_store: GraphStore) -> None:
-        """Every field survives a block read, also for an entity in several blocks and
-        next to entities without a description or properties."""
+    async def test_each_block_reads_its_members(self, graph_store: GraphStore) -> None:
+        """A key reads exactly its block, with the fields the lexical channel scores,
+        also for an entity in several blocks and next to entities without a
+        description or properties."""
         tenant = new_tenant()
         bare = make_entity(tenant, "Acme Corp", "org")
         described = make_entity(
@@ -118,28 +137,30 @@ class GraphStoreCompliance:
         other_type = make_entity(tenant, "Acme", "person", description="")
         written = [bare, described, other_type]
         await graph_store.upsert_entities(written)
-        keys = query_blocking_keys("Acme Widgets")
-        found = await graph_store.find_by_blocking_keys(keys, tenant)
         by_id = {e.id: e for e in written}
-        for key in keys:
-            expected = {e.id for e in written if key in e.blocking_keys}
-            assert {e.id for e in found.get(key, [])} == expected
-            for entity in found.get(key, []):
-                assert entity == by_id[entity.id]
-                assert entity.description == by_id[entity.id].description
-                assert entity.blocking_keys == by_id[entity.id].blocking_keys
-                assert dict(entity.properties) == dict(by_id[entity.id].properties)
-        assert {e.id for e in found["w:acme"]} == {bare.id, described.id, other_type.id}
+        for key in query_blocking_keys("Acme Widgets"):
+            found = await graph_store.find_lexical_candidates([key], tenant)
+            ids = sorted((c.id for c in found), key=id_order_key)
+            assert ids == _block(written, key), key
+            for candidate in found:
+                entity = by_id[candidate.id]
+                assert candidate.tenant_id == tenant
+                assert candidate.entity_type == entity.entity_type
+                assert candidate.name == entity.name
+                assert candidate.normalized_name == entity.normalized_name
+                assert dict(candidate.properties) == dict(entity.properties)
+                assert sorted(candidate.property_strings()) == sorted(entity.property_strings())
+        everyone = sorted([bare.id, described.id, other_type.id], key=id_order_key)
+        assert await _ids(graph_store, "w:acme", tenant=tenant) == everyone
 
     async def test_blocks_are_capped_in_id_order(self, graph_store: GraphStore) -> None:
         tenant = new_tenant()
         entities = [make_entity(tenant, f"Common {i}") for i in range(12)]
         await graph_store.upsert_entities(entities)
-        found = await graph_store.find_by_blocking_keys(["w:common"], tenant, limit_per_key=5)
-        expected = sorted((e.id for e in entities), key=id_order_key)[:5]
-        assert sorted((e.id for e in found["w:common"]), key=id_order_key) == expected
-        everything = await graph_store.find_by_blocking_keys(["w:common"], tenant)
-        assert len(everything["w:common"]) == 12
+        found = await _ids(graph_store, "w:common", tenant=tenant, limit_per_key=5)
+        assert found == sorted((e.id for e in entities), key=id_order_key)[:5]
+        everything = await _ids(graph_store, "w:common", tenant=tenant)
+        assert everything == sorted((e.id for e in entities), key=id_order_key)
 
     async def test_types_filter_blocks_before_the_cap(self, graph_store: GraphStore) -> None:
         """A type that is rare in a capped block keeps every member: the cap counts
@@ -155,32 +176,28 @@ class GraphStoreCompliance:
             if id_order_key(candidate.id) > id_order_key(first_ids[-1]):
                 rare.append(candidate)
         await graph_store.upsert_entities(rare)
-        typed = await graph_store.find_by_blocking_keys(
-            ["w:common"], tenant, limit_per_key=5, entity_types=["person"]
+        rare_ids = sorted((e.id for e in rare), key=id_order_key)
+        typed = await _ids(
+            graph_store, "w:common", tenant=tenant, limit_per_key=5, entity_types=["person"]
         )
-        assert {e.id for e in typed["w:common"]} == {e.id for e in rare}
-        mixed = await graph_store.find_by_blocking_keys(
-            ["w:common"], tenant, limit_per_key=5, entity_types=["person", "org"]
+        assert typed == rare_ids
+        mixed = await _ids(
+            graph_store, "w:common", tenant=tenant, limit_per_key=5, entity_types=["person", "org"]
         )
-        expected = sorted((e.id for e in [*common, *rare]), key=id_order_key)[:5]
-        assert sorted((e.id for e in mixed["w:common"]), key=id_order_key) == expected
-        whole = await graph_store.find_by_blocking_keys(
-            ["w:common"], tenant, entity_types=["person"]
+        assert mixed == sorted((e.id for e in [*common, *rare]), key=id_order_key)[:5]
+        whole = await _ids(graph_store, "w:common", tenant=tenant, entity_types=["person"])
+        assert whole == rare_ids
+        place = await _ids(
+            graph_store, "w:common", tenant=tenant, limit_per_key=5, entity_types=["place"]
         )
-        assert {e.id for e in whole["w:common"]} == {e.id for e in rare}
-        assert (
-            await graph_store.find_by_blocking_keys(
-                ["w:common"], tenant, limit_per_key=5, entity_types=["place"]
-            )
-            == {}
-        )
-        assert await graph_store.find_by_blocking_keys(["w:common"], tenant, entity_types=[]) == {}
+        assert place == []
+        assert await _ids(graph_store, "w:common", tenant=tenant, entity_types=[]) == []
 
     async def test_lexical_candidates_are_the_block_members_once(
         self, graph_store: GraphStore
     ) -> None:
-        """`find_lexical_candidates` reads what `find_by_blocking_keys` reads, each entity
-        once, with the fields the lexical channel scores."""
+        """Several keys read the union of their (capped, typed) blocks, each entity once,
+        with the fields the lexical channel scores."""
         tenant = new_tenant()
         entities = [make_entity(tenant, f"Acme Widget {i}", "org") for i in range(8)]
         entities.append(
@@ -195,19 +212,16 @@ class GraphStoreCompliance:
         by_id = {e.id: e for e in entities}
         keys = query_blocking_keys("Acme Widget")
         for limit, types in ((None, None), (3, None), (3, ["person"]), (None, ["org"])):
-            blocks = await graph_store.find_by_blocking_keys(
-                keys, tenant, limit_per_key=limit, entity_types=types
-            )
             candidates = await graph_store.find_lexical_candidates(
                 keys, tenant, limit_per_key=limit, entity_types=types
             )
             ids = [c.id for c in candidates]
             assert len(ids) == len(set(ids))
-            assert set(ids) == {e.id for block in blocks.values() for e in block}
+            expected = {i for key in keys for i in _block(entities, key, types)[:limit]}
+            assert set(ids) == expected, (limit, types)
             for candidate in candidates:
                 entity = by_id[candidate.id]
                 assert candidate.tenant_id == tenant
-                assert candidate.order_key == id_order_key(entity.id)
                 assert candidate.entity_type == entity.entity_type
                 assert candidate.name == entity.name
                 assert candidate.normalized_name == entity.normalized_name
@@ -223,9 +237,8 @@ class GraphStoreCompliance:
         await graph_store.upsert_entities([entity])
         keys = lookup_keys(entity.blocking_keys)
         assert any(k.startswith("d:") for k in keys)
-        found = await graph_store.find_by_blocking_keys(keys, tenant)
-        assert set(found) == set(keys)
-        assert all([e.id for e in block] == [entity.id] for block in found.values())
+        for key in keys:
+            assert await _ids(graph_store, key, tenant=tenant) == [entity.id], key
 
     async def test_prefix_seek_reads_blocks_in_key_then_id_order(
         self, graph_store: GraphStore
@@ -310,7 +323,7 @@ class GraphStoreCompliance:
         [got_a] = await graph_store.get_entities([in_a.id], tenant_a)
         [got_b] = await graph_store.get_entities([in_b.id], tenant_b)
         assert (got_a.name, got_b.name) == ("Acme Corp", "Umbrella")
-        assert "w:umbrella" not in await graph_store.find_by_blocking_keys(["w:umbrella"], tenant_a)
+        assert await _ids(graph_store, "w:umbrella", tenant=tenant_a) == []
         rels_a = await graph_store.relationships_of([in_a.id], tenant_a)
         assert [r.relationship_type for r in rels_a[in_a.id]] == ["KNOWS"]
 
@@ -395,7 +408,7 @@ class GraphStoreCompliance:
         assert await graph_store.delete_entities([a.id, EntityId(uuid.uuid4())], tenant) == 1
         found = await graph_store.relationships_of([a.id, b.id, c.id], tenant)
         assert found == {a.id: [], b.id: [], c.id: []}
-        assert await graph_store.find_by_blocking_keys(["p:a"], tenant) == {}
+        assert await _ids(graph_store, "p:a", tenant=tenant) == []
         assert await graph_store.delete_entities([a.id], tenant) == 0
 
     @pytest.mark.parametrize("wrong", ["not-a-tenant", 5, None])
@@ -409,7 +422,6 @@ class GraphStoreCompliance:
         keys = query_blocking_keys("Acme Corp")
         reads: list[tuple[str, Any]] = [
             ("tenant_id", lambda t: graph_store.get_entities([entity.id], t)),
-            ("tenant_id", lambda t: graph_store.find_by_blocking_keys(keys, t)),
             ("tenant_id", lambda t: graph_store.find_lexical_candidates(keys, t)),
             ("tenant_id", lambda t: graph_store.relationships_of([entity.id], t)),
             ("tenant_id", lambda t: graph_store.delete_entities([entity.id], t)),

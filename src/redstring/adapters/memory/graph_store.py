@@ -182,29 +182,6 @@ class InMemoryGraphStore:
         found = (tenant.entities.get(entity_id) for entity_id in dict.fromkeys(ids))
         return [entity for entity in found if entity is not None]
 
-    async def find_by_blocking_keys(
-        self,
-        keys: Sequence[str],
-        tenant_id: TenantId,
-        *,
-        limit_per_key: int | None = None,
-        entity_types: Sequence[str] | None = None,
-    ) -> dict[str, list[Entity]]:
-        tenant_id = tenant_id_of(tenant_id)
-        tenant = self._tenants.get(tenant_id)
-        if tenant is None:
-            return {}
-        wanted = None if entity_types is None else frozenset(entity_types)
-        found: dict[str, list[Entity]] = {}
-        for key in dict.fromkeys(keys):
-            block = tenant.blocks.get(key)
-            if not block:
-                continue
-            members = tenant.block_head(key, limit_per_key, wanted)
-            if members:
-                found[key] = members
-        return found
-
     async def find_lexical_candidates(
         self,
         keys: Sequence[str],
@@ -214,14 +191,16 @@ class InMemoryGraphStore:
         limit_per_key: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
-        blocks = await self.find_by_blocking_keys(
-            keys, tenant_id, limit_per_key=limit_per_key, entity_types=entity_types
-        )
-        members = list(blocks.values())
         tenant = self._tenants.get(tenant_id_of(tenant_id))
-        if tenant is not None and prefixes:
-            wanted = None if entity_types is None else frozenset(entity_types)
-            members += [tenant.prefix_head(p, limit_per_key, wanted) for p in set(prefixes)]
+        if tenant is None:
+            return []
+        wanted = None if entity_types is None else frozenset(entity_types)
+        members = [
+            tenant.block_head(key, limit_per_key, wanted)
+            for key in dict.fromkeys(keys)
+            if key in tenant.blocks
+        ]
+        members += [tenant.prefix_head(p, limit_per_key, wanted) for p in set(prefixes)]
         # The entities themselves: they are in memory already, and whole. Every block
         # holds the one stored object of an entity, so identity tells repeats apart.
         distinct: dict[int, Entity] = {}

@@ -79,32 +79,6 @@ CALL (key) {
     RETURN e ORDER BY entry.tenant_id, entry.key, entry.entity_id LIMIT $limit
 }"""
 
-# One record: the keys found, each key's member ids, and every distinct member once, as
-# parallel columns. An entity in several blocks is sent and decoded once, and columns
-# decode faster than one map per entity (list comprehensions keep nulls aligned, where
-# collect() would drop them).
-FIND_BY_BLOCKING_KEYS = (
-    _BLOCK_MEMBERS
-    + """
-WITH key, collect(e) AS block
-WITH collect(key) AS keys, collect([e IN block | e.id]) AS members, collect(block) AS blocks
-CALL (blocks) {
-    UNWIND blocks AS block
-    UNWIND block AS e
-    WITH DISTINCT e
-    RETURN collect(e) AS entities
-}
-RETURN keys, members,
-       [e IN entities | e.id] AS ids,
-       [e IN entities | e.name] AS names,
-       [e IN entities | e.entity_type] AS entity_types,
-       [e IN entities | e.description] AS descriptions,
-       [e IN entities | e.normalized_name] AS normalized_names,
-       [e IN entities | e.blocking_keys] AS blocking_keys,
-       [e IN entities | e.properties] AS properties
-"""
-)
-
 # The members `e` of the blocks whose keys begin with each prefix, of the asked types,
 # the first `$limit` in `(key, entity_id)` order: `STARTS WITH` after the tenant's
 # equality is a range seek on the same index, which hands the loops over in that order.
@@ -118,9 +92,10 @@ CALL (prefix) {
     RETURN e ORDER BY entry.tenant_id, entry.key, entry.entity_id LIMIT $limit
 }"""
 
-# What the lexical channel reads: the same members as `FIND_BY_BLOCKING_KEYS` and those
-# of the prefix seeks, each once, with only the columns it scores (no description or
-# keys), in one record.
+# What the lexical channel reads: the members of the blocks and those of the prefix
+# seeks, each once, with only the columns it scores (no description or keys), as
+# parallel columns in one record (columns decode faster than one map per entity, and
+# list comprehensions keep nulls aligned, where collect() would drop them).
 FIND_LEXICAL_CANDIDATES = (
     "CALL () {"
     + _BLOCK_MEMBERS

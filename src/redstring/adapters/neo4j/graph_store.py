@@ -19,7 +19,6 @@ from redstring.adapters.neo4j.records import (
     batches_of,
     candidates_from_columns,
     distinct_entity_rows,
-    entities_from_columns,
     entity_from,
     relationship_from,
     relationship_row,
@@ -123,29 +122,6 @@ class Neo4jGraphStore(OwnedConnection):
         )
         found = {e["id"]: entity_from(e) for r in records for e in r["entities"]}
         return [found[i] for i in wanted if i in found]
-
-    async def find_by_blocking_keys(
-        self,
-        keys: Sequence[str],
-        tenant_id: TenantId,
-        *,
-        limit_per_key: int | None = None,
-        entity_types: Sequence[str] | None = None,
-    ) -> dict[str, list[Entity]]:
-        tenant_id = tenant_id_of(tenant_id)
-        params = _lookup(keys, tenant_id, limit_per_key, entity_types)
-        if params is None:
-            return {}
-        records = await self._db.query(cypher.FIND_BY_BLOCKING_KEYS, params)
-        if not records:
-            return {}
-        [record] = records
-        by_id = dict(zip(record["ids"], entities_from_columns(tenant_id, record), strict=True))
-        return {
-            key: [by_id[i] for i in members]
-            for key, members in zip(record["keys"], record["members"], strict=True)
-            if members
-        }
 
     async def find_lexical_candidates(
         self,

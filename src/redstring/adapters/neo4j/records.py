@@ -113,7 +113,7 @@ def _stored_entity(
 ) -> Entity:
     """An entity as written by `entity_row`, built without re-validation
     (`model_construct`): every stored entity was validated on its way in, and the
-    lexical channel reads hundreds per query."""
+    API reads many per request."""
     return Entity.model_construct(
         id=EntityId(uuid.UUID(entity_id)),
         tenant_id=tenant_id,
@@ -140,37 +140,18 @@ def entity_from(stored: Mapping[str, Any]) -> Entity:
     )
 
 
-def entities_from_columns(tenant_id: TenantId, columns: Mapping[str, Any]) -> list[Entity]:
-    """The entities of one tenant sent as parallel columns (`FIND_BY_BLOCKING_KEYS`);
-    `tenant_id` is the one the statement was scoped to, so it is not parsed per entity."""
-    return [
-        _stored_entity(entity_id, tenant_id, *rest)
-        for entity_id, *rest in zip(
-            columns["ids"],
-            columns["names"],
-            columns["entity_types"],
-            columns["descriptions"],
-            columns["normalized_names"],
-            columns["blocking_keys"],
-            columns["properties"],
-            strict=True,
-        )
-    ]
-
-
 class StoredCandidate:
     """A lexical candidate as `FIND_LEXICAL_CANDIDATES` reads it: no description or
-    keys. A query reads a few hundred and keeps a few: the id is kept as its
-    `order_key` and built only when asked for, and the properties are decoded
+    keys. A query reads a few hundred and keeps a few: the properties are decoded
     only when the entity has any and they are asked for."""
 
     __slots__ = (
         "_decoded",
         "_properties",
         "entity_type",
+        "id",
         "name",
         "normalized_name",
-        "order_key",
         "tenant_id",
     )
 
@@ -184,18 +165,14 @@ class StoredCandidate:
         properties: str | None,
     ) -> None:
         # The id as written by `entity_row`: canonical lower-case hex, so its digits
-        # are the UUID's integer, which is `id_order_key`.
-        self.order_key = int(entity_id.replace("-", ""), 16)
+        # are the UUID's integer (cheaper to read than the string's own parse).
+        self.id = EntityId(uuid.UUID(int=int(entity_id.replace("-", ""), 16)))
         self.tenant_id = tenant_id
         self.entity_type = entity_type
         self.name = name
         self.normalized_name = normalized_name
         self._properties = properties
         self._decoded: Mapping[str, PropertyValue] | None = None
-
-    @property
-    def id(self) -> EntityId:
-        return EntityId(uuid.UUID(int=self.order_key))
 
     @property
     def properties(self) -> Mapping[str, PropertyValue]:
