@@ -13,7 +13,12 @@ from redstring.domain.errors import InvalidInputError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.ids import EntityId, TenantId, id_order_key, tenant_id_of
 from redstring.domain.lexical import LexicalCandidate, lexical_scores
-from redstring.domain.ranking import order_keys_by_score, rank_by_score
+from redstring.domain.ranking import (
+    LEXICAL_VOTE_MARGIN,
+    order_keys_by_score,
+    rank_by_score,
+    within_margin,
+)
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.vectors import has_direction
 from redstring.ports.embedding_provider import EmbeddingProvider
@@ -38,7 +43,9 @@ class Retriever:
     candidates sharing a blocking key with the query, or holding a word that
     the query's unfinished last word begins (`query_prefix`), scored by
     `lexical_score`; lexical recall is bounded by blocking, so an entity
-    that shares no key with the query is never a lexical candidate. Each
+    that shares no key with the query is never a lexical candidate. In HYBRID
+    the lexical channel votes in fusion only for its candidates scoring within
+    `LEXICAL_VOTE_MARGIN` of its best (docs/adr/0003). Each
     channel is asked for `k * overfetch` candidates, because an entity just
     past `k` in both channels can win fusion. Filters apply before `k`.
     At most `max_block_size` candidates are read per blocking key
@@ -125,7 +132,14 @@ class Retriever:
             if mode is not RetrievalMode.SEMANTIC
             else _no_candidates(),
         )
-        fused = reciprocal_rank_fusion([[e for e, _ in semantic], [e for e, _ in lexical]])[:k]
+        # In HYBRID the lexical channel votes only for the candidates it believes, those
+        # within `LEXICAL_VOTE_MARGIN` of its best; alone (LEXICAL) it ranks them all.
+        votes = (
+            within_margin(lexical, margin=LEXICAL_VOTE_MARGIN)
+            if mode is RetrievalMode.HYBRID
+            else lexical
+        )
+        fused = reciprocal_rank_fusion([[e for e, _ in semantic], [e for e, _ in votes]])[:k]
         # A lexical candidate that is a whole entity (an in-memory store's) is used as it
         # is; the others, and the semantic channel's, are fetched in one call.
         known = ((e, candidates.get(id_order_key(e))) for e, _ in fused)
