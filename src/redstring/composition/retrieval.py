@@ -45,7 +45,8 @@ class Retriever:
     `lexical_score`; lexical recall is bounded by blocking, so an entity
     that shares no key with the query is never a lexical candidate. In HYBRID
     the lexical channel votes in fusion only for its candidates scoring within
-    `LEXICAL_VOTE_MARGIN` of its best (docs/adr/0003). Each
+    `LEXICAL_VOTE_MARGIN` of its best, unless the semantic channel ranked
+    nothing (docs/adr/0003). Each
     channel is asked for `k * overfetch` candidates, because an entity just
     past `k` in both channels can win fusion. Filters apply before `k`.
     At most `max_block_size` candidates are read per blocking key
@@ -132,11 +133,12 @@ class Retriever:
             if mode is not RetrievalMode.SEMANTIC
             else _no_candidates(),
         )
-        # In HYBRID the lexical channel votes only for the candidates it believes, those
-        # within `LEXICAL_VOTE_MARGIN` of its best; alone (LEXICAL) it ranks them all.
+        # Against the semantic channel, the lexical channel votes only for the candidates
+        # it believes, those within `LEXICAL_VOTE_MARGIN` of its best; alone (LEXICAL, or
+        # a semantic channel that ranked nothing) it ranks them all.
         votes = (
             within_margin(lexical, margin=LEXICAL_VOTE_MARGIN)
-            if mode is RetrievalMode.HYBRID
+            if mode is RetrievalMode.HYBRID and semantic
             else lexical
         )
         fused = reciprocal_rank_fusion([[e for e, _ in semantic], [e for e, _ in votes]])[:k]
