@@ -239,18 +239,37 @@ class _FixedVectors:
 async def test_overfetch_lets_a_runner_up_in_both_channels_win() -> None:
     tenant = new_tenant()
     semantic_only = make_entity(tenant, "Zzyzx")
-    lexical_best = make_entity(tenant, "Acme")
-    both_second = make_entity(tenant, "Acme Co")
+    lexical_best = make_entity(tenant, "Acme Widgets")
+    both_second = make_entity(tenant, "Widgets Acme")  # 0.99: within the lexical margin
     graph = InMemoryGraphStore()
     await graph.upsert_entities([semantic_only, lexical_best, both_second])
     vectors = _FixedVectors([(semantic_only.id, 0.9), (both_second.id, 0.8)])
     embeddings = HashingEmbeddingProvider(DIM)
     retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
-    result = await retriever.retrieve("Acme", tenant, k=1)
-    assert _names(result) == ["Acme Co"]
+    result = await retriever.retrieve("Acme Widgets", tenant, k=1)
+    assert _names(result) == ["Widgets Acme"]
     assert vectors.asked_k == [3]
     blind = Retriever(embeddings=embeddings, vectors=vectors, graph=graph, overfetch=1)
-    assert _names(await blind.retrieve("Acme", tenant, k=1)) != ["Acme Co"]
+    assert _names(await blind.retrieve("Acme Widgets", tenant, k=1)) != ["Widgets Acme"]
+
+
+async def test_hybrid_fuses_only_the_lexical_candidates_within_the_margin() -> None:
+    """A name the semantic channel misses, which the lexical channel ranks first, is not
+    outvoted by a weak lexical candidate that the semantic channel also lists."""
+    tenant = new_tenant()
+    target = make_entity(tenant, "Acme")  # lexical 1.0 for "Acme"
+    weak = make_entity(tenant, "Acme Widgets")  # lexical 0.81: past the margin
+    other = make_entity(tenant, "Zzyzx")
+    graph = InMemoryGraphStore()
+    await graph.upsert_entities([target, weak, other])
+    vectors = _FixedVectors([(other.id, 0.9), (weak.id, 0.8)])  # blind to the target
+    retriever = Retriever(embeddings=HashingEmbeddingProvider(DIM), vectors=vectors, graph=graph)
+    hybrid = await retriever.retrieve("Acme", tenant, k=3)
+    assert _names(hybrid)[-1] == "Acme Widgets"  # one vote (1/62) under two firsts (1/61)
+    weak_match = next(m for m in hybrid.matches if m.entity.name == "Acme Widgets")
+    assert weak_match.lexical == pytest.approx(string_similarity("Acme", "Acme Widgets"))
+    lexical = await retriever.retrieve("Acme", tenant, k=3, mode=RetrievalMode.LEXICAL)
+    assert _names(lexical) == ["Acme", "Acme Widgets"]  # alone, the channel ranks them all
 
 
 async def test_dangling_match_is_skipped_without_backfill() -> None:

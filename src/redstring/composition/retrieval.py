@@ -12,7 +12,7 @@ from redstring.domain.errors import InvalidInputError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.ids import EntityId, TenantId, tenant_id_of
 from redstring.domain.lexical import LexicalCandidate, lexical_scores
-from redstring.domain.ranking import rank_by_score
+from redstring.domain.ranking import LEXICAL_VOTE_MARGIN, rank_by_score, within_margin
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.vectors import has_direction
 from redstring.ports.embedding_provider import EmbeddingProvider
@@ -33,7 +33,10 @@ class Retriever:
     candidates sharing a blocking key with the query, or holding a word that
     the query's unfinished last word begins (`query_prefix`), scored by
     `lexical_score`; lexical recall is bounded by blocking, so an entity
-    that shares no key with the query is never a lexical candidate. Each
+    that shares no key with the query is never a lexical candidate. In HYBRID
+    the lexical channel votes in fusion only for its candidates scoring within
+    `LEXICAL_VOTE_MARGIN` of its best, unless the semantic channel ranked
+    nothing (docs/adr/0003). Each
     channel is asked for `k * overfetch` candidates, because an entity just
     past `k` in both channels can win fusion. Filters apply before `k`.
     At most `max_block_size` candidates are read per blocking key
@@ -120,7 +123,15 @@ class Retriever:
             if mode is not RetrievalMode.SEMANTIC
             else _no_ranking(),
         )
-        fused = reciprocal_rank_fusion([[e for e, _ in semantic], [e for e, _ in lexical]])[:k]
+        # Against the semantic channel, the lexical channel votes only for the candidates
+        # it believes, those within `LEXICAL_VOTE_MARGIN` of its best; alone (LEXICAL, or
+        # a semantic channel that ranked nothing) it ranks them all.
+        votes = (
+            within_margin(lexical, margin=LEXICAL_VOTE_MARGIN)
+            if mode is RetrievalMode.HYBRID and semantic
+            else lexical
+        )
+        fused = reciprocal_rank_fusion([[e for e, _ in semantic], [e for e, _ in votes]])[:k]
         # The kept matches of both channels, whole, in one call.
         wanted = [entity_id for entity_id, _ in fused]
         found = await self._graph.get_entities(wanted, tenant_id) if wanted else []

@@ -22,3 +22,20 @@ def rank_by_score(scored: Iterable[tuple[EntityId, float]]) -> list[tuple[Entity
     # Decorated so the sort compares plain floats and ints; the keys are distinct.
     ordered = sorted([(-score, key) for key, (score, _) in best.items()])
     return [(best[key][1], -negated) for negated, key in ordered]
+
+
+# The lexical channel votes in fusion only for the candidates scoring within this of its
+# best: a candidate far below merely shares a common word or a deletion key with the
+# query (docs/adr/0003, "What the lexical channel votes for").
+LEXICAL_VOTE_MARGIN = 0.05
+
+
+def within_margin(
+    ranked: list[tuple[EntityId, float]], *, margin: float, floor: float = 0.0
+) -> list[tuple[EntityId, float]]:
+    """The head of a best-first ranking a channel believes: the entries scoring at
+    least `floor` and within `margin` of the best score (docs/adr/0003)."""
+    if not ranked:
+        return ranked
+    bar = max(floor, ranked[0][1] - margin)
+    return [(entity_id, score) for entity_id, score in ranked if score >= bar]
