@@ -181,6 +181,24 @@ async def test_equal_entities_tie_by_id() -> None:
     assert len(set(scores)) == 4
 
 
+@pytest.mark.parametrize("mode", [RetrievalMode.LEXICAL, RetrievalMode.HYBRID])
+async def test_more_equal_lexical_candidates_than_fetched_keep_the_lowest_ids(
+    mode: RetrievalMode,
+) -> None:
+    # 40 equal names, 5 asked: the channel asks for 15 and must keep the 15 lowest ids,
+    # however many more share the best score.
+    tenant = new_tenant()
+    twins = [make_entity(tenant, "Acme Corp", "org") for _ in range(40)]
+    retriever, _ = await _retriever(twins)
+    result = await retriever.retrieve("Acme Corp", tenant, k=5, mode=mode)
+    lowest = sorted((t.id for t in twins), key=id_order_key)[:5]
+    if mode is RetrievalMode.LEXICAL:
+        assert [m.entity.id for m in result.matches] == lowest
+    else:  # the semantic channel ties too, and fusion breaks the tie by id
+        assert len(result.matches) == 5
+        assert all(m.lexical == 1.0 for m in result.matches)
+
+
 async def test_a_store_that_rebuilds_entities_gives_the_same_result() -> None:
     tenant = new_tenant()
     entities = [

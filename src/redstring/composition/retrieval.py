@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from redstring.composition.concurrency import concurrently
 from redstring.composition.entity_vectors import check_fits
 from redstring.composition.observer import NO_OBSERVER, Observer
@@ -172,11 +174,24 @@ class Retriever:
             entity_types=entity_types,
         )
         wanted = None if entity_types is None else set(entity_types)
-        candidates: dict[EntityId, LexicalCandidate] = {}
-        for candidate in found:
-            if candidate.tenant_id == tenant_id and (
-                wanted is None or candidate.entity_type in wanted
-            ):
-                candidates.setdefault(candidate.id, candidate)
-        scores = lexical_scores(query, list(candidates.values()))
-        return rank_by_score(zip(candidates, scores, strict=True))[:fetch]
+        # The store answers each candidate once (the port's contract); `rank_by_score`
+        # would still keep one of each id.
+        tenant = tenant_id.int  # ints compare in C, UUIDs in Python
+        kept = [
+            c
+            for c in found
+            if c.tenant_id.int == tenant and (wanted is None or c.entity_type in wanted)
+        ]
+        scores = lexical_scores(query, kept)
+        return rank_by_score(_at_least_as_good(kept, scores, fetch))[:fetch]
+
+
+def _at_least_as_good(
+    candidates: list[LexicalCandidate], scores: list[float], count: int
+) -> list[tuple[EntityId, float]]:
+    """The candidates scoring at least the `count`-th best score, ties included: all
+    that can reach the top `count`, so only these need the total order's sort."""
+    if len(candidates) <= count:
+        return [(c.id, score) for c, score in zip(candidates, scores, strict=True)]
+    bar = float(np.partition(np.asarray(scores), len(scores) - count)[len(scores) - count])
+    return [(c.id, score) for c, score in zip(candidates, scores, strict=True) if score >= bar]
