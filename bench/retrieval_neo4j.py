@@ -23,8 +23,9 @@ Targets (issue 3):
 hybrid median <= 1.5x the bare index query; ingestion >= 5,000 entities/s.
 
 `--breakdown` also times each part of a hybrid `retrieve` alone (each
-channel's store call, the `get_entities` call after them, and `retrieve` in
-each mode), taken in turn, with the median CPU time of this process (the
+channel's store call, both in the one read a retrieve makes
+(`find_candidates`), a `get_entities` call of 10 ids, and `retrieve` in each
+mode), taken in turn, with the median CPU time of this process (the
 client's share; the server's shows only in the wall time).
 
 `--reference` also times, in turn with the bare query and hybrid `retrieve`,
@@ -214,7 +215,9 @@ async def print_breakdown(
 ) -> None:
     """Each part of a hybrid `retrieve`, timed alone, taken in turn with the whole."""
     fetch = 10 * DEFAULT_OVERFETCH
-    cursors = {name: iter(range(10**9)) for name in ("semantic", "lexical", "hybrid", "s", "l")}
+    cursors = {
+        name: iter(range(10**9)) for name in ("semantic", "lexical", "joint", "hybrid", "s", "l")
+    }
 
     def nth(name: str) -> int:
         return next(cursors[name]) % len(queries)
@@ -228,6 +231,19 @@ async def print_breakdown(
         return await graph.find_lexical_candidates(
             query_blocking_keys(query),
             tenant,
+            prefixes=() if prefix is None else (prefix,),
+            limit_per_key=MAX_BLOCK_SIZE,
+        )
+
+    async def both() -> object:
+        i = nth("joint")
+        query = queries[i]
+        prefix = query_prefix(query)
+        return await retriever.candidates.find_candidates(
+            tenant,
+            vector=query_vectors[i],
+            k=fetch,
+            keys=query_blocking_keys(query),
             prefixes=() if prefix is None else (prefix,),
             limit_per_key=MAX_BLOCK_SIZE,
         )
@@ -252,6 +268,7 @@ async def print_breakdown(
     runs: dict[str, Callable[[], Awaitable[object]]] = {
         f"vector store search k={fetch} (the semantic channel's store call)": search,
         "find_lexical_candidates (the lexical channel's store call)": candidates,
+        f"find_candidates, both channels in one read ({type(retriever.candidates).__name__})": both,
         "get_entities of 10 ids (after both channels)": fetch_ten,
         "retrieve, semantic mode": semantic_only,
         "retrieve, lexical mode": lexical_only,

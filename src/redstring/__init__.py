@@ -12,6 +12,7 @@ from redstring.composition.build_graph import build_graph
 from redstring.composition.client import Redstring, StoreSettings
 from redstring.composition.observer import Observer
 from redstring.composition.retrieval import Retriever
+from redstring.domain.candidates import Candidates
 from redstring.domain.entity import Entity
 from redstring.domain.errors import (
     DimensionMismatchError,
@@ -25,6 +26,7 @@ from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.vectors import VectorMatch, VectorRecord
+from redstring.ports.candidate_reader import CandidateReader
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import GraphReader, GraphStore
 from redstring.ports.vector_store import VectorStore
@@ -32,6 +34,8 @@ from redstring.ports.vector_store import VectorStore
 __version__ = "0.1.0"
 
 __all__ = [
+    "CandidateReader",
+    "Candidates",
     "DimensionMismatchError",
     "Direction",
     "EmbeddingProvider",

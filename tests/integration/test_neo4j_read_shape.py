@@ -16,8 +16,16 @@ from typing import Any
 import neo4j
 import pytest
 
-from redstring import EntityId, HashingEmbeddingProvider, VectorRecord, build_graph
+from redstring import (
+    EntityId,
+    HashingEmbeddingProvider,
+    Redstring,
+    RetrievalMode,
+    VectorRecord,
+    build_graph,
+)
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, cypher
+from redstring.composition.observer import NoObserver
 from redstring.domain.ids import id_order_key
 from redstring.testing import make_entity, make_relationship, new_tenant
 
@@ -78,6 +86,56 @@ async def test_read_statements_answer_in_one_record(driver: neo4j.AsyncDriver) -
         assert await _records(driver, statement, **search, types=types) == 1
     exact = cypher.search_vectors_exact(COMPLIANCE_LABEL)
     assert await _records(driver, exact, **search, types=None) == 1
+    lookup = {"keys": keys, "prefixes": ["w:acm"], "limit": 10}
+    for nearest in ("index", "typed", "exact", None):
+        for lexical in (True, False):
+            statement = cypher.find_candidates(COMPLIANCE_LABEL, nearest, lexical)
+            types = ["org"] if nearest == "typed" else None
+            assert await _records(driver, statement, **search, **lookup, types=types) == 1
+
+
+@pytest.mark.parametrize("mode", list(RetrievalMode))
+async def test_a_retrieve_is_one_round_trip_when_its_matches_come_along(
+    driver: neo4j.AsyncDriver, monkeypatch: pytest.MonkeyPatch, mode: RetrievalMode
+) -> None:
+    """Both channels and the whole entities of the vector matches in one statement: a
+    retrieve whose matches are all vector matches (a tenant smaller than `k`) makes one
+    round trip, observed or not."""
+    graph = Neo4jGraphStore(driver)
+    vectors = Neo4jVectorStore(driver, COMPLIANCE_DIMENSION, label=COMPLIANCE_LABEL)
+    await graph.ensure_schema()
+    await vectors.ensure_schema()
+    client = Redstring(
+        embeddings=HashingEmbeddingProvider(COMPLIANCE_DIMENSION), vectors=vectors, graph=graph
+    )
+    tenant = new_tenant()
+    entities = [make_entity(tenant, name, "org") for name in ("Acme Corp", "Acme Widgets", "Apex")]
+    await client.upsert(entities)
+    rounds = 0
+    query = graph.connection.query
+
+    async def counted(statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]:
+        nonlocal rounds
+        rounds += 1
+        return await query(statement, parameters)
+
+    monkeypatch.setattr(graph.connection, "query", counted)
+    monkeypatch.setattr(vectors.connection, "query", counted)
+    observer = _Calls()
+    for retriever in (client, client.observed(observer)):
+        rounds = 0
+        result = await retriever.retrieve("Acme", tenant, k=5, mode=mode)
+        assert result.matches
+        assert rounds == (2 if mode is RetrievalMode.LEXICAL else 1)
+    assert observer.calls[0] == ("candidates", "find_candidates")
+
+
+class _Calls(NoObserver):
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    def store_call(self, store: str, method: str, seconds: float, *, failed: bool) -> None:
+        self.calls.append((store, method))
 
 
 async def test_a_tie_just_past_the_cut_is_settled_by_the_first_search(

@@ -1,4 +1,5 @@
-"""The in-memory adapters pass the compliance suites shipped in redstring.testing."""
+"""The in-memory adapters (and the two read apart) pass the compliance suites shipped in
+redstring.testing."""
 
 from __future__ import annotations
 
@@ -18,9 +19,12 @@ from redstring import (
     VectorStore,
 )
 from redstring.adapters.memory.vector_store import _unit, _units
+from redstring.composition.candidates import candidate_reader
 from redstring.domain.vectors import checked_vector, checked_vectors
 from redstring.testing import (
+    CandidateReaderCompliance,
     GraphStoreCompliance,
+    ReaderUnderTest,
     VectorStoreCompliance,
     make_entity,
     make_relationship,
@@ -32,6 +36,15 @@ class TestInMemoryGraphStore(GraphStoreCompliance):
     @pytest.fixture
     def graph_store(self) -> GraphStore:
         return InMemoryGraphStore()
+
+
+class TestSeparateReadsInMemory(CandidateReaderCompliance):
+    @pytest.fixture
+    def under_test(self) -> ReaderUnderTest:
+        graph, vectors = InMemoryGraphStore(), InMemoryVectorStore(16)
+        return ReaderUnderTest(
+            reader=candidate_reader(vectors, graph), graph=graph, vectors=vectors
+        )
 
 
 class TestInMemoryVectorStore(VectorStoreCompliance):

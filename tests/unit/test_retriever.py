@@ -7,11 +7,13 @@ import contextlib
 import itertools
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
 from redstring import (
+    Candidates,
     DimensionMismatchError,
     Entity,
     EntityId,
@@ -25,8 +27,10 @@ from redstring import (
     TenantId,
     VectorMatch,
     VectorRecord,
+    VectorStore,
     build_graph,
 )
+from redstring.composition.candidates import SeparateReads
 from redstring.domain.ids import id_order_key
 from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.similarity import string_similarity
@@ -423,6 +427,44 @@ async def test_whole_entities_come_in_one_fetch_after_the_channels(
     if mode is not RetrievalMode.SEMANTIC:
         assert next(m.entity for m in result.matches if m.entity.id == acme.id) == acme
     assert graph.calls["get_entities"] == 1
+
+
+class _ReaderWithEntities:
+    """A `CandidateReader` over two stores that also hands over the whole entities of
+    `whole` (all of them: any entity of the tenant may come along)."""
+
+    def __init__(self, vectors: VectorStore, graph: GraphStore, whole: list[Entity]) -> None:
+        self._apart = SeparateReads(vectors, graph)
+        self._whole = {e.id: e for e in whole}
+
+    async def find_candidates(self, tenant_id: TenantId, **query: Any) -> Candidates:
+        found = await self._apart.find_candidates(tenant_id, **query)
+        return Candidates(semantic=found.semantic, lexical=found.lexical, entities=self._whole)
+
+
+@pytest.mark.parametrize("mode", list(RetrievalMode))
+async def test_entities_the_reader_brings_are_not_fetched_again(mode: RetrievalMode) -> None:
+    tenant = new_tenant()
+    acme, acme_co = make_entity(tenant, "Acme", description="a"), make_entity(tenant, "Acme Co")
+    graph = CountingGraphStore(_LightCandidates())
+    await graph.upsert_entities([acme, acme_co])
+    vectors = _FixedVectors([(acme.id, 0.9), (acme_co.id, 0.8)])
+    embeddings = HashingEmbeddingProvider(DIM)
+    brings_one = _ReaderWithEntities(vectors, graph.inner, [acme])
+    retriever = Retriever(
+        embeddings=embeddings, vectors=vectors, graph=graph, candidates=brings_one
+    )
+    result = await retriever.retrieve("Acme", tenant, k=2, mode=mode)
+    assert {m.entity.id for m in result.matches} == {acme.id, acme_co.id}
+    assert graph.calls["get_entities"] == 1  # for Acme Co alone
+    brings_all = _ReaderWithEntities(vectors, graph.inner, [acme, acme_co])
+    retriever = Retriever(
+        embeddings=embeddings, vectors=vectors, graph=graph, candidates=brings_all
+    )
+    graph.calls.clear()
+    again = await retriever.retrieve("Acme", tenant, k=2, mode=mode)
+    assert again == result
+    assert graph.calls["get_entities"] == 0
 
 
 class _HangingVectors(_FixedVectors):

@@ -18,11 +18,13 @@ from pydantic import SecretStr
 
 from redstring.adapters.memory import InMemoryGraphStore, InMemoryVectorStore
 from redstring.composition.build_graph import DEFAULT_BATCH_SIZE, build_graph
+from redstring.composition.candidates import SeparateReads
 from redstring.composition.embedding_choice import (
     default_embedding_provider,
     make_embedding_provider,
 )
 from redstring.composition.observed import (
+    ObservedCandidateReader,
     ObservedEmbeddings,
     ObservedGraphStore,
     ObservedVectorStore,
@@ -365,11 +367,17 @@ class Redstring:
         observed.vectors = vectors
         observed.graph = graph
         observed.query_cache = cache
+        # Stores read apart are read through their observed wrappers; a joint reader is
+        # observed as one store.
+        joint = self.retriever.candidates
         observed.retriever = self.retriever.with_parts(
             embeddings=embeddings if cache is None else cache,
             vectors=vectors,
             graph=graph,
             observer=observer,
+            candidates=None
+            if isinstance(joint, SeparateReads)
+            else ObservedCandidateReader(joint, observer),
         )
         return observed
 

@@ -11,11 +11,13 @@ from collections.abc import Sequence
 from types import TracebackType
 
 from redstring.composition.observer import Observer
+from redstring.domain.candidates import Candidates
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.vectors import VectorMatch, VectorRecord
+from redstring.ports.candidate_reader import CandidateReader
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.vector_store import VectorStore
@@ -140,6 +142,36 @@ class ObservedVectorStore:
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
         with self._call("delete"):
             await self.inner.delete(entity_ids, tenant_id)
+
+
+class ObservedCandidateReader:
+    """A `CandidateReader` reporting each call to `observer` as store `candidates`."""
+
+    def __init__(self, inner: CandidateReader, observer: Observer) -> None:
+        self.inner = inner
+        self._observer = observer
+
+    async def find_candidates(
+        self,
+        tenant_id: TenantId,
+        *,
+        vector: Sequence[float] | None,
+        k: int,
+        keys: Sequence[str],
+        prefixes: Sequence[str] = (),
+        limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
+    ) -> Candidates:
+        with _StoreCall(self._observer, "candidates", "find_candidates"):
+            return await self.inner.find_candidates(
+                tenant_id,
+                vector=vector,
+                k=k,
+                keys=keys,
+                prefixes=prefixes,
+                limit_per_key=limit_per_key,
+                entity_types=entity_types,
+            )
 
 
 class ObservedEmbeddings:

@@ -16,8 +16,9 @@ class Observer(Protocol):
     """Receives one report per store call, embedding call, cache use and retrieve."""
 
     def store_call(self, store: str, method: str, seconds: float, *, failed: bool) -> None:
-        """A call of `method` on the `graph` or `vector` store took `seconds`; `failed`
-        when it raised (a store that is down, a bad argument, a cancellation)."""
+        """A call of `method` on the `graph` or `vector` store, or on the `candidates`
+        reader of both (`find_candidates`, when it is one round trip), took
+        `seconds`; `failed` when it raised (a store that is down, a bad argument, a cancellation)."""
         ...
 
     def embedding(self, kind: str, texts: int, seconds: float, *, failed: bool) -> None:

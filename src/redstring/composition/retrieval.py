@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from redstring.composition.concurrency import concurrently
+from redstring.composition.candidates import candidate_reader
 from redstring.composition.entity_vectors import check_fits
 from redstring.composition.observer import NO_OBSERVER, Observer
 from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys, query_prefix
@@ -17,15 +17,12 @@ from redstring.domain.lexical import LexicalCandidate, lexical_scores
 from redstring.domain.ranking import LEXICAL_VOTE_MARGIN, rank_by_score, within_margin
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.vectors import has_direction
+from redstring.ports.candidate_reader import CandidateReader
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import GraphReader
 from redstring.ports.vector_store import VectorStore
 
 DEFAULT_OVERFETCH = 3
-
-
-async def _no_ranking() -> list[tuple[EntityId, float]]:
-    return []
 
 
 class Retriever:
@@ -49,6 +46,11 @@ class Retriever:
     vector without direction (`has_direction`: "...", an emoji) is never
     searched with: its semantic channel ranks nothing, so HYBRID answers what
     LEXICAL does and SEMANTIC answers no match.
+
+    The query is embedded first; then both channels' candidates are read in
+    one call of `candidates` (by default `candidate_reader(vectors, graph)`:
+    one round trip where the graph store offers it, docs/adr/0006), and the
+    kept matches that call did not read whole in one `get_entities`.
     """
 
     def __init__(
@@ -60,6 +62,7 @@ class Retriever:
         overfetch: int = DEFAULT_OVERFETCH,
         max_block_size: int | None = MAX_BLOCK_SIZE,
         observer: Observer = NO_OBSERVER,
+        candidates: CandidateReader | None = None,
     ) -> None:
         check_fits(embeddings, vectors)
         if overfetch < 1:
@@ -70,6 +73,7 @@ class Retriever:
         self._overfetch = overfetch
         self._max_block_size = max_block_size
         self._observer = observer
+        self.candidates = candidate_reader(vectors, graph) if candidates is None else candidates
 
     def with_parts(
         self,
@@ -78,9 +82,11 @@ class Retriever:
         vectors: VectorStore,
         graph: GraphReader,
         observer: Observer,
+        candidates: CandidateReader | None = None,
     ) -> Retriever:
         """A retriever with this one's overfetch and block size over other parts (the
-        same stores wrapped, as `Redstring.observed` does), reporting to `observer`."""
+        same stores wrapped, as `Redstring.observed` does), reporting to `observer`;
+        without `candidates`, it reads them as `candidate_reader` chooses."""
         return Retriever(
             embeddings=embeddings,
             vectors=vectors,
@@ -88,6 +94,7 @@ class Retriever:
             overfetch=self._overfetch,
             max_block_size=self._max_block_size,
             observer=observer,
+            candidates=candidates,
         )
 
     async def retrieve(
@@ -115,16 +122,23 @@ class Retriever:
         if k == 0 or (entity_types is not None and len(entity_types) == 0):
             return RetrievalResult(query=query, matches=())
         fetch = k * self._overfetch
-        # The channels are independent: run them concurrently, so a remote store's
-        # round trips overlap and a hybrid retrieve costs the slower channel, not both.
-        semantic, lexical = await concurrently(
-            self._semantic(query, tenant_id, fetch, entity_types)
-            if mode is not RetrievalMode.LEXICAL
-            else _no_ranking(),
-            self._lexical(query, tenant_id, fetch, entity_types)
-            if mode is not RetrievalMode.SEMANTIC
-            else _no_ranking(),
+        vector = None if mode is RetrievalMode.LEXICAL else await self._query_vector(query)
+        prefix = None if mode is RetrievalMode.SEMANTIC else query_prefix(query)
+        keys = () if mode is RetrievalMode.SEMANTIC else query_blocking_keys(query)
+        prefixes = () if prefix is None else (prefix,)
+        if vector is None and not keys and not prefixes:
+            return RetrievalResult(query=query, matches=())
+        found = await self.candidates.find_candidates(
+            tenant_id,
+            vector=vector,
+            k=fetch,
+            keys=keys,
+            prefixes=prefixes,
+            limit_per_key=self._max_block_size,
+            entity_types=entity_types,
         )
+        semantic = rank_by_score((m.entity_id, m.score) for m in found.semantic)[:fetch]
+        lexical = _lexical_ranking(query, tenant_id, found.lexical, fetch, entity_types)
         # Against the semantic channel, the lexical channel votes only for the candidates
         # it believes, those within `LEXICAL_VOTE_MARGIN` of its best; alone (LEXICAL, or
         # a semantic channel that ranked nothing) it ranks them all.
@@ -134,10 +148,11 @@ class Retriever:
             else lexical
         )
         fused = reciprocal_rank_fusion([[e for e, _ in semantic], [e for e, _ in votes]])[:k]
-        # The kept matches of both channels, whole, in one call.
-        wanted = [entity_id for entity_id, _ in fused]
-        found = await self._graph.get_entities(wanted, tenant_id) if wanted else []
-        entities = {entity.id: entity for entity in found}
+        # The kept matches whole: those the reader read along, the others in one call.
+        entities = {e: found.entities[e] for e, _ in fused if e in found.entities}
+        missing = [e for e, _ in fused if e not in entities]
+        if missing:
+            entities.update((e.id, e) for e in await self._graph.get_entities(missing, tenant_id))
         semantic_of, lexical_of = dict(semantic), dict(lexical)
         matches = tuple(
             ScoredEntity(
@@ -153,37 +168,34 @@ class Retriever:
             self._observer.dangling_skipped(len(fused) - len(matches))
         return RetrievalResult(query=query, matches=matches)
 
-    async def _semantic(
-        self, query: str, tenant_id: TenantId, fetch: int, entity_types: Sequence[str] | None
-    ) -> list[tuple[EntityId, float]]:
+    async def _query_vector(self, query: str) -> list[float] | None:
+        """The query's embedding, or None when it has no direction (no cosine with
+        anything: the semantic channel then ranks nothing)."""
         [vector] = await self._embeddings.embed_query([query])
-        if not has_direction(vector):  # no cosine with anything: the channel ranks nothing
-            return []
-        matches = await self._vectors.search(vector, tenant_id, k=fetch, entity_types=entity_types)
-        return rank_by_score((m.entity_id, m.score) for m in matches)[:fetch]
+        return vector if has_direction(vector) else None
 
-    async def _lexical(
-        self, query: str, tenant_id: TenantId, fetch: int, entity_types: Sequence[str] | None
-    ) -> list[tuple[EntityId, float]]:
-        prefix = query_prefix(query)
-        found = await self._graph.find_lexical_candidates(
-            query_blocking_keys(query),
-            tenant_id,
-            prefixes=() if prefix is None else (prefix,),
-            limit_per_key=self._max_block_size,
-            entity_types=entity_types,
-        )
-        wanted = None if entity_types is None else set(entity_types)
-        # The store answers each candidate once (the port's contract); `rank_by_score`
-        # would still keep one of each id.
-        tenant = tenant_id.int  # ints compare in C, UUIDs in Python
-        kept = [
-            c
-            for c in found
-            if c.tenant_id.int == tenant and (wanted is None or c.entity_type in wanted)
-        ]
-        scores = lexical_scores(query, kept)
-        return rank_by_score(_at_least_as_good(kept, scores, fetch))[:fetch]
+
+def _lexical_ranking(
+    query: str,
+    tenant_id: TenantId,
+    found: Sequence[LexicalCandidate],
+    fetch: int,
+    entity_types: Sequence[str] | None,
+) -> list[tuple[EntityId, float]]:
+    """The best `fetch` of the lexical candidates by `lexical_score`, ties by id."""
+    if not found:
+        return []
+    wanted = None if entity_types is None else set(entity_types)
+    # The store answers each candidate once (the port's contract); `rank_by_score`
+    # would still keep one of each id.
+    tenant = tenant_id.int  # ints compare in C, UUIDs in Python
+    kept = [
+        c
+        for c in found
+        if c.tenant_id.int == tenant and (wanted is None or c.entity_type in wanted)
+    ]
+    scores = lexical_scores(query, kept)
+    return rank_by_score(_at_least_as_good(kept, scores, fetch))[:fetch]
 
 
 def _at_least_as_good(

@@ -11,14 +11,20 @@ Every test works in fresh random tenants, so a store shared between tests
 (a server, say) is fine. Needs pytest and pytest-asyncio in auto mode.
 """
 
+from redstring.testing.candidate_reader_compliance import (
+    CandidateReaderCompliance,
+    ReaderUnderTest,
+)
 from redstring.testing.doubles import CountingGraphStore
 from redstring.testing.factories import make_entity, make_relationship, new_tenant
 from redstring.testing.graph_store_compliance import GraphStoreCompliance
 from redstring.testing.vector_store_compliance import VectorStoreCompliance
 
 __all__ = [
+    "CandidateReaderCompliance",
     "CountingGraphStore",
     "GraphStoreCompliance",
+    "ReaderUnderTest",
     "VectorStoreCompliance",
     "make_entity",
     "make_relationship",

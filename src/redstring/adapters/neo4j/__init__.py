@@ -1,8 +1,10 @@
-"""Neo4j adapters: `Neo4jGraphStore` and `Neo4jVectorStore` over the official async driver.
+"""Neo4j adapters: `Neo4jGraphStore` and `Neo4jVectorStore` over the official async driver,
+and `Neo4jCandidateReader`, which reads both in one statement.
 
 The only package where Cypher lives (all of it in `cypher.py`).
 """
 
+from redstring.adapters.neo4j.candidate_reader import Neo4jCandidateReader
 from redstring.adapters.neo4j.connection import Neo4jSettings, connect_driver
 from redstring.adapters.neo4j.graph_store import Neo4jGraphStore
 from redstring.adapters.neo4j.vector_store import (
@@ -12,6 +14,7 @@ from redstring.adapters.neo4j.vector_store import (
 )
 
 __all__ = [
+    "Neo4jCandidateReader",
     "Neo4jGraphStore",
     "Neo4jSettings",
     "Neo4jVectorStore",

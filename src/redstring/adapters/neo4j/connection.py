@@ -165,6 +165,10 @@ class Neo4jConnection:
         if self._owned:
             await self.driver.close()
 
+    def reads_with(self, other: Neo4jConnection) -> bool:
+        """Whether `other` reads the same database through the same driver."""
+        return self.driver is other.driver and self.database == other.database
+
     async def packs_vectors(self) -> bool:
         """`takes_packed_vectors`, asked of the server once, on first use, then
         remembered."""
@@ -301,6 +305,10 @@ class OwnedConnection:
     (which closes the driver only when the store made it)."""
 
     _db: Neo4jConnection
+
+    @property
+    def connection(self) -> Neo4jConnection:
+        return self._db
 
     async def close(self) -> None:
         await self._db.close()

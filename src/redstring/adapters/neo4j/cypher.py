@@ -11,6 +11,7 @@ tie-break order.
 
 from __future__ import annotations
 
+import functools
 import re
 
 # --- graph store schema ------------------------------------------------------
@@ -272,8 +273,8 @@ def search_vectors_in_index(label: str, typed: bool) -> str:
 _MATCHES = "collect([entity_id, score]) AS matches"
 
 
-def search_vectors(label: str, typed: bool) -> str:
-    """Nearest `$k` under the filters, in one statement.
+def _nearest(label: str, typed: bool) -> str:
+    """Nearest `$k` under the filters as rows `entity_id, score`, in one statement.
 
     When more than `$exact_below` records pass the filters, the vector index
     answers with the filters applied inside it (Cypher 25 `SEARCH ... WHERE`);
@@ -283,9 +284,7 @@ def search_vectors(label: str, typed: bool) -> str:
     its tenant scan, so every indexed search also read the whole tenant.
     """
     lab = vector_label(label)
-    return f"""
-CYPHER 25
-CALL () {{
+    return f"""CALL () {{
     MATCH (v:{lab} {{tenant_id: $tenant_id}})
     WHERE v.entity_id IS NOT NULL AND ($types IS NULL OR v.entity_type IN $types)
     WITH v LIMIT $exact_below + 1
@@ -299,8 +298,13 @@ CALL (matching) {{
       {_EXACT_BODY.format(lab=lab)}
     }}
 }}
-RETURN {_MATCHES}
 """
+
+
+@functools.cache
+def search_vectors(label: str, typed: bool) -> str:
+    """Nearest `$k` under the filters, in one statement (`_nearest`), in one record."""
+    return f"CYPHER 25\n{_nearest(label, typed)}RETURN {_MATCHES}\n"
 
 
 # `vector.similarity.cosine` fails the whole statement on an all-zero vector, and
@@ -315,6 +319,7 @@ _EXACT_BODY = """MATCH (v:{lab} {{tenant_id: $tenant_id}})
     RETURN v.entity_id AS entity_id, score"""
 
 
+@functools.cache
 def search_vectors_exact(label: str) -> str:
     """Exact nearest `$k` by a tenant-scoped scan, the fallback without in-index filters."""
     return f"""
@@ -323,3 +328,42 @@ CALL () {{
 }}
 RETURN {_MATCHES}
 """
+
+
+def _exact_nearest(label: str) -> str:
+    return f"CALL () {{\n    {_EXACT_BODY.format(lab=vector_label(label))}\n}}\n"
+
+
+# The lexical candidates' columns, and the semantic matches' whole entities.
+_LEXICAL_COLUMNS = ("ids", "entity_types", "names", "normalized_names", "properties")
+
+
+@functools.cache
+def find_candidates(label: str, nearest: str | None, lexical: bool) -> str:
+    """Both channels' candidates in one statement and one record: `matches`, the
+    `[entity_id, score]` pairs of the vector search (`nearest`: "index", "typed"
+    (the index with a type filter), "exact" or None for none), the columns of
+    `FIND_LEXICAL_CANDIDATES` (when `lexical`), and `entities`, the whole
+    entities of the matches."""
+    parts = ["CYPHER 25"]
+    if nearest is None:
+        parts.append("WITH [] AS matches")
+    else:
+        body = (
+            _exact_nearest(label)
+            if nearest == "exact"
+            else _nearest(label, typed=nearest == "typed")
+        )
+        parts.append(f"CALL () {{\n{body}RETURN {_MATCHES}\n}}")
+    if lexical:
+        parts.append(f"CALL () {{\n{FIND_LEXICAL_CANDIDATES}}}")
+    parts.append(
+        """CALL (matches) {
+    UNWIND matches AS match
+    MATCH (e:Entity {tenant_id: $tenant_id, id: match[0]})
+    RETURN collect(e {.*}) AS entities
+}"""
+    )
+    columns = ", ".join(c if lexical else f"[] AS {c}" for c in _LEXICAL_COLUMNS)
+    parts.append(f"RETURN matches, {columns}, entities")
+    return "\n".join(parts) + "\n"

@@ -23,29 +23,33 @@ from redstring.adapters.neo4j.records import (
     relationship_from,
     relationship_row,
 )
+from redstring.adapters.neo4j.vector_store import Neo4jVectorStore
 from redstring.domain.entity import Entity
 from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import EntityId, TenantId, entity_ids_of, tenant_id_of
 from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.relationship import Direction, Relationship
+from redstring.ports.candidate_reader import CandidateReader
+from redstring.ports.vector_store import VectorStore
 
 # LIMIT takes no null: "no limit" is the largest value Cypher accepts.
 _NO_LIMIT = 2**63 - 1
 
 
-def _lookup(
+def block_lookup(
     keys: Sequence[str],
+    prefixes: Sequence[str],
     tenant_id: TenantId,
     limit_per_key: int | None,
     entity_types: Sequence[str] | None,
 ) -> dict[str, Any] | None:
-    """The parameters of a block lookup (`cypher._BLOCK_MEMBERS`); None when it can
-    find nothing (no keys, or an empty type filter)."""
-    wanted = list(dict.fromkeys(keys))
-    if not wanted or (entity_types is not None and not entity_types):
+    """The parameters of `cypher.FIND_LEXICAL_CANDIDATES`; None when it can find nothing
+    (neither keys nor prefixes, or an empty type filter)."""
+    if (not keys and not prefixes) or (entity_types is not None and not entity_types):
         return None
     return {
-        "keys": wanted,
+        "keys": list(dict.fromkeys(keys)),
+        "prefixes": list(dict.fromkeys(prefixes)),
         "tenant_id": str(tenant_id),
         "limit": _NO_LIMIT if limit_per_key is None else limit_per_key,
         "types": None if entity_types is None else list(dict.fromkeys(entity_types)),
@@ -83,6 +87,16 @@ class Neo4jGraphStore(OwnedConnection):
         return cls(
             connect_driver(uri, auth, settings), database=database, settings=settings, _owned=True
         )
+
+    def candidate_reader(self, vectors: VectorStore) -> CandidateReader | None:
+        """A `Neo4jCandidateReader` over this store and `vectors` when `vectors` is a
+        `Neo4jVectorStore` on the same driver and database (one round trip a query);
+        else None."""
+        from redstring.adapters.neo4j.candidate_reader import Neo4jCandidateReader
+
+        if isinstance(vectors, Neo4jVectorStore) and vectors.connection.reads_with(self._db):
+            return Neo4jCandidateReader(self, vectors)
+        return None
 
     async def ensure_schema(self) -> None:
         """Create every constraint and index the queries rely on, if missing."""
@@ -133,11 +147,9 @@ class Neo4jGraphStore(OwnedConnection):
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         tenant_id = tenant_id_of(tenant_id)
-        params = _lookup([*keys, *prefixes], tenant_id, limit_per_key, entity_types)
+        params = block_lookup(keys, prefixes, tenant_id, limit_per_key, entity_types)
         if params is None:
             return []
-        params["keys"] = list(dict.fromkeys(keys))
-        params["prefixes"] = list(dict.fromkeys(prefixes))
         [record] = await self._db.query(cypher.FIND_LEXICAL_CANDIDATES, params)
         return list(candidates_from_columns(tenant_id, record))
 

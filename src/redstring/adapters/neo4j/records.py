@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -142,14 +142,16 @@ def entity_from(stored: Mapping[str, Any]) -> Entity:
 
 class StoredCandidate:
     """A lexical candidate as `FIND_LEXICAL_CANDIDATES` reads it: no description or
-    keys. A query reads a few hundred and keeps a few: the properties are decoded
-    only when the entity has any and they are asked for."""
+    keys. A query reads a few hundred and keeps a few: the id is parsed and the
+    properties decoded only when asked for (and the properties only when the
+    entity has any)."""
 
     __slots__ = (
         "_decoded",
+        "_id",
         "_properties",
+        "_stored_id",
         "entity_type",
-        "id",
         "name",
         "normalized_name",
         "tenant_id",
@@ -164,15 +166,22 @@ class StoredCandidate:
         normalized_name: str,
         properties: str | None,
     ) -> None:
-        # The id as written by `entity_row`: canonical lower-case hex, so its digits
-        # are the UUID's integer (cheaper to read than the string's own parse).
-        self.id = EntityId(uuid.UUID(int=int(entity_id.replace("-", ""), 16)))
+        self._stored_id = entity_id
+        self._id: EntityId | None = None
         self.tenant_id = tenant_id
         self.entity_type = entity_type
         self.name = name
         self.normalized_name = normalized_name
         self._properties = properties
         self._decoded: Mapping[str, PropertyValue] | None = None
+
+    @property
+    def id(self) -> EntityId:
+        if self._id is None:
+            # As written by `entity_row`: canonical lower-case hex, so its digits are
+            # the UUID's integer (cheaper to read than the string's own parse).
+            self._id = EntityId(uuid.UUID(int=int(self._stored_id.replace("-", ""), 16)))
+        return self._id
 
     @property
     def properties(self) -> Mapping[str, PropertyValue]:
@@ -184,6 +193,30 @@ class StoredCandidate:
         if not self._properties or self._properties == "{}":
             return []
         return string_values(self.properties)
+
+
+class StoredEntities(Mapping[EntityId, Entity]):
+    """Entities by id from their property maps (`entity_from`), each built when first
+    looked up: a read may bring a few dozen of which a retrieve keeps a few."""
+
+    def __init__(self, stored: Sequence[Mapping[str, Any]]) -> None:
+        self._stored = {uuid.UUID(s["id"]): s for s in stored}
+        self._built: dict[uuid.UUID, Entity] = {}
+
+    def __getitem__(self, entity_id: EntityId) -> Entity:
+        entity = self._built.get(entity_id)
+        if entity is None:
+            entity = self._built[entity_id] = entity_from(self._stored[entity_id])
+        return entity
+
+    def __contains__(self, entity_id: object) -> bool:
+        return entity_id in self._stored
+
+    def __iter__(self) -> Iterator[EntityId]:
+        return iter(map(EntityId, self._stored))
+
+    def __len__(self) -> int:
+        return len(self._stored)
 
 
 def candidates_from_columns(

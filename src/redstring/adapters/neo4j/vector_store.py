@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Self
 
@@ -77,6 +78,65 @@ def _first_fetch(k: int) -> int:
     took a second round trip: in a fifth of the bench's semantic-channel searches
     (k=30), none with the margin."""
     return k + 1 + k // 4
+
+
+def matches_from(pairs: Sequence[Sequence[Any]]) -> list[tuple[EntityId, float]]:
+    """The `[entity_id, score]` pairs of a search as ids and scores clipped to 0..1."""
+    return [
+        (EntityId(uuid.UUID(entity_id)), min(1.0, max(0.0, float(score))))
+        for entity_id, score in pairs
+    ]
+
+
+@dataclass(frozen=True)
+class NearestSearch:
+    """One vector search's statement parameters and how many matches it fetches."""
+
+    label: str
+    exact: bool
+    exact_below: int
+    search_ratio: int
+    vector: Any
+    tenant_id: str
+    types: list[str] | None
+    k: int
+    fetch: int
+
+    @property
+    def nearest(self) -> str:
+        """The kind of `cypher.find_candidates`'s vector search."""
+        if self.exact:
+            return "exact"
+        return "index" if self.types is None else "typed"
+
+    def statement(self) -> str:
+        return cypher.search_vectors(self.label, typed=self.types is not None)
+
+    def exact_statement(self) -> str:
+        return cypher.search_vectors_exact(self.label)
+
+    def parameters(self) -> dict[str, Any]:
+        return {
+            "vector": self.vector,
+            "tenant_id": self.tenant_id,
+            "k": self.fetch,
+            "types": self.types,
+            "exact_below": self.exact_below,
+            "index_k": self.fetch * self.search_ratio,
+        }
+
+    def ranked(self, rows: list[tuple[EntityId, float]]) -> list[VectorMatch] | None:
+        """The best `k` of the fetched rows, equal scores in id order; None when the
+        `k`-th score is tied past the last row fetched (then fetch more: `wider`)."""
+        ranked = sorted(rows, key=lambda row: (-row[1], id_order_key(row[0])))
+        # Done when nothing is left, or when the k-th score beats the last one fetched:
+        # then every record tied with the k-th is among those fetched.
+        if len(rows) < self.fetch or ranked[self.k - 1][1] > ranked[-1][1]:
+            return [VectorMatch(entity_id=e, score=score) for e, score in ranked[: self.k]]
+        return None
+
+    def wider(self) -> NearestSearch:
+        return replace(self, fetch=self.fetch * 2)
 
 
 class VectorIndexMismatchError(RedstringError, ValueError):
@@ -210,6 +270,10 @@ class Neo4jVectorStore(OwnedConnection):
     def dimension(self) -> int:
         return self._dimension
 
+    @property
+    def label(self) -> str:
+        return self._label
+
     async def ensure_schema(self, *, wait_seconds: int = 300) -> None:
         """Create the constraint and indexes if missing, and wait until they are online."""
         for statement in cypher.vector_schema(
@@ -294,49 +358,58 @@ class Neo4jVectorStore(OwnedConnection):
         k: int,
         entity_types: Sequence[str] | None = None,
     ) -> list[VectorMatch]:
+        plan = await self.plan_search(vector, tenant_id, k=k, entity_types=entity_types)
+        if plan is None:
+            return []
+        while True:
+            ranked = plan.ranked(await self._nearest(plan))
+            if ranked is not None:
+                return ranked
+            plan = plan.wider()
+
+    async def plan_search(
+        self,
+        vector: Sequence[float],
+        tenant_id: TenantId,
+        *,
+        k: int,
+        entity_types: Sequence[str] | None = None,
+    ) -> NearestSearch | None:
+        """`search`'s arguments checked and converted, with the statement and parameters
+        of its first round trip; None when it can find nothing (`k == 0`, no types, a
+        vector without direction). For a reader that runs the search inside a statement
+        of its own (`Neo4jCandidateReader`)."""
         if k < 0:
             raise ValueError("k must not be negative")
         checked = checked_vector(vector, self._dimension, "query vector")
         tenant_id = tenant_id_of(tenant_id)
         if k == 0 or (entity_types is not None and len(entity_types) == 0):
-            return []
+            return None
         if not has_direction(checked):  # the server refuses it: no cosine exists
-            return []
-        query = query_vector(checked, packed=await self._db.packs_vectors())
+            return None
         types = None if entity_types is None else sorted(set(entity_types))
-        fetch = _first_fetch(k)
-        while True:
-            rows = await self._nearest(query, str(tenant_id), fetch, types)
-            ranked = sorted(rows, key=lambda row: (-row[1], id_order_key(row[0])))
-            # Done when nothing is left, or when the k-th score beats the last one fetched:
-            # then every record tied with the k-th is among those fetched.
-            if len(rows) < fetch or ranked[k - 1][1] > ranked[-1][1]:
-                break
-            fetch *= 2
-        return [VectorMatch(entity_id=entity_id, score=score) for entity_id, score in ranked[:k]]
+        return NearestSearch(
+            label=self._label,
+            exact=self._mode is VectorSearchMode.EXACT,
+            exact_below=self._exact_below,
+            search_ratio=self._search_ratio,
+            vector=query_vector(checked, packed=await self._db.packs_vectors()),
+            tenant_id=str(tenant_id),
+            types=types,
+            k=k,
+            fetch=_first_fetch(k),
+        )
 
-    async def _nearest(
-        self, query: Any, tenant_id: str, k: int, types: list[str] | None
-    ) -> list[tuple[EntityId, float]]:
-        params = {"vector": query, "tenant_id": tenant_id, "k": k, "types": types}
-        exact = cypher.search_vectors_exact(self._label)
-        if self._mode is VectorSearchMode.EXACT:
-            records = await self._db.query(exact, params)
+    async def _nearest(self, plan: NearestSearch) -> list[tuple[EntityId, float]]:
+        if plan.exact:
+            records = await self._db.query(plan.exact_statement(), plan.parameters())
         else:
-            statement = cypher.search_vectors(self._label, typed=types is not None)
             try:
-                records = await self._db.query(
-                    statement,
-                    {**params, "exact_below": self._exact_below, "index_k": k * self._search_ratio},
-                )
+                records = await self._db.query(plan.statement(), plan.parameters())
             except neo4j_errors.DatabaseError as exc:
                 _log.warning("vector index search failed (%s); answered by an exact scan", exc.code)
-                records = await self._db.query(exact, params)
-        return [
-            (EntityId(uuid.UUID(entity_id)), min(1.0, max(0.0, float(score))))
-            for record in records
-            for entity_id, score in record["matches"]
-        ]
+                records = await self._db.query(plan.exact_statement(), plan.parameters())
+        return [match for record in records for match in matches_from(record["matches"])]
 
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
         entity_ids = entity_ids_of(entity_ids, "entity_ids")

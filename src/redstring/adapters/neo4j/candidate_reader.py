@@ -1,0 +1,105 @@
+"""`Neo4jCandidateReader`: both channels' candidates in one Cypher statement."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from neo4j import exceptions as neo4j_errors
+
+from redstring.adapters.neo4j import cypher
+from redstring.adapters.neo4j.graph_store import Neo4jGraphStore, block_lookup
+from redstring.adapters.neo4j.records import StoredEntities, candidates_from_columns
+from redstring.adapters.neo4j.vector_store import Neo4jVectorStore, matches_from
+from redstring.domain.candidates import Candidates
+from redstring.domain.ids import TenantId, tenant_id_of
+from redstring.domain.vectors import VectorMatch
+
+_log = logging.getLogger(__name__)
+
+
+class Neo4jCandidateReader:
+    """The vector search, the lexical lookup and the whole entities of the vector
+    matches in one statement, so one round trip (docs/adr/0006), for a graph store and
+    a vector store on the same driver and database (`Neo4jGraphStore.candidate_reader`).
+
+    When the `k`-th match is tied past what the statement fetched, or the vector
+    index fails the statement, the vector search is asked again on its own
+    (`Neo4jVectorStore.search`, which fetches more or scans exactly)."""
+
+    def __init__(self, graph: Neo4jGraphStore, vectors: Neo4jVectorStore) -> None:
+        self._graph = graph
+        self._vectors = vectors
+
+    async def find_candidates(
+        self,
+        tenant_id: TenantId,
+        *,
+        vector: Sequence[float] | None,
+        k: int,
+        keys: Sequence[str],
+        prefixes: Sequence[str] = (),
+        limit_per_key: int | None = None,
+        entity_types: Sequence[str] | None = None,
+    ) -> Candidates:
+        tenant_id = tenant_id_of(tenant_id)
+        search = (
+            None
+            if vector is None
+            else await self._vectors.plan_search(vector, tenant_id, k=k, entity_types=entity_types)
+        )
+        lookup = block_lookup(keys, prefixes, tenant_id, limit_per_key, entity_types)
+        if search is None and lookup is None:
+            return Candidates()
+        statement = cypher.find_candidates(
+            self._vectors.label, None if search is None else search.nearest, lookup is not None
+        )
+        parameters = {
+            **(lookup or {}),
+            **({} if search is None else search.parameters()),
+            "tenant_id": str(tenant_id),
+        }
+        try:
+            [record] = await self._graph.connection.query(statement, parameters)
+        except neo4j_errors.DatabaseError as exc:
+            _log.warning("candidate read failed (%s); the stores are read apart", exc.code)
+            return await self._apart(
+                tenant_id, vector, k, keys, prefixes, limit_per_key, entity_types
+            )
+        semantic: list[VectorMatch] = []
+        if search is not None and vector is not None:
+            ranked = search.ranked(matches_from(record["matches"]))
+            semantic = (
+                ranked
+                if ranked is not None
+                else await self._vectors.search(vector, tenant_id, k=k, entity_types=entity_types)
+            )
+        return Candidates(
+            semantic=semantic,
+            lexical=candidates_from_columns(tenant_id, record) if lookup is not None else [],
+            entities=StoredEntities(record["entities"]),
+        )
+
+    async def _apart(
+        self,
+        tenant_id: TenantId,
+        vector: Sequence[float] | None,
+        k: int,
+        keys: Sequence[str],
+        prefixes: Sequence[str],
+        limit_per_key: int | None,
+        entity_types: Sequence[str] | None,
+    ) -> Candidates:
+        semantic = (
+            []
+            if vector is None
+            else await self._vectors.search(vector, tenant_id, k=k, entity_types=entity_types)
+        )
+        lexical = await self._graph.find_lexical_candidates(
+            keys,
+            tenant_id,
+            prefixes=prefixes,
+            limit_per_key=limit_per_key,
+            entity_types=entity_types,
+        )
+        return Candidates(semantic=semantic, lexical=lexical)
