@@ -396,8 +396,19 @@ class Redstring:
         """
         tenant = TenantId(uuid.uuid4())
         await self.check_ready()
-        await self.vectors.search(self._probe_vector(), tenant, k=1, entity_types=["warm-up"])
-        await self.retriever.retrieve("warm up", tenant, k=1, mode=RetrievalMode.LEXICAL)
+        probe = self._probe_vector()
+        await self.vectors.search(probe, tenant, k=1, entity_types=["warm-up"])
+        # A retrieve's one read in each of its shapes: both channels (with and without a
+        # type filter), the semantic one alone, the lexical one alone.
+        for vector, keys, types in (
+            (probe, ("w:warm",), None),
+            (probe, ("w:warm",), ["warm-up"]),
+            (probe, (), None),
+            (None, ("w:warm",), None),
+        ):
+            await self.retriever.candidates.find_candidates(
+                tenant, vector=vector, k=1, keys=keys, entity_types=types
+            )
         await self.graph.relationships_of([EntityId(uuid.uuid4())], tenant, limit_per_entity=1)
 
     def _probe_vector(self) -> list[float]:
