@@ -66,6 +66,7 @@ class ObservedGraphStore:
         *,
         prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
+        limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         with self._call("find_lexical_candidates"):
@@ -74,6 +75,7 @@ class ObservedGraphStore:
                 tenant_id,
                 prefixes=prefixes,
                 limit_per_key=limit_per_key,
+                limit_per_prefix=limit_per_prefix,
                 entity_types=entity_types,
             )
 

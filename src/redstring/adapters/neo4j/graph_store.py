@@ -130,6 +130,7 @@ class Neo4jGraphStore(OwnedConnection):
         *,
         prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
+        limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         tenant_id = tenant_id_of(tenant_id)
@@ -138,6 +139,7 @@ class Neo4jGraphStore(OwnedConnection):
             return []
         params["keys"] = list(dict.fromkeys(keys))
         params["prefixes"] = list(dict.fromkeys(prefixes))
+        params["prefix_limit"] = _NO_LIMIT if limit_per_prefix is None else limit_per_prefix
         [record] = await self._db.query(cypher.FIND_LEXICAL_CANDIDATES, params)
         return list(candidates_from_columns(tenant_id, record))
 
