@@ -62,7 +62,7 @@ async def read(
     )
     if prefix is not None:
         found += await graph.find_lexical_candidates(
-            (), tenant, prefixes=(prefix,), limit_per_key=prefix_cap
+            (), tenant, prefixes=(prefix,), limit_per_prefix=prefix_cap
         )
     return list({c.id: c for c in found}.values())
 
