@@ -52,6 +52,14 @@ except ImportError:  # pragma: no cover - an older library
         return None
 
 
+try:  # a prefix seek capped apart from the keys, where the library has it
+    from redstring.domain.blocking import MAX_PREFIX_SIZE
+
+    PREFIX_CAP: dict[str, int] = {"limit_per_prefix": MAX_PREFIX_SIZE}
+except ImportError:  # pragma: no cover - an older library: `limit_per_key` caps both
+    MAX_PREFIX_SIZE, PREFIX_CAP = MAX_BLOCK_SIZE, {}
+
+
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 PER_SET = 200
 
@@ -175,7 +183,8 @@ async def main(size: int, repeats: int) -> None:
     print(f"machine: {machine()}")
     print(
         f"corpus: {len(entities):,} entities ({len(cities):,} cities, {len(people):,} FEBRL "
-        f"people, the rest synthetic); MAX_BLOCK_SIZE = {MAX_BLOCK_SIZE}; lookup keys per "
+        f"people, the rest synthetic); MAX_BLOCK_SIZE = {MAX_BLOCK_SIZE}, MAX_PREFIX_SIZE = "
+        f"{MAX_PREFIX_SIZE}; lookup keys per "
         f"entity mean {statistics.mean(keys):.1f}, max {max(keys)}"
     )
     print(
@@ -186,7 +195,7 @@ async def main(size: int, repeats: int) -> None:
         hits, lex_rr, hyb_rr, read, ms = [], [], [], [], []
         for query, target in queries:
             prefix = query_prefix(query)
-            extra = {"prefixes": (prefix,)} if prefix else {}
+            extra: dict[str, Any] = {"prefixes": (prefix,), **PREFIX_CAP} if prefix else {}
             found = await graph.find_lexical_candidates(
                 query_blocking_keys(query), tenant, limit_per_key=MAX_BLOCK_SIZE, **extra
             )

@@ -77,7 +77,12 @@ from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_
 from redstring.adapters.neo4j.connection import takes_packed_vectors
 from redstring.adapters.neo4j.records import query_vector
 from redstring.composition.retrieval import DEFAULT_OVERFETCH
-from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys, query_prefix
+from redstring.domain.blocking import (
+    MAX_BLOCK_SIZE,
+    MAX_PREFIX_SIZE,
+    query_blocking_keys,
+    query_prefix,
+)
 
 DIMENSION = 384
 LABEL = "BenchVector384"
@@ -233,6 +238,7 @@ async def print_breakdown(
             tenant,
             prefixes=() if prefix is None else (prefix,),
             limit_per_key=MAX_BLOCK_SIZE,
+            limit_per_prefix=MAX_PREFIX_SIZE,
         )
 
     async def both() -> object:
@@ -246,6 +252,7 @@ async def print_breakdown(
             keys=query_blocking_keys(query),
             prefixes=() if prefix is None else (prefix,),
             limit_per_key=MAX_BLOCK_SIZE,
+            limit_per_prefix=MAX_PREFIX_SIZE,
         )
 
     some = await retriever.retrieve(queries[0], tenant, k=10)

@@ -27,6 +27,7 @@ class FailingGraphStore:
         *,
         prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
+        limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         raise self.make_error()

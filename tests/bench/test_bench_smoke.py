@@ -46,6 +46,7 @@ RUNS = [
     SmokeRun("ingest", "neo4j peak RSS", neo4j=True),
     SmokeRun("ingest_latency", "memory: ", ("--no-neo4j",)),
     SmokeRun("ingest_latency", "neo4j: ", neo4j=True),
+    SmokeRun("lexical_candidates", "candidates by query kind"),
     SmokeRun("lexical_recall", "whole name"),
     SmokeRun("load", "/healthz while it ran", ("--backend", "memory")),
     SmokeRun("load", "/healthz while it ran", ("--backend", "neo4j"), neo4j=True),

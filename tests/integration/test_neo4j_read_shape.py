@@ -73,6 +73,7 @@ async def test_read_statements_answer_in_one_record(driver: neo4j.AsyncDriver) -
             prefixes=["w:acm"],
             tenant_id=str(tenant),
             limit=10,
+            prefix_limit=10,
             types=types,
         )
         assert found == 1
@@ -86,7 +87,7 @@ async def test_read_statements_answer_in_one_record(driver: neo4j.AsyncDriver) -
         assert await _records(driver, statement, **search, types=types) == 1
     exact = cypher.search_vectors_exact(COMPLIANCE_LABEL)
     assert await _records(driver, exact, **search, types=None) == 1
-    lookup = {"keys": keys, "prefixes": ["w:acm"], "limit": 10}
+    lookup = {"keys": keys, "prefixes": ["w:acm"], "limit": 10, "prefix_limit": 10}
     for nearest in ("index", "typed", "exact", None):
         for lexical in (True, False):
             statement = cypher.find_candidates(COMPLIANCE_LABEL, nearest, lexical)

@@ -73,7 +73,13 @@ async def test_empty_schema_fails_and_ensure_schema_fixes_it(driver: neo4j.Async
     with pytest.raises(ClientError):
         await vectors.search([1.0] * COMPLIANCE_DIMENSION, tenant, k=3)
     lookup = await _plan_operators(
-        driver, cypher.FIND_LEXICAL_CANDIDATES, keys=["w:x"], prefixes=[], tenant_id="t", limit=5
+        driver,
+        cypher.FIND_LEXICAL_CANDIDATES,
+        keys=["w:x"],
+        prefixes=[],
+        tenant_id="t",
+        limit=5,
+        prefix_limit=5,
     )
     assert "RelationshipIndexSeek" not in lookup
 
@@ -90,6 +96,7 @@ async def test_empty_schema_fails_and_ensure_schema_fixes_it(driver: neo4j.Async
         prefixes=["w:xy"],
         tenant_id="t",
         limit=5,
+        prefix_limit=5,
     )
     assert "DirectedRelationshipIndexSeek" in lookup
     assert "Scan" not in lookup

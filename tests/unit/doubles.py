@@ -31,6 +31,7 @@ class RebuildingGraphStore(InMemoryGraphStore):
         *,
         prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
+        limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         found = await super().find_lexical_candidates(
@@ -38,6 +39,7 @@ class RebuildingGraphStore(InMemoryGraphStore):
             tenant_id,
             prefixes=prefixes,
             limit_per_key=limit_per_key,
+            limit_per_prefix=limit_per_prefix,
             entity_types=entity_types,
         )
         return [Entity(**e.model_dump()) for e in reversed(found)]  # type: ignore[attr-defined]

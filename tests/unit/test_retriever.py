@@ -373,6 +373,67 @@ async def test_a_type_filter_reaches_past_the_block_cap() -> None:
     assert _names(result) == ["Common Rare"]
 
 
+class _ReadCounting(InMemoryGraphStore):
+    """Remembers how many lexical candidates each read handed out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: list[int] = []
+
+    async def find_lexical_candidates(
+        self,
+        keys: Sequence[str],
+        tenant_id: TenantId,
+        *,
+        prefixes: Sequence[str] = (),
+        limit_per_key: int | None = None,
+        limit_per_prefix: int | None = None,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[LexicalCandidate]:
+        found = await super().find_lexical_candidates(
+            keys,
+            tenant_id,
+            prefixes=prefixes,
+            limit_per_key=limit_per_key,
+            limit_per_prefix=limit_per_prefix,
+            entity_types=entity_types,
+        )
+        self.read.append(len(found))
+        return found
+
+
+async def test_a_common_word_reads_200_members_as_a_key_and_100_as_a_prefix() -> None:
+    """By default a block is read to 200 members and a prefix seek to 100 rows: a
+    common last word, sought as a prefix, no longer brings hundreds of names that
+    share nothing else with the query, and a rare word still finds its name past
+    both cuts (docs/adr/0003)."""
+    tenant = new_tenant()
+    letters = "bdfghjklmnpqrst"  # first words that share no other key with the queries
+    words = ["".join(t) + "o" for t in itertools.product(letters, repeat=3)][:300]
+    common = [make_entity(tenant, f"{word} City", "place") for word in words]
+    last = max(id_order_key(e.id) for e in common)
+    rare = make_entity(tenant, "Zyxwv City", "place", entity_id=uuid.UUID(int=last + 1))
+    graph = _ReadCounting()
+    retriever, _ = await _retriever([*common, rare], graph)
+    found = {}
+    for query in ("City", "City ", "Zyxwv City", "Zyxwv City "):
+        result = await retriever.retrieve(query, tenant, k=3, mode=RetrievalMode.LEXICAL)
+        found[query] = (graph.read[-1], _names(result)[:1])
+    assert found["City"][0] == 100  # the prefix seek's cut of w:city
+    assert found["City "][0] == 200  # w:city as a key, cut at the block cap
+    assert found["Zyxwv City"] == (101, ["Zyxwv City"])
+    assert found["Zyxwv City "] == (201, ["Zyxwv City"])
+    whole = Retriever(
+        embeddings=HashingEmbeddingProvider(DIM),
+        vectors=InMemoryVectorStore(DIM),
+        graph=graph,
+        max_block_size=None,
+        max_prefix_size=None,
+    )
+    await whole.retrieve("City", tenant, k=3, mode=RetrievalMode.LEXICAL)
+    assert graph.read[-1] == 301
+
+
 class _LightCandidates(InMemoryGraphStore):
     """Hands out lexical candidates that are not whole entities, as the Neo4j store does."""
 
@@ -383,6 +444,7 @@ class _LightCandidates(InMemoryGraphStore):
         *,
         prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
+        limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         found = await super().find_lexical_candidates(
@@ -390,6 +452,7 @@ class _LightCandidates(InMemoryGraphStore):
             tenant_id,
             prefixes=prefixes,
             limit_per_key=limit_per_key,
+            limit_per_prefix=limit_per_prefix,
             entity_types=entity_types,
         )
         return [_Light(e) for e in found]  # type: ignore[arg-type]
@@ -504,6 +567,7 @@ class _DownGraph(InMemoryGraphStore):
         *,
         prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
+        limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         await self.vectors.started.wait()

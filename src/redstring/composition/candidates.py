@@ -40,6 +40,7 @@ class SeparateReads:
         keys: Sequence[str],
         prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
+        limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> Candidates:
         semantic, lexical = await concurrently(
@@ -53,6 +54,7 @@ class SeparateReads:
                 tenant_id,
                 prefixes=prefixes,
                 limit_per_key=limit_per_key,
+                limit_per_prefix=limit_per_prefix,
                 entity_types=entity_types,
             ),
         )

@@ -68,6 +68,7 @@ class ObservedGraphStore:
         *,
         prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
+        limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         with self._call("find_lexical_candidates"):
@@ -76,6 +77,7 @@ class ObservedGraphStore:
                 tenant_id,
                 prefixes=prefixes,
                 limit_per_key=limit_per_key,
+                limit_per_prefix=limit_per_prefix,
                 entity_types=entity_types,
             )
 
@@ -160,6 +162,7 @@ class ObservedCandidateReader:
         keys: Sequence[str],
         prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
+        limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> Candidates:
         with _StoreCall(self._observer, "candidates", "find_candidates"):
@@ -170,6 +173,7 @@ class ObservedCandidateReader:
                 keys=keys,
                 prefixes=prefixes,
                 limit_per_key=limit_per_key,
+                limit_per_prefix=limit_per_prefix,
                 entity_types=entity_types,
             )
 

@@ -9,7 +9,12 @@ import numpy as np
 from redstring.composition.candidates import candidate_reader
 from redstring.composition.entity_vectors import check_fits
 from redstring.composition.observer import NO_OBSERVER, Observer
-from redstring.domain.blocking import MAX_BLOCK_SIZE, query_blocking_keys, query_prefix
+from redstring.domain.blocking import (
+    MAX_BLOCK_SIZE,
+    MAX_PREFIX_SIZE,
+    query_blocking_keys,
+    query_prefix,
+)
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.ids import EntityId, TenantId, tenant_id_of
@@ -38,8 +43,8 @@ class Retriever:
     nothing (docs/adr/0003). Each
     channel is asked for `k * overfetch` candidates, because an entity just
     past `k` in both channels can win fusion. Filters apply before `k`.
-    At most `max_block_size` candidates are read per blocking key
-    (docs/adr/0003; `None` reads whole blocks).
+    At most `max_block_size` candidates are read per blocking key and
+    `max_prefix_size` rows per prefix seek (docs/adr/0003; `None` reads all).
     A vector match whose entity the graph store lacks is skipped, and the
     result is not backfilled to `k` (docs/adr/0004), and `observer` is told how
     many were. A query that embeds to a
@@ -61,6 +66,7 @@ class Retriever:
         graph: GraphReader,
         overfetch: int = DEFAULT_OVERFETCH,
         max_block_size: int | None = MAX_BLOCK_SIZE,
+        max_prefix_size: int | None = MAX_PREFIX_SIZE,
         observer: Observer = NO_OBSERVER,
         candidates: CandidateReader | None = None,
     ) -> None:
@@ -72,6 +78,7 @@ class Retriever:
         self._graph = graph
         self._overfetch = overfetch
         self._max_block_size = max_block_size
+        self._max_prefix_size = max_prefix_size
         self._observer = observer
         self.candidates = candidate_reader(vectors, graph) if candidates is None else candidates
 
@@ -93,6 +100,7 @@ class Retriever:
             graph=graph,
             overfetch=self._overfetch,
             max_block_size=self._max_block_size,
+            max_prefix_size=self._max_prefix_size,
             observer=observer,
             candidates=candidates,
         )
@@ -135,6 +143,7 @@ class Retriever:
             keys=keys,
             prefixes=prefixes,
             limit_per_key=self._max_block_size,
+            limit_per_prefix=self._max_prefix_size,
             entity_types=entity_types,
         )
         semantic = rank_by_score((m.entity_id, m.score) for m in found.semantic)[:fetch]

@@ -29,7 +29,11 @@ MIN_PREFIX_LENGTH = 3
 # The prefix of the one key a query never asks for (its block is a whole type).
 TYPE_KEY_PREFIX = "t:"
 # Per-key cap on candidates read by one lexical lookup (docs/adr/0003).
-MAX_BLOCK_SIZE = 500
+MAX_BLOCK_SIZE = 200
+# Cap on the rows read by one prefix seek (`query_prefix`), lower than a key's: a
+# whole last word seeks its own block first, and a common one filled the cap with
+# names that share nothing else with the query (docs/adr/0003).
+MAX_PREFIX_SIZE = 100
 _MIN_TOKEN_LENGTH = 2
 
 
@@ -107,7 +111,8 @@ def query_prefix(query: str) -> str | None:
     That is `w:` and the word, when the query ends in it (not in a space or
     punctuation), it is an identifying word and has `MIN_PREFIX_LENGTH`
     letters or more. A store reads the keys that begin with it in key order
-    (so the word's own block first), capped like a block (docs/adr/0003)."""
+    (so the word's own block first), the first `MAX_PREFIX_SIZE` rows
+    (docs/adr/0003)."""
     if not query or not query[-1].isalnum():
         return None
     tokens = name_tokens(query)

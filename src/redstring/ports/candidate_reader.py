@@ -23,12 +23,14 @@ class CandidateReader(Protocol):
         keys: Sequence[str],
         prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
+        limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> Candidates:
         """`semantic`: what `VectorStore.search(vector, tenant_id, k=k,
         entity_types=entity_types)` answers (nothing when `vector` is None).
         `lexical`: what `GraphReader.find_lexical_candidates(keys, tenant_id,
-        prefixes=prefixes, limit_per_key=limit_per_key, entity_types=entity_types)`
+        prefixes=prefixes, limit_per_key=limit_per_key, limit_per_prefix=limit_per_prefix,
+        entity_types=entity_types)`
         answers (nothing when there are neither keys nor prefixes). `entities`:
         whole entities of the tenant read along, any (`Candidates`)."""
         ...

@@ -32,6 +32,7 @@ class GraphReader(Protocol):
         *,
         prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
+        limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         """The members of the blocks of `keys`, each entity once, in any order: what
@@ -46,9 +47,11 @@ class GraphReader(Protocol):
 
         With `prefixes`, also for each prefix the members of the blocks whose keys
         begin with it (`query_prefix`), of the asked types: block after block in key
-        order, each in `id_order_key` order, the first `limit_per_key` of them, an
+        order, each in `id_order_key` order, the first `limit_per_prefix` of them, an
         entity counted once per block it is in (the order of an index on
-        `(key, id)`, so that the cut is the same on every backend).
+        `(key, id)`, so that the cut is the same on every backend). The two caps are
+        independent: `limit_per_key` does not bound a prefix, nor `limit_per_prefix`
+        a key; `None` is no cap.
 
         A candidate may be the `Entity` itself or a lighter object with the same
         id, tenant, type, names and string properties; the `Retriever` fetches whole

@@ -97,6 +97,7 @@ class CandidateReaderCompliance:
         vector: Sequence[float] | None,
         k: int,
         entity_types: Sequence[str] | None,
+        limits: tuple[int | None, int | None] = (None, None),
     ) -> tuple[list[tuple[EntityId, float]], set[EntityId]]:
         semantic = (
             []
@@ -108,7 +109,8 @@ class CandidateReaderCompliance:
             query_blocking_keys(query),
             tenant,
             prefixes=() if prefix is None else (prefix,),
-            limit_per_key=500,
+            limit_per_key=limits[0],
+            limit_per_prefix=limits[1],
             entity_types=entity_types,
         )
         return [(m.entity_id, m.score) for m in semantic], {c.id for c in lexical}
@@ -121,6 +123,7 @@ class CandidateReaderCompliance:
         vector: Sequence[float] | None,
         k: int,
         entity_types: Sequence[str] | None = None,
+        limits: tuple[int | None, int | None] = (None, None),
     ) -> Candidates:
         prefix = query_prefix(query)
         return await under_test.reader.find_candidates(
@@ -129,7 +132,8 @@ class CandidateReaderCompliance:
             k=k,
             keys=query_blocking_keys(query),
             prefixes=() if prefix is None else (prefix,),
-            limit_per_key=500,
+            limit_per_key=limits[0],
+            limit_per_prefix=limits[1],
             entity_types=entity_types,
         )
 
@@ -141,18 +145,25 @@ class CandidateReaderCompliance:
         stored = await under_test.graph.get_entities(read, tenant)
         assert [found.entities[i] for i in read] == stored
 
+    @pytest.mark.parametrize("limits", [(None, None), (2, 1), (1, 3)])
     @pytest.mark.parametrize("entity_types", [None, ["org"], ["person", "org"], ["nothing"]])
     @pytest.mark.parametrize("k", [1, 3, 20])
     async def test_answers_what_each_store_answers(
-        self, under_test: ReaderUnderTest, k: int, entity_types: list[str] | None
+        self,
+        under_test: ReaderUnderTest,
+        k: int,
+        entity_types: list[str] | None,
+        limits: tuple[int | None, int | None],
     ) -> None:
+        """Per key and per prefix caps too: `Acm` seeks the prefix `w:acm` (three names'
+        blocks), `Acme Corp` reads the block `w:acme` (two)."""
         tenant = new_tenant()
         await self._load(under_test, tenant)
         vector = _tilted(under_test.vectors.dimension, 0, 1.0)
         for query in ("Acme Corp", "Beta", "Acm", "Delta Freigth"):
-            found = await self._read(under_test, tenant, query, vector, k, entity_types)
+            found = await self._read(under_test, tenant, query, vector, k, entity_types, limits)
             semantic, lexical = await self._apart(
-                under_test, tenant, query, vector, k, entity_types
+                under_test, tenant, query, vector, k, entity_types, limits
             )
             assert [m.entity_id for m in found.semantic] == [e for e, _ in semantic]
             assert [m.score for m in found.semantic] == pytest.approx([s for _, s in semantic])

@@ -30,6 +30,7 @@ class CountingGraphStore:
         *,
         prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
+        limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         self.calls["find_lexical_candidates"] += 1
@@ -38,6 +39,7 @@ class CountingGraphStore:
             tenant_id,
             prefixes=prefixes,
             limit_per_key=limit_per_key,
+            limit_per_prefix=limit_per_prefix,
             entity_types=entity_types,
         )
 

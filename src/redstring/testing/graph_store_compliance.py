@@ -244,7 +244,7 @@ class GraphStoreCompliance:
         self, graph_store: GraphStore
     ) -> None:
         """A prefix reads the blocks whose keys begin with it, key after key, each in
-        id order, the first `limit_per_key` rows (an entity once per block it is in),
+        id order, the first `limit_per_prefix` rows (an entity once per block it is in),
         of the asked types only; the cut is the same on every backend."""
         tenant = new_tenant()
         names = [
@@ -270,10 +270,24 @@ class GraphStoreCompliance:
 
         for limit, types in ((None, None), (3, None), (5, None), (2, ["person"]), (None, ["org"])):
             found = await graph_store.find_lexical_candidates(
-                [], tenant, prefixes=["w:lov"], limit_per_key=limit, entity_types=types
+                [], tenant, prefixes=["w:lov"], limit_per_prefix=limit, entity_types=types
             )
             expected = rows(None if types is None else set(types))[:limit]
             assert sorted(c.id for c in found) == sorted(set(expected)), (limit, types)
+        # The key cap bounds keys, not prefixes, and the prefix cap prefixes, not keys.
+        lovelace = sorted(
+            (e for e in entities if "Lovelace" in e.name), key=lambda e: id_order_key(e.id)
+        )
+        for key_cap, prefix_cap in ((1, None), (None, 1), (2, 3)):
+            found = await graph_store.find_lexical_candidates(
+                ["w:lovelace"],
+                tenant,
+                prefixes=["w:lov"],
+                limit_per_key=key_cap,
+                limit_per_prefix=prefix_cap,
+            )
+            cut = {e.id for e in lovelace[:key_cap]} | set(rows(None)[:prefix_cap])
+            assert sorted(c.id for c in found) == sorted(cut), (key_cap, prefix_cap)
         both = await graph_store.find_lexical_candidates(
             ["w:lyon"], tenant, prefixes=["w:lovell", "w:lovell"]
         )

@@ -189,6 +189,7 @@ class InMemoryGraphStore:
         *,
         prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
+        limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         tenant = self._tenants.get(tenant_id_of(tenant_id))
@@ -200,7 +201,7 @@ class InMemoryGraphStore:
             for key in dict.fromkeys(keys)
             if key in tenant.blocks
         ]
-        members += [tenant.prefix_head(p, limit_per_key, wanted) for p in set(prefixes)]
+        members += [tenant.prefix_head(p, limit_per_prefix, wanted) for p in set(prefixes)]
         # The entities themselves: they are in memory already, and whole. Every block
         # holds the one stored object of an entity, so identity tells repeats apart.
         distinct: dict[int, Entity] = {}

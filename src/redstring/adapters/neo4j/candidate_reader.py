@@ -40,6 +40,7 @@ class Neo4jCandidateReader:
         keys: Sequence[str],
         prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
+        limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> Candidates:
         tenant_id = tenant_id_of(tenant_id)
@@ -48,7 +49,9 @@ class Neo4jCandidateReader:
             if vector is None
             else await self._vectors.plan_search(vector, tenant_id, k=k, entity_types=entity_types)
         )
-        lookup = block_lookup(keys, prefixes, tenant_id, limit_per_key, entity_types)
+        lookup = block_lookup(
+            keys, prefixes, tenant_id, limit_per_key, limit_per_prefix, entity_types
+        )
         if search is None and lookup is None:
             return Candidates()
         statement = cypher.find_candidates(
@@ -64,7 +67,7 @@ class Neo4jCandidateReader:
         except neo4j_errors.DatabaseError as exc:
             _log.warning("candidate read failed (%s); the stores are read apart", exc.code)
             return await self._apart(
-                tenant_id, vector, k, keys, prefixes, limit_per_key, entity_types
+                tenant_id, vector, k, keys, prefixes, limit_per_key, limit_per_prefix, entity_types
             )
         semantic: list[VectorMatch] = []
         if search is not None and vector is not None:
@@ -88,6 +91,7 @@ class Neo4jCandidateReader:
         keys: Sequence[str],
         prefixes: Sequence[str],
         limit_per_key: int | None,
+        limit_per_prefix: int | None,
         entity_types: Sequence[str] | None,
     ) -> Candidates:
         semantic = (
@@ -100,6 +104,7 @@ class Neo4jCandidateReader:
             tenant_id,
             prefixes=prefixes,
             limit_per_key=limit_per_key,
+            limit_per_prefix=limit_per_prefix,
             entity_types=entity_types,
         )
         return Candidates(semantic=semantic, lexical=lexical)

@@ -81,7 +81,7 @@ CALL (key) {
 }"""
 
 # The members `e` of the blocks whose keys begin with each prefix, of the asked types,
-# the first `$limit` in `(key, entity_id)` order: `STARTS WITH` after the tenant's
+# the first `$prefix_limit` in `(key, entity_id)` order: `STARTS WITH` after the tenant's
 # equality is a range seek on the same index, which hands the loops over in that order.
 _PREFIX_MEMBERS = """
 UNWIND $prefixes AS prefix
@@ -90,7 +90,7 @@ CALL (prefix) {
     WHERE entry.tenant_id = $tenant_id AND entry.key STARTS WITH prefix
       AND entry.entity_id IS NOT NULL
       AND ($types IS NULL OR e.entity_type IN $types)
-    RETURN e ORDER BY entry.tenant_id, entry.key, entry.entity_id LIMIT $limit
+    RETURN e ORDER BY entry.tenant_id, entry.key, entry.entity_id LIMIT $prefix_limit
 }"""
 
 # What the lexical channel reads: the members of the blocks and those of the prefix

@@ -41,6 +41,7 @@ def block_lookup(
     prefixes: Sequence[str],
     tenant_id: TenantId,
     limit_per_key: int | None,
+    limit_per_prefix: int | None,
     entity_types: Sequence[str] | None,
 ) -> dict[str, Any] | None:
     """The parameters of `cypher.FIND_LEXICAL_CANDIDATES`; None when it can find nothing
@@ -52,6 +53,7 @@ def block_lookup(
         "prefixes": list(dict.fromkeys(prefixes)),
         "tenant_id": str(tenant_id),
         "limit": _NO_LIMIT if limit_per_key is None else limit_per_key,
+        "prefix_limit": _NO_LIMIT if limit_per_prefix is None else limit_per_prefix,
         "types": None if entity_types is None else list(dict.fromkeys(entity_types)),
     }
 
@@ -144,10 +146,13 @@ class Neo4jGraphStore(OwnedConnection):
         *,
         prefixes: Sequence[str] = (),
         limit_per_key: int | None = None,
+        limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         tenant_id = tenant_id_of(tenant_id)
-        params = block_lookup(keys, prefixes, tenant_id, limit_per_key, entity_types)
+        params = block_lookup(
+            keys, prefixes, tenant_id, limit_per_key, limit_per_prefix, entity_types
+        )
         if params is None:
             return []
         [record] = await self._db.query(cypher.FIND_LEXICAL_CANDIDATES, params)
