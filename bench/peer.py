@@ -342,8 +342,11 @@ async def timed_loads(
 
 @dataclass
 class Timings:
+    """One system's calls, in query order: milliseconds, and whether the queried entity
+    was in the best 10."""
+
     ms: list[float] = field(default_factory=list)
-    found: int = 0
+    hits: list[bool] = field(default_factory=list)
     errors: int = 0
 
 
@@ -401,7 +404,7 @@ async def interleaved(
                 found = []  # graphrag's full-text query refused: counted, a miss
                 timings[name].errors += 1
             timings[name].ms.append((time.perf_counter() - started) * 1000)
-            timings[name].found += str(query.answer) in found[:K]
+            timings[name].hits.append(str(query.answer) in found[:K])
     return timings
 
 
@@ -503,7 +506,7 @@ async def measure_graphql(
 @dataclass
 class SizeResult:
     size: int
-    queries: int
+    queries: list[Query]
     ingest: list[IngestRow]
     timings: dict[str, Timings]
     graphql: GraphQLResult | None = None
@@ -545,7 +548,7 @@ async def run_size(
     }
     await client.warm_up()
     timings = await interleaved(systems, queries, args.warm_up)
-    result = SizeResult(size, len(queries), rows, timings)
+    result = SizeResult(size, queries, rows, timings)
     if size == args.graphql_size:
         await client.upsert((), relationships_for(corpus, SEED))
         texts_only = [q.text for q in queries]
@@ -585,6 +588,20 @@ def verdict(ok: bool) -> str:
     return "met" if ok else "**not met**"
 
 
+def p50_p95(ms: Sequence[float]) -> str:
+    ordered = sorted(ms)
+    return f"{percentile(ordered, 0.5):.1f} / {percentile(ordered, 0.95):.1f}"
+
+
+def ratio_of(rs: Sequence[float], rag: Sequence[float], share: float) -> float:
+    return percentile(sorted(rs), share) / percentile(sorted(rag), share)
+
+
+def found(timings: Timings, picked: Sequence[bool] | None = None) -> str:
+    hits = [h for i, h in enumerate(timings.hits) if picked is None or picked[i]]
+    return f"{sum(hits) / len(hits):.2f}"
+
+
 def retrieval_table(results: Sequence[SizeResult]) -> list[str]:
     lines = [
         "| entities | queries | redstring p50 / p95 ms | graphrag p50 / p95 ms | "
@@ -594,20 +611,14 @@ def retrieval_table(results: Sequence[SizeResult]) -> list[str]:
     ]
     targets = []
     for r in results:
-        rs, rag = sorted(r.timings["redstring"].ms), sorted(r.timings["graphrag"].ms)
-        pairs = sorted(
-            a / b for a, b in zip(r.timings["redstring"].ms, r.timings["graphrag"].ms, strict=True)
-        )
-        p50 = percentile(rs, 0.5) / percentile(rag, 0.5)
-        p95 = percentile(rs, 0.95) / percentile(rag, 0.95)
-        refused = r.timings["graphrag"].errors
+        rs, rag = r.timings["redstring"], r.timings["graphrag"]
+        pairs = sorted(a / b for a, b in zip(rs.ms, rag.ms, strict=True))
+        p50, p95 = ratio_of(rs.ms, rag.ms, 0.5), ratio_of(rs.ms, rag.ms, 0.95)
         lines.append(
-            f"| {r.size:,} | {r.queries:,} | {percentile(rs, 0.5):.1f} / {percentile(rs, 0.95):.1f}"
-            f" | {percentile(rag, 0.5):.1f} / {percentile(rag, 0.95):.1f} | {p50:.2f} | {p95:.2f} "
-            f"| {statistics.median(pairs):.2f} / {percentile(pairs, 0.95):.2f} | "
-            f"{r.timings['redstring'].found / r.queries:.2f} / "
-            f"{r.timings['graphrag'].found / r.queries:.2f}"
-            + (f" ({refused} refused)" if refused else "")
+            f"| {r.size:,} | {len(r.queries):,} | {p50_p95(rs.ms)} | {p50_p95(rag.ms)} | "
+            f"{p50:.2f} | {p95:.2f} | {statistics.median(pairs):.2f} / "
+            f"{percentile(pairs, 0.95):.2f} | {found(rs)} / {found(rag)}"
+            + (f" ({rag.errors} refused)" if rag.errors else "")
             + " |"
         )
         targets.append(
@@ -615,6 +626,27 @@ def retrieval_table(results: Sequence[SizeResult]) -> list[str]:
             f"{verdict(p50 <= 1.0)}; p95 {p95:.2f}, target <= 1.0: {verdict(p95 <= 1.0)}"
         )
     return [*lines, "", *targets]
+
+
+def kinds_table(results: Sequence[SizeResult]) -> list[str]:
+    lines = [
+        "| entities | kind | queries | redstring p50 / p95 ms | graphrag p50 / p95 ms | "
+        "ratio of p50s | found in best 10: redstring / graphrag |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        rs, rag = r.timings["redstring"], r.timings["graphrag"]
+        for kind in QUERY_KINDS:
+            picked = [q.kind == kind for q in r.queries]
+            rs_ms = [ms for ms, p in zip(rs.ms, picked, strict=True) if p]
+            rag_ms = [ms for ms, p in zip(rag.ms, picked, strict=True) if p]
+            if not rs_ms:
+                continue
+            lines.append(
+                f"| {r.size:,} | {kind} | {len(rs_ms)} | {p50_p95(rs_ms)} | {p50_p95(rag_ms)} | "
+                f"{ratio_of(rs_ms, rag_ms, 0.5):.2f} | {found(rs, picked)} / {found(rag, picked)} |"
+            )
+    return lines
 
 
 def ingest_table(results: Sequence[SizeResult]) -> list[str]:
@@ -677,6 +709,10 @@ def report(
         "query vector given",
         "",
         *retrieval_table(results),
+        "",
+        "By kind of query:",
+        "",
+        *kinds_table(results),
         "",
         "### Ingestion with the same vectors",
         "",
