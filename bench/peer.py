@@ -3,7 +3,8 @@
     make neo4j-start && set -a && . .cache/neo4j/env && set +a
     .venv/bin/python -m bench.peer [--sizes 10000,100000] [--queries 400] [--clients 16]
                                    [--seconds 20] [--graphql-size 10000] [--ingest-repeats 2]
-                                   [--ingest-side 20000] [--load wrk|httpx] [--tiny]
+                                   [--ingest-side 20000] [--warm-up 20] [--load wrk|httpx]
+                                   [--tiny]
 
 The peer is the library a user would pick instead: neo4j-graphrag's
 `HybridRetriever` (default naive ranker, `top_k=10`) over nodes of a label of
@@ -34,8 +35,10 @@ size, all in one run:
   going first alternating, each call timed by the caller (`perf_counter` around
   `Redstring.retrieve(query, tenant, k=10, mode=HYBRID)` and
   `HybridRetriever.search`). Reported: p50 and p95 of each, the ratio redstring /
-  graphrag of p50s and of p95s, the median and p95 of the per-query ratio, and how
-  often each found the queried entity in its best 10 (context, not a target).
+  graphrag of p50s and of p95s, the median and p95 of the per-query ratio, how
+  often each found the queried entity in its best 10 (context, not a target), the
+  median CPU time of this process a call (the client's share), and p50, p95 and
+  found by kind of query.
 - GraphQL, at `--graphql-size`: two servers as `redstring serve` runs them (one
   uvicorn worker each on a free port of 127.0.0.1, the default provider with its
   cache of query embeddings), one over the in-memory stores and one over the Neo4j
