@@ -65,6 +65,7 @@ async def test_read_statements_answer_in_one_record(driver: neo4j.AsyncDriver) -
             prefixes=["w:acm"],
             tenant_id=str(tenant),
             limit=10,
+            prefix_limit=10,
             types=types,
         )
         assert found == 1
