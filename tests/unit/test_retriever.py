@@ -402,14 +402,14 @@ class _ReadCounting(InMemoryGraphStore):
         return found
 
 
-async def test_a_common_word_reads_200_members_as_a_key_and_100_as_a_prefix() -> None:
-    """By default a block is read to 200 members and a prefix seek to 100 rows: a
+async def test_a_common_word_reads_300_members_as_a_key_and_100_as_a_prefix() -> None:
+    """By default a block is read to 300 members and a prefix seek to 100 rows: a
     common last word, sought as a prefix, no longer brings hundreds of names that
     share nothing else with the query, and a rare word still finds its name past
     both cuts (docs/adr/0003)."""
     tenant = new_tenant()
     letters = "bdfghjklmnpqrst"  # first words that share no other key with the queries
-    words = ["".join(t) + "o" for t in itertools.product(letters, repeat=3)][:300]
+    words = ["".join(t) + "o" for t in itertools.product(letters, repeat=3)][:400]
     common = [make_entity(tenant, f"{word} City", "place") for word in words]
     last = max(id_order_key(e.id) for e in common)
     rare = make_entity(tenant, "Zyxwv City", "place", entity_id=uuid.UUID(int=last + 1))
@@ -420,9 +420,9 @@ async def test_a_common_word_reads_200_members_as_a_key_and_100_as_a_prefix() ->
         result = await retriever.retrieve(query, tenant, k=3, mode=RetrievalMode.LEXICAL)
         found[query] = (graph.read[-1], _names(result)[:1])
     assert found["City"][0] == 100  # the prefix seek's cut of w:city
-    assert found["City "][0] == 200  # w:city as a key, cut at the block cap
+    assert found["City "][0] == 300  # w:city as a key, cut at the block cap
     assert found["Zyxwv City"] == (101, ["Zyxwv City"])
-    assert found["Zyxwv City "] == (201, ["Zyxwv City"])
+    assert found["Zyxwv City "] == (301, ["Zyxwv City"])
     whole = Retriever(
         embeddings=HashingEmbeddingProvider(DIM),
         vectors=InMemoryVectorStore(DIM),
@@ -431,7 +431,7 @@ async def test_a_common_word_reads_200_members_as_a_key_and_100_as_a_prefix() ->
         max_prefix_size=None,
     )
     await whole.retrieve("City", tenant, k=3, mode=RetrievalMode.LEXICAL)
-    assert graph.read[-1] == 301
+    assert graph.read[-1] == 401
 
 
 class _LightCandidates(InMemoryGraphStore):

@@ -29,7 +29,7 @@ MIN_PREFIX_LENGTH = 3
 # The prefix of the one key a query never asks for (its block is a whole type).
 TYPE_KEY_PREFIX = "t:"
 # Per-key cap on candidates read by one lexical lookup (docs/adr/0003).
-MAX_BLOCK_SIZE = 200
+MAX_BLOCK_SIZE = 300
 # Cap on the rows read by one prefix seek (`query_prefix`), lower than a key's: a
 # whole last word seeks its own block first, and a common one filled the cap with
 # names that share nothing else with the query (docs/adr/0003).
