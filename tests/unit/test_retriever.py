@@ -356,6 +356,81 @@ async def test_build_graph_embeds_in_batches_and_writes_relationships() -> None:
     assert [r.id for r in found[entities[0].id]] == [rel.id]
 
 
+class _Recorded:
+    """Stores that log when each write starts and ends, one loop turn apart."""
+
+    def __init__(self, log: list[str], fail_at: str | None = None) -> None:
+        self.log, self.fail_at = log, fail_at
+
+    async def step(self, name: str) -> None:
+        self.log.append(name + " start")
+        await asyncio.sleep(0.01)
+        if name == self.fail_at:
+            raise StoreUnavailableError(name)
+        self.log.append(name + " end")
+
+
+class _RecordedGraph(InMemoryGraphStore):
+    def __init__(self, recorded: _Recorded) -> None:
+        super().__init__()
+        self.recorded = recorded
+
+    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        await self.recorded.step(f"entities {entities[0].name}")
+        await super().upsert_entities(entities)
+
+
+class _RecordedVectors(InMemoryVectorStore):
+    def __init__(self, recorded: _Recorded) -> None:
+        super().__init__(DIM)
+        self.recorded = recorded
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        await self.recorded.step(f"vectors {len(records)}")
+        await super().upsert(records)
+
+
+async def test_build_graph_writes_a_batch_s_vectors_beside_the_next_batch_s_entities() -> None:
+    tenant = new_tenant()
+    entities = [make_entity(tenant, f"E{i}") for i in range(5)]
+    log: list[str] = []
+    recorded = _Recorded(log)
+    vectors = _RecordedVectors(recorded)
+    await build_graph(
+        entities,
+        embeddings=HashingEmbeddingProvider(DIM),
+        vectors=vectors,
+        graph=_RecordedGraph(recorded),
+        batch_size=2,
+    )
+    assert log == [
+        "entities E0 start", "entities E0 end",
+        "vectors 2 start", "entities E2 start", "vectors 2 end", "entities E2 end",
+        "vectors 2 start", "entities E4 start", "vectors 2 end", "entities E4 end",
+        "vectors 1 start", "vectors 1 end",
+    ]  # fmt: skip
+    [probe] = await HashingEmbeddingProvider(DIM).embed_query(["E0"])
+    assert len(await vectors.search(probe, tenant, k=10)) == 5
+
+
+async def test_build_graph_never_writes_vectors_of_entities_it_failed_to_write() -> None:
+    tenant = new_tenant()
+    entities = [make_entity(tenant, f"E{i}") for i in range(6)]
+    log: list[str] = []
+    recorded = _Recorded(log, fail_at="entities E2")
+    graph = _RecordedGraph(recorded)
+    with pytest.raises(StoreUnavailableError):
+        await build_graph(
+            entities,
+            embeddings=HashingEmbeddingProvider(DIM),
+            vectors=_RecordedVectors(recorded),
+            graph=graph,
+            batch_size=2,
+        )
+    # The first batch's vectors finished beside the failed write; nothing after it started.
+    assert log == ["entities E0 start", "entities E0 end", "vectors 2 start", "entities E2 start", "vectors 2 end"]  # fmt: skip
+
+
 async def test_a_type_filter_reaches_past_the_block_cap() -> None:
     """The rare type's entity sorts after the cap of its block: the filter must come
     before the cap for the lexical channel to find it."""

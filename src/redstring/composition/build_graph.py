@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
-from redstring.composition.entity_vectors import check_batch_size, check_fits, embed_entities
+from redstring.composition.concurrency import while_finishing
+from redstring.composition.entity_vectors import (
+    EntityVectors,
+    check_batch_size,
+    check_fits,
+    embed_entities,
+)
 from redstring.domain.entity import Entity
 from redstring.domain.relationship import Relationship
 from redstring.ports.embedding_provider import EmbeddingProvider
@@ -17,6 +24,19 @@ from redstring.ports.vector_store import VectorStore
 DEFAULT_BATCH_SIZE = 5000
 
 
+async def _nothing() -> None:
+    return None
+
+
+async def _entities_then(
+    batch: Sequence[Entity], embeddings: EmbeddingProvider, graph: GraphStore
+) -> EntityVectors:
+    """Embed `batch`, write its entities, and hand back its vectors to write."""
+    embedded = await embed_entities(batch, embeddings)
+    await graph.upsert_entities(batch)
+    return embedded
+
+
 async def build_graph(
     entities: Sequence[Entity],
     relationships: Sequence[Relationship] = (),
@@ -26,9 +46,10 @@ async def build_graph(
     graph: GraphStore,
     batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> None:
-    """Embed every entity's text and write entities, relationships, then vectors.
+    """Embed every entity's text and write entities, then vectors, then relationships.
 
-    The graph store is written before the vector store, so a failure between
+    Batch by batch, the graph store is written before the vector store (batch
+    n's vectors while batch n+1's entities are written), so a failure between
     the two leaves entities without vectors (still found lexically, repaired
     by running again), never vectors pointing at no entity. An entity whose
     text embeds to a vector without direction gets no vector, and loses the
@@ -38,10 +59,19 @@ async def build_graph(
     """
     check_fits(embeddings, vectors)
     check_batch_size(batch_size)
-    for start in range(0, len(entities), batch_size):
-        batch = entities[start : start + batch_size]
-        embedded = await embed_entities(batch, embeddings)
-        await graph.upsert_entities(batch)
-        await embedded.write(vectors)
+    # Batch n's vectors are written while batch n+1 is embedded and its entities are
+    # written (two stores busy at once, as `ingest` does); each batch's entities are
+    # written before its vectors start.
+    finishing: asyncio.Future[None] = asyncio.ensure_future(_nothing())
+    try:
+        for start in range(0, len(entities), batch_size):
+            batch = entities[start : start + batch_size]
+            embedded = await while_finishing(finishing, _entities_then(batch, embeddings, graph))
+            finishing = asyncio.ensure_future(embedded.write(vectors))
+        await finishing
+    finally:
+        if not finishing.done():  # cancelled while a batch's vectors were written
+            finishing.cancel()
+            await asyncio.gather(finishing, return_exceptions=True)
     for start in range(0, len(relationships), batch_size):
         await graph.upsert_relationships(relationships[start : start + batch_size])
