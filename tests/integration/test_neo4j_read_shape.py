@@ -174,3 +174,35 @@ async def test_a_tie_just_past_the_cut_is_settled_by_the_first_search(
     twins = sorted((r.entity_id for r in records[7:9]), key=id_order_key)
     assert [m.entity_id for m in found] == [r.entity_id for r in records[:7]] + twins[:1]
     assert searches == 1
+
+
+async def test_the_candidate_reader_asks_again_when_the_cut_is_tied_past_its_fetch(
+    driver: neo4j.AsyncDriver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sixty equal vectors through the index: the one statement fetches a few of them,
+    in the index's order, so the reader asks the vector store again, which widens until
+    the tie is settled by id, as a search of the store alone answers."""
+    graph = Neo4jGraphStore(driver)
+    vectors = Neo4jVectorStore(driver, COMPLIANCE_DIMENSION, label=COMPLIANCE_LABEL, exact_below=0)
+    await graph.ensure_schema()
+    await vectors.ensure_schema()
+    reader = graph.candidate_reader(vectors)
+    assert reader is not None
+    tenant = new_tenant()
+    same = (1.0, *([0.0] * (COMPLIANCE_DIMENSION - 1)))
+    ids = [EntityId(uuid.uuid4()) for _ in range(60)]
+    await vectors.upsert(
+        [VectorRecord(entity_id=i, tenant_id=tenant, vector=same, entity_type="org") for i in ids]
+    )
+    searches = 0
+    search = vectors.search
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal searches
+        searches += 1
+        return await search(*args, **kwargs)
+
+    monkeypatch.setattr(vectors, "search", counted)
+    found = await reader.find_candidates(tenant, vector=same, k=5, keys=[])
+    assert [m.entity_id for m in found.semantic] == sorted(ids, key=id_order_key)[:5]
+    assert searches == 1
