@@ -3,6 +3,7 @@
     make neo4j-start && set -a && . .cache/neo4j/env && set +a
     .venv/bin/python -m bench.peer [--sizes 10000,100000] [--queries 400] [--clients 16]
                                    [--seconds 20] [--graphql-size 10000] [--ingest-repeats 2]
+                                   [--parts 60]
                                    [--ingest-side 20000] [--warm-up 20] [--load wrk|httpx]
                                    [--tiny]
 
@@ -39,6 +40,11 @@ size, all in one run:
   often each found the queried entity in its best 10 (context, not a target), the
   median CPU time of this process a call (the client's share), and p50, p95 and
   found by kind of query.
+- redstring's one candidate statement taken apart, for the first `--parts` queries:
+  the statement each `retrieve` sent first, re-run by a synchronous session whole,
+  then its vector part alone (as asked, and at graphrag's breadth: `k` and the
+  index's `LIMIT` both 10), then its lexical part alone; the median of three runs of
+  each, so server time and one round trip: what of the gap the server's side is.
 - GraphQL, at `--graphql-size`: two servers as `redstring serve` runs them (one
   uvicorn worker each on a free port of 127.0.0.1, the default provider with its
   cache of query embeddings), one over the in-memory stores and one over the Neo4j
@@ -69,6 +75,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 import neo4j
@@ -93,7 +100,7 @@ from redstring import (
     RetrievalMode,
     TenantId,
 )
-from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_driver
+from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_driver, cypher
 from redstring.api.app import create_app
 from redstring.api.settings import Settings
 
@@ -414,6 +421,72 @@ async def interleaved(
     return timings
 
 
+# --- redstring's statement, taken apart --------------------------------------------------
+
+PARTS = (
+    "whole statement",
+    "vector part (as asked)",
+    f"vector part at graphrag's breadth ({K})",
+    "lexical part",
+)
+
+
+async def captured_statements(
+    client: Redstring, tenant: TenantId, queries: Sequence[Query]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The first statement of each query's `retrieve` (its candidate read) and its
+    parameters, read off the graph store's connection."""
+    connection = client.graph.connection  # type: ignore[attr-defined]
+    sent: list[tuple[str, dict[str, Any]]] = []
+    query = connection.query
+
+    async def recorded(statement: str, parameters: dict[str, Any]) -> Any:
+        sent.append((statement, dict(parameters)))
+        return await query(statement, parameters)
+
+    statements = []
+    connection.query = recorded
+    try:
+        for q in queries:
+            sent.clear()
+            await client.retrieve(q.text, tenant, k=K, mode=RetrievalMode.HYBRID)
+            statements.append(sent[0])
+    finally:
+        del connection.query
+    return statements
+
+
+def statement_parts(
+    run: Neo4jRun, label: str, statements: Sequence[tuple[str, dict[str, Any]]], repeats: int = 3
+) -> dict[str, list[float]]:
+    """Milliseconds of each of `PARTS` a statement (server and round trip, sync driver,
+    the median of `repeats` after one untimed run): where the one read's time goes."""
+    times: dict[str, list[float]] = {part: [] for part in PARTS}
+    with run.sync_driver.session() as session:
+        for statement, parameters in statements:
+            nearest = (
+                "exact"
+                if "SEARCH" not in statement
+                else ("typed" if parameters.get("types") else "index")
+            )
+            vector_only = cypher.find_candidates(label, nearest, False)
+            variants = {
+                PARTS[0]: (statement, parameters),
+                PARTS[1]: (vector_only, parameters),
+                PARTS[2]: (vector_only, {**parameters, "k": K, "index_k": K}),
+                PARTS[3]: (cypher.find_candidates(label, None, True), parameters),
+            }
+            for part, (text, values) in variants.items():
+                session.run(text, values).consume()
+                ms = []
+                for _ in range(repeats):
+                    started = time.perf_counter()
+                    session.run(text, values).consume()
+                    ms.append((time.perf_counter() - started) * 1000)
+                times[part].append(statistics.median(ms))
+    return times
+
+
 # --- GraphQL -------------------------------------------------------------------------------
 
 
@@ -515,6 +588,7 @@ class SizeResult:
     queries: list[Query]
     ingest: list[IngestRow]
     timings: dict[str, Timings]
+    parts: dict[str, list[float]] = field(default_factory=dict)
     graphql: GraphQLResult | None = None
 
 
@@ -555,6 +629,8 @@ async def run_size(
     await client.warm_up()
     timings = await interleaved(systems, queries, args.warm_up)
     result = SizeResult(size, queries, rows, timings)
+    statements = await captured_statements(client, tenant, queries[: args.parts])
+    result.parts = statement_parts(run, cypher.vector_label(labels[0]), statements)
     if size == args.graphql_size:
         await client.upsert((), relationships_for(corpus, SEED))
         texts_only = [q.text for q in queries]
@@ -664,6 +740,21 @@ def kinds_table(results: Sequence[SizeResult]) -> list[str]:
     return lines
 
 
+def parts_table(results: Sequence[SizeResult]) -> list[str]:
+    lines = [
+        "| entities | statements | " + " | ".join(PARTS) + " |",
+        "|---|---|" + "---|" * len(PARTS),
+    ]
+    for r in results:
+        medians = [statistics.median(r.parts[part]) for part in PARTS]
+        lines.append(
+            f"| {r.size:,} | {len(r.parts[PARTS[0]])} | "
+            + " | ".join(f"{ms:.2f}" for ms in medians)
+            + " |"
+        )
+    return lines
+
+
 def ingest_table(results: Sequence[SizeResult]) -> list[str]:
     lines = [
         "| entities loaded | first | redstring entities/s | graphrag entities/s | ratio |",
@@ -729,6 +820,11 @@ def report(
         "",
         *kinds_table(results),
         "",
+        "redstring's candidate statement taken apart (median ms a statement, server and "
+        "round trip, each part run alone):",
+        "",
+        *parts_table(results),
+        "",
         "### Ingestion with the same vectors",
         "",
         *ingest_table(results),
@@ -749,6 +845,9 @@ if __name__ == "__main__":
     parser.add_argument("--sizes", default="10000,100000", help="entities, one run a size")
     parser.add_argument("--queries", type=int, default=400, help="timed queries a size")
     parser.add_argument("--warm-up", type=int, default=20, help="untimed queries a size first")
+    parser.add_argument(
+        "--parts", type=int, default=60, help="queries whose statement is taken apart"
+    )
     parser.add_argument("--ingest-repeats", type=int, default=2, help="timed loads a size")
     parser.add_argument(
         "--ingest-side", type=int, default=20_000, help="entities of the loads after the first"
@@ -768,6 +867,7 @@ if __name__ == "__main__":
         sizes="300",
         queries=12,
         warm_up=2,
+        parts=4,
         ingest_side=100,
         clients=2,
         seconds=2.0,
