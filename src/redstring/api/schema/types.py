@@ -38,12 +38,14 @@ async def _relationships(
     context = info.context
     context.limits.check_first(first)
     wanted = none_if_unset(types)
+    ends = _selected_ends(info)
     key = RelationshipsKey(
         tenant_id=root.domain.tenant_id,
         entity_id=root.domain.id,
         direction=direction.to_domain(),
         types=None if wanted is None else tuple(wanted),
         first=first,
+        with_ends=bool(ends),
     )
     context.loaders.prime_entities([root.domain])
     found = await context.loaders.relationships.load(key)
@@ -52,8 +54,8 @@ async def _relationships(
     await context.loop_share.turn()
     # The ends the query walks to are loaded here, for every entity at this depth in
     # one batch (the loader waits for the turns above), so that `source` and `target`
-    # resolve without an await each.
-    ends = _selected_ends(info)
+    # resolve without an await each. A store that reads ends (`EndReads`) brought them
+    # with the relationships, into the loader's cache: then this is no store call.
     end_keys = [
         EntityKey(r.tenant_id, end_id)
         for r in found
