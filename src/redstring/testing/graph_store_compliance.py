@@ -456,6 +456,10 @@ class GraphStoreCompliance:
         read = await ends.relationships_with_ends([in_a.id, gone.id], tenant_a)
         assert read.relationships == {in_a.id: [rel_a], gone.id: []}
         assert read.entities == {peer_a.id: peer_a}
+        # The same ids read in the other tenant: its own entities.
+        read_b = await ends.relationships_with_ends([in_b.id], tenant_b)
+        assert [r.relationship_type for r in read_b.relationships[in_b.id]] == ["OWNS"]
+        assert read_b.entities == {peer_b.id: peer_b}
         elsewhere = await ends.relationships_with_ends([in_a.id], new_tenant())
         assert (elsewhere.relationships, elsewhere.entities) == ({in_a.id: []}, {})
 
