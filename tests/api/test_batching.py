@@ -206,6 +206,42 @@ async def test_ends_not_asked_for_are_not_loaded(
     assert counting.calls["get_entities"] == 2 * without_ends
 
 
+@pytest.mark.parametrize(
+    ("direction", "end", "reads_ends"),
+    [
+        ("OUT", "source", False),
+        ("OUT", "target", True),
+        ("IN", "target", False),
+        ("IN", "source", True),
+        ("BOTH", "source", True),
+        ("BOTH", "target", True),
+    ],
+)
+async def test_only_a_far_end_is_read_with_the_relationships(
+    demo_services: Redstring, make_client: MakeClient, direction: str, end: str, reads_ends: bool
+) -> None:
+    """Following `OUT` edges the `source` is the entity itself, which the request holds:
+    selecting it alone reads no ends (nor does `target` alone along `IN` edges)."""
+    counting, client = counting_client(make_client, demo_services)
+    data = await client.data(
+        f"""query ($tenant: ID!) {{ retrieve(query: "Acme Corp", tenantId: $tenant, k: 3) {{
+             matches {{ entity {{ id relationships(direction: {direction}) {{ {end} {{ id }} }}
+           }} }} }} }}""",
+        tenant=DEMO,
+    )
+    walked = [r for m in data["retrieve"]["matches"] for r in m["entity"]["relationships"]]
+    assert walked
+    if not reads_ends:
+        assert all(
+            r[end]["id"] == m["entity"]["id"]
+            for m in data["retrieve"]["matches"]
+            for r in m["entity"]["relationships"]
+        )
+    assert counting.calls["relationships_with_ends"] == int(reads_ends)
+    assert counting.calls["relationships_of"] == int(not reads_ends)
+    assert counting.calls["get_entities"] <= 1  # the retrieve's, for its matches
+
+
 async def test_ends_read_apart_are_one_get_entities(
     demo_services: Redstring, make_client: MakeClient
 ) -> None:

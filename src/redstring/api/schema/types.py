@@ -45,7 +45,7 @@ async def _relationships(
         direction=direction.to_domain(),
         types=None if wanted is None else tuple(wanted),
         first=first,
-        with_ends=bool(ends),
+        with_ends=_far_end_selected(direction, ends),
     )
     context.loaders.prime_entities([root.domain])
     found = await context.loaders.relationships.load(key)
@@ -71,6 +71,16 @@ async def _relationships(
         loaded = []
     known = {e.id: e for e in loaded if e is not None}
     return [Relationship.from_domain(r, known) for r in found]
+
+
+def _far_end_selected(direction: Direction, ends: frozenset[str]) -> bool:
+    """Whether `ends` holds an end other than the entity itself: following `OUT` edges
+    the `source` is the entity (already held), following `IN` edges the `target`."""
+    if direction is Direction.OUT:
+        return "target" in ends
+    if direction is Direction.IN:
+        return "source" in ends
+    return bool(ends)
 
 
 def _selected_ends(info: strawberry.Info[RequestContext, None]) -> frozenset[str]:
