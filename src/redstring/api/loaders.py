@@ -4,7 +4,7 @@ GraphQL resolves the `relationships` of every entity at one depth in the same
 tick of the event loop; the loaders collect those keys and answer them with
 one store call per distinct `(tenant, direction, types, first)`, and every
 `source`/`target` with one `get_entities` call per tenant. When a field
-selects `source` or `target` and the store reads ends (`EndReads`), that one
+selects a far end and the store reads ends (`EndReads`), that one
 call is `relationships_with_ends`, and the ends it brings fill the entity
 loader's cache, so the walk to them costs no call of its own (ADR 0007). The
 resolvers of one depth complete their objects over several turns of the loop
@@ -46,7 +46,7 @@ Arguments = tuple[TenantId, Direction, tuple[str, ...] | None, int]
 @dataclass(frozen=True)
 class RelationshipsKey:
     """The relationships of one entity, as one `relationships` field asks for them;
-    `with_ends` when the field selects `source` or `target`."""
+    `with_ends` when the field selects an end other than the entity itself."""
 
     tenant_id: TenantId
     entity_id: EntityId
