@@ -23,12 +23,13 @@ from redstring.domain.errors import (
 )
 from redstring.domain.ids import EntityId, RelationshipId, TenantId
 from redstring.domain.lexical import LexicalCandidate
+from redstring.domain.neighbourhood import Neighbourhood
 from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.vectors import VectorMatch, VectorRecord
 from redstring.ports.candidate_reader import CandidateReader
 from redstring.ports.embedding_provider import EmbeddingProvider
-from redstring.ports.graph_store import GraphReader, GraphStore
+from redstring.ports.graph_store import EndReads, GraphReader, GraphStore
 from redstring.ports.vector_store import VectorStore
 
 __version__ = "0.1.0"
@@ -39,6 +40,7 @@ __all__ = [
     "DimensionMismatchError",
     "Direction",
     "EmbeddingProvider",
+    "EndReads",
     "Entity",
     "EntityId",
     "GraphReader",
@@ -49,6 +51,7 @@ __all__ = [
     "InvalidInputError",
     "LexicalCandidate",
     "MissingEndpointError",
+    "Neighbourhood",
     "Observer",
     "Redstring",
     "RedstringError",

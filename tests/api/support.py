@@ -11,7 +11,7 @@ from redstring import GraphStore, HashingEmbeddingProvider
 from redstring.api.demo import DEMO_TENANT_ID
 from redstring.api.settings import Settings
 from redstring.composition.client import Redstring
-from redstring.testing import CountingGraphStore
+from redstring.testing import CountingGraphStore, counting_graph_store
 
 DEMO = str(DEMO_TENANT_ID)
 DIMENSION = 64
@@ -42,9 +42,12 @@ def counting_client(
     make_client: Callable[[Redstring, Settings | None], GraphQLClient],
     base: Redstring,
     settings: Settings | None = None,
+    *,
+    ends: bool = True,
 ) -> tuple[CountingGraphStore, GraphQLClient]:
-    """A client over `base` whose graph store calls are counted."""
-    counting = CountingGraphStore(base.graph)
+    """A client over `base` whose graph store calls are counted; with `ends`, the counted
+    store reads relationships with their ends when `base`'s does (`EndReads`), else never."""
+    counting = counting_graph_store(base.graph) if ends else CountingGraphStore(base.graph)
     return counting, make_client(services_with_graph(base, counting), settings)
 
 

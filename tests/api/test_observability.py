@@ -150,6 +150,24 @@ async def test_metrics_count_requests_store_calls_embeddings_cache_and_dangling_
     assert _value(samples, "redstring_dangling_matches_skipped_total") == 1
 
 
+async def test_a_walk_to_the_ends_is_counted_as_one_store_call(
+    http: httpx.AsyncClient,
+) -> None:
+    walk = """query Walk($t: ID!) { retrieve(query: "Acme", tenantId: $t, k: 3) {
+      matches { entity { relationships(first: 2) { source { name } target { name } } } } } }"""
+    walked = await http.post("/graphql", json={"query": walk, "variables": {"t": DEMO}})
+    assert "errors" not in walked.json()
+    samples = _samples((await http.get("/metrics")).text)
+
+    def graph_calls(method: str) -> float:
+        return _value(
+            samples, "redstring_store_call_duration_seconds_count", store="graph", method=method
+        )
+
+    assert graph_calls("relationships_with_ends") == 1
+    assert graph_calls("relationships_of") == 0
+
+
 async def test_writes_count_upserts_deletes_and_document_embeddings(
     http: httpx.AsyncClient,
 ) -> None:

@@ -13,6 +13,7 @@ import math
 import uuid
 from typing import Any
 
+import httpx
 import neo4j
 import pytest
 
@@ -25,6 +26,9 @@ from redstring import (
     build_graph,
 )
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, cypher
+from redstring.adapters.neo4j.connection import Neo4jConnection
+from redstring.api import create_app
+from redstring.api.settings import Settings
 from redstring.composition.observer import NoObserver
 from redstring.domain.ids import id_order_key
 from redstring.testing import make_entity, make_relationship, new_tenant
@@ -77,7 +81,7 @@ async def test_read_statements_answer_in_one_record(driver: neo4j.AsyncDriver) -
             types=types,
         )
         assert found == 1
-    for statement in cypher.RELATIONSHIPS_OF.values():
+    for statement in [*cypher.RELATIONSHIPS_OF.values(), *cypher.RELATIONSHIPS_WITH_ENDS.values()]:
         rows = await _records(
             driver, statement, ids=ids, tenant_id=str(tenant), types=None, limit=10
         )
@@ -129,6 +133,112 @@ async def test_a_retrieve_is_one_round_trip_when_its_matches_come_along(
         assert result.matches
         assert rounds == (2 if mode is RetrievalMode.LEXICAL else 1)
     assert observer.calls[0] == ("candidates", "find_candidates")
+
+
+async def test_each_far_end_is_sent_once(driver: neo4j.AsyncDriver) -> None:
+    """A far end that several of the asked entities' relationships lead to is in the
+    answer once: a hub next to every match costs one entity, not one per match."""
+    graph = Neo4jGraphStore(driver)
+    await graph.ensure_schema()
+    tenant = new_tenant()
+    hub = make_entity(tenant, "Hub", "org")
+    spokes = [make_entity(tenant, f"Spoke {i}", "org") for i in range(4)]
+    await graph.upsert_entities([hub, *spokes])
+    await graph.upsert_relationships([make_relationship(s, hub, "PART_OF") for s in spokes])
+    async with driver.session() as session:
+        result = await session.run(
+            cypher.RELATIONSHIPS_WITH_ENDS["BOTH"],
+            ids=[str(s.id) for s in spokes],
+            tenant_id=str(tenant),
+            types=None,
+            limit=10,
+        )
+        [record] = [record async for record in result]
+    assert [end["id"] for end in record["ends"]] == [str(hub.id)]
+
+
+class _EndsApart(Neo4jGraphStore):
+    """A Neo4j graph store without `relationships_with_ends` (so not an `EndReads`)."""
+
+    relationships_with_ends = None  # type: ignore[assignment]
+
+
+WALK = """
+query ($tenant: ID!) {
+  retrieve(query: "Acme", tenantId: $tenant, k: 5, entityTypes: ["org"]) {
+    matches { entity { name relationships(first: 10) { source { name } target { name } } } }
+  }
+}
+"""
+
+
+async def test_a_graphql_retrieve_walking_one_hop_is_two_round_trips(
+    driver: neo4j.AsyncDriver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over the API: the retrieve's one read (its matches all come along), then every
+    match's relationships with the entities at their far ends (none of them a match) in
+    one more. A graph store that cannot read ends with the relationships takes three."""
+    graph = Neo4jGraphStore(driver)
+    vectors = Neo4jVectorStore(driver, COMPLIANCE_DIMENSION, label=COMPLIANCE_LABEL)
+    await graph.ensure_schema()
+    await vectors.ensure_schema()
+    embeddings = HashingEmbeddingProvider(COMPLIANCE_DIMENSION)
+    client = Redstring(embeddings=embeddings, vectors=vectors, graph=graph)
+    tenant = new_tenant()
+    orgs = [make_entity(tenant, name, "org") for name in ("Acme Corp", "Acme Widgets", "Apex")]
+    people = [make_entity(tenant, name, "person") for name in ("Ada Acme", "Bo Apex")]
+    await client.upsert(
+        [*orgs, *people],
+        [
+            make_relationship(people[0], orgs[0], "WORKS_AT"),
+            make_relationship(orgs[1], people[0], "EMPLOYS"),
+            make_relationship(people[1], orgs[2], "WORKS_AT"),
+        ],
+    )
+    statements: list[str] = []
+    query = Neo4jConnection.query
+
+    async def counted(
+        connection: Neo4jConnection, statement: str, parameters: dict[str, Any]
+    ) -> list[neo4j.Record]:
+        statements.append(statement)
+        return await query(connection, statement, parameters)
+
+    monkeypatch.setattr(Neo4jConnection, "query", counted)
+    walked: dict[str, set[tuple[str, str]]] = {}
+    for reads_ends in (True, False):
+        store = graph if reads_ends else _EndsApart(driver)
+        services = Redstring(embeddings=embeddings, vectors=vectors, graph=store)
+        app = create_app(Settings(), services=services)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+            statements.clear()
+            response = await http.post(
+                "/graphql", json={"query": WALK, "variables": {"tenant": str(tenant)}}
+            )
+        body = response.json()
+        assert "errors" not in body, body
+        matches = body["data"]["retrieve"]["matches"]
+        walked[str(reads_ends)] = {
+            (r["source"]["name"], r["target"]["name"])
+            for m in matches
+            for r in m["entity"]["relationships"]
+        }
+        assert len(matches) == len(orgs)
+        if reads_ends:
+            assert len(statements) == 2
+            assert statements[1] in cypher.RELATIONSHIPS_WITH_ENDS.values()
+        else:
+            assert len(statements) == 3
+    assert (
+        walked["True"]
+        == walked["False"]
+        == {
+            ("Ada Acme", "Acme Corp"),
+            ("Acme Widgets", "Ada Acme"),
+            ("Bo Apex", "Apex"),
+        }
+    )
 
 
 class _Calls(NoObserver):

@@ -10,7 +10,10 @@ from dataclasses import dataclass, field
 import pytest
 
 from redstring import (
+    Direction,
+    EndReads,
     EntityId,
+    GraphStore,
     HashingEmbeddingProvider,
     InMemoryGraphStore,
     InMemoryVectorStore,
@@ -20,7 +23,14 @@ from redstring import (
     build_graph,
 )
 from redstring.composition.client import Redstring
-from redstring.testing import CountingGraphStore, make_entity, new_tenant
+from redstring.composition.observed import observed_graph_store
+from redstring.testing import (
+    CountingGraphStore,
+    counting_graph_store,
+    make_entity,
+    make_relationship,
+    new_tenant,
+)
 from tests.api.doubles import FailingGraphStore
 
 DIM = 32
@@ -160,5 +170,53 @@ async def test_warm_up_runs_every_read_a_request_makes_without_embedding() -> No
     ).observed(observer)
     await services.warm_up()
     assert {"get_entities", "find_lexical_candidates", "relationships_of"} <= set(counting.calls)
+    assert ("graph", "relationships_with_ends", False) not in observer.store_calls
     assert ("vector", "search", False) in observer.store_calls
     assert observer.embeddings == []
+
+
+async def test_warm_up_reads_ends_when_the_store_does() -> None:
+    counting = counting_graph_store(InMemoryGraphStore())
+    services = Redstring(
+        embeddings=HashingEmbeddingProvider(DIM), vectors=InMemoryVectorStore(DIM), graph=counting
+    )
+    await services.warm_up()
+    assert counting.calls["relationships_with_ends"] == 1
+
+
+@pytest.mark.parametrize("wrap", ["observed", "counting"])
+async def test_a_wrapper_reads_ends_exactly_when_its_store_does(wrap: str) -> None:
+    """Observed and counted stores pass `relationships_with_ends` on, reported or counted
+    under that name, and do not claim it over a store without it."""
+    observer = RecordingObserver()
+
+    def wrapped(inner: GraphStore) -> GraphStore:
+        if wrap == "observed":
+            return observed_graph_store(inner, observer)
+        return counting_graph_store(inner)
+
+    without = wrapped(CountingGraphStore(InMemoryGraphStore()))  # hides the port
+    assert not isinstance(without, EndReads)
+    assert not isinstance(wrapped(without), EndReads)
+
+    memory = InMemoryGraphStore()
+    tenant = new_tenant()
+    a, b = make_entity(tenant, "A"), make_entity(tenant, "B")
+    await memory.upsert_entities([a, b])
+    await memory.upsert_relationships([make_relationship(a, b, "KNOWS")])
+    store = wrapped(memory)
+    assert isinstance(store, EndReads)
+    read = await store.relationships_with_ends([a.id], tenant, direction=Direction.OUT)
+    assert read == await memory.relationships_with_ends([a.id], tenant, direction=Direction.OUT)
+    assert read.entities == {b.id: b}
+    if isinstance(store, CountingGraphStore):
+        assert store.calls == {"relationships_with_ends": 1}
+    else:
+        assert observer.store_calls == [("graph", "relationships_with_ends", False)]
+
+
+async def test_observed_services_read_ends_through_their_observed_store() -> None:
+    services, observer = await _services()
+    assert isinstance(services.graph, EndReads)
+    await services.graph.relationships_with_ends([EntityId(uuid.uuid4())], new_tenant())
+    assert observer.store_calls == [("graph", "relationships_with_ends", False)]

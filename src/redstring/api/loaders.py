@@ -2,8 +2,11 @@
 
 GraphQL resolves the `relationships` of every entity at one depth in the same
 tick of the event loop; the loaders collect those keys and answer them with
-one `relationships_of` call per distinct `(tenant, direction, types, first)`,
-and every `source`/`target` with one `get_entities` call per tenant. The
+one store call per distinct `(tenant, direction, types, first)`, and every
+`source`/`target` with one `get_entities` call per tenant. When a field
+selects a far end and the store reads ends (`EndReads`), that one
+call is `relationships_with_ends`, and the ends it brings fill the entity
+loader's cache, so the walk to them costs no call of its own (ADR 0007). The
 resolvers of one depth complete their objects over several turns of the loop
 (`LoopShare`), so a batch is sent once they all have, not in the next turn.
 """
@@ -12,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
@@ -23,7 +26,7 @@ from redstring.api.loop_share import LoopShare
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.relationship import Direction, Relationship
-from redstring.ports.graph_store import GraphReader
+from redstring.ports.graph_store import EndReads, GraphReader
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -37,18 +40,24 @@ class EntityKey:
     entity_id: EntityId
 
 
+Arguments = tuple[TenantId, Direction, tuple[str, ...] | None, int]
+
+
 @dataclass(frozen=True)
 class RelationshipsKey:
-    """The relationships of one entity, as one `relationships` field asks for them."""
+    """The relationships of one entity, as one `relationships` field asks for them;
+    `with_ends` when the field selects an end other than the entity itself."""
 
     tenant_id: TenantId
     entity_id: EntityId
     direction: Direction
     types: tuple[str, ...] | None
     first: int
+    with_ends: bool = False
 
-    def arguments(self) -> tuple[TenantId, Direction, tuple[str, ...] | None, int]:
-        """What must be equal for two keys to share a store call."""
+    def arguments(self) -> Arguments:
+        """What must be equal for two keys to share a store call: not `with_ends`, so
+        that two fields of one depth differing only in it make one call, not two."""
         return (self.tenant_id, self.direction, self.types, self.first)
 
 
@@ -101,6 +110,7 @@ class Loaders:
 
     def __init__(self, graph: GraphReader, share: LoopShare) -> None:
         self._graph = graph
+        self._ends = graph if isinstance(graph, EndReads) else None
         self.entities: DataLoader[EntityKey, Entity | None] = SettledDataLoader(
             self._load_entities, share=share
         )
@@ -108,7 +118,7 @@ class Loaders:
             self._load_relationships, share=share
         )
 
-    def prime_entities(self, entities: Sequence[Entity]) -> None:
+    def prime_entities(self, entities: Iterable[Entity]) -> None:
         """Remember entities this request already holds, so walking back to them is free."""
         self.entities.prime_many({EntityKey(e.tenant_id, e.id): e for e in entities})
 
@@ -123,19 +133,31 @@ class Loaders:
         return [found.get(key) for key in keys]
 
     async def _load_relationships(self, keys: list[RelationshipsKey]) -> list[list[Relationship]]:
-        groups: dict[tuple[TenantId, Direction, tuple[str, ...] | None, int], list[EntityId]]
-        groups = defaultdict(list)
+        groups: dict[Arguments, list[RelationshipsKey]] = defaultdict(list)
         for key in keys:
-            groups[key.arguments()].append(key.entity_id)
-        found: dict[RelationshipsKey, list[Relationship]] = {}
-        for (tenant_id, direction, types, first), ids in groups.items():
-            if first == 0:
-                answer: dict[EntityId, list[Relationship]] = {}
-            else:
-                answer = await self._graph.relationships_of(
-                    ids, tenant_id, direction=direction, types=types, limit_per_entity=first
-                )
+            groups[key.arguments()].append(key)
+        found: dict[tuple[Arguments, EntityId], list[Relationship]] = {}
+        for arguments, group in groups.items():
+            ids = list(dict.fromkeys(key.entity_id for key in group))
+            # One call for the group: with the ends when any of its keys wants them (the
+            # others' ends come along, cached unused, which costs less than a round trip).
+            answer = await self._read(arguments, ids, any(key.with_ends for key in group))
             for entity_id in ids:
-                key = RelationshipsKey(tenant_id, entity_id, direction, types, first)
-                found[key] = answer.get(entity_id, [])
-        return [found[key] for key in keys]
+                found[arguments, entity_id] = answer.get(entity_id, [])
+        return [found[key.arguments(), key.entity_id] for key in keys]
+
+    async def _read(
+        self, arguments: Arguments, ids: list[EntityId], with_ends: bool
+    ) -> dict[EntityId, list[Relationship]]:
+        tenant_id, direction, types, first = arguments
+        if first == 0:
+            return {}
+        if with_ends and self._ends is not None:
+            neighbourhood = await self._ends.relationships_with_ends(
+                ids, tenant_id, direction=direction, types=types, limit_per_entity=first
+            )
+            self.prime_entities(neighbourhood.entities.values())
+            return neighbourhood.relationships
+        return await self._graph.relationships_of(
+            ids, tenant_id, direction=direction, types=types, limit_per_entity=first
+        )

@@ -26,8 +26,8 @@ from redstring.composition.embedding_choice import (
 from redstring.composition.observed import (
     ObservedCandidateReader,
     ObservedEmbeddings,
-    ObservedGraphStore,
     ObservedVectorStore,
+    observed_graph_store,
 )
 from redstring.composition.observer import Observer
 from redstring.composition.query_cache import CachedQueryEmbeddings
@@ -37,7 +37,7 @@ from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult
 from redstring.ports.embedding_provider import EmbeddingProvider
-from redstring.ports.graph_store import GraphStore
+from redstring.ports.graph_store import EndReads, GraphStore
 from redstring.ports.vector_store import VectorStore
 
 Closer = Callable[[], Awaitable[None]]
@@ -354,7 +354,7 @@ class Redstring:
         """
         embeddings = ObservedEmbeddings(self.embeddings, observer)
         vectors = ObservedVectorStore(self.vectors, observer)
-        graph = ObservedGraphStore(self.graph, observer)
+        graph = observed_graph_store(self.graph, observer)
         cache = (
             None
             if self.query_cache is None
@@ -409,7 +409,10 @@ class Redstring:
             await self.retriever.candidates.find_candidates(
                 tenant, vector=vector, k=1, keys=keys, entity_types=types
             )
-        await self.graph.relationships_of([EntityId(uuid.uuid4())], tenant, limit_per_entity=1)
+        nowhere = [EntityId(uuid.uuid4())]
+        await self.graph.relationships_of(nowhere, tenant, limit_per_entity=1)
+        if isinstance(self.graph, EndReads):
+            await self.graph.relationships_with_ends(nowhere, tenant, limit_per_entity=1)
 
     def _probe_vector(self) -> list[float]:
         return [1.0] + [0.0] * (self.vectors.dimension - 1)

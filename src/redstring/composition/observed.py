@@ -15,11 +15,12 @@ from redstring.domain.candidates import Candidates
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.lexical import LexicalCandidate
+from redstring.domain.neighbourhood import Neighbourhood
 from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.vectors import VectorMatch, VectorRecord
 from redstring.ports.candidate_reader import CandidateReader
 from redstring.ports.embedding_provider import EmbeddingProvider
-from redstring.ports.graph_store import GraphStore
+from redstring.ports.graph_store import EndReads, GraphStore
 from redstring.ports.vector_store import VectorStore
 
 
@@ -110,6 +111,42 @@ class ObservedGraphStore:
     async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
         with self._call("delete_entities"):
             return await self.inner.delete_entities(ids, tenant_id)
+
+
+class ObservedGraphStoreWithEnds(ObservedGraphStore):
+    """An `ObservedGraphStore` over a store that reads relationships with their ends."""
+
+    def __init__(self, inner: GraphStore, observer: Observer) -> None:
+        if not isinstance(inner, EndReads):
+            raise TypeError(f"{type(inner).__name__} does not read relationships' ends")
+        super().__init__(inner, observer)
+        self._ends = inner
+
+    async def relationships_with_ends(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+    ) -> Neighbourhood:
+        with self._call("relationships_with_ends"):
+            return await self._ends.relationships_with_ends(
+                entity_ids,
+                tenant_id,
+                direction=direction,
+                types=types,
+                limit_per_entity=limit_per_entity,
+            )
+
+
+def observed_graph_store(inner: GraphStore, observer: Observer) -> ObservedGraphStore:
+    """`inner` reporting each call to `observer`: an `EndReads` exactly when `inner` is
+    one, so that whoever reads through it takes the same path as over `inner`."""
+    if isinstance(inner, EndReads):
+        return ObservedGraphStoreWithEnds(inner, observer)
+    return ObservedGraphStore(inner, observer)
 
 
 class ObservedVectorStore:

@@ -1,4 +1,5 @@
-"""The graph store port, and the narrow reader that retrieval needs."""
+"""The graph store port, the narrow reader that retrieval needs, and the optional read of
+relationships with their ends."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Protocol, runtime_checkable
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.lexical import LexicalCandidate
+from redstring.domain.neighbourhood import Neighbourhood
 from redstring.domain.relationship import Direction, Relationship
 
 
@@ -69,6 +71,30 @@ class GraphReader(Protocol):
     ) -> dict[EntityId, list[Relationship]]:
         """Every asked id mapped to its relationships (`[]` when none), ordered by
         relationship type then id, in one call for all ids."""
+        ...
+
+
+@runtime_checkable
+class EndReads(Protocol):
+    """A graph reader that can read relationships and the entities at their far ends in
+    one call (one round trip), where `relationships_of` then `get_entities` take two.
+
+    Optional: callers check `isinstance(store, EndReads)` and otherwise make the
+    two reads. A wrapper around a store offers it only when the store it wraps does.
+    """
+
+    async def relationships_with_ends(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+    ) -> Neighbourhood:
+        """`relationships`: what `relationships_of` answers for the same arguments;
+        `entities`: the far end of each of those relationships, when it exists
+        (`Neighbourhood`). Ids are read as every read reads them."""
         ...
 
 

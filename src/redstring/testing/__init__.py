@@ -15,7 +15,11 @@ from redstring.testing.candidate_reader_compliance import (
     CandidateReaderCompliance,
     ReaderUnderTest,
 )
-from redstring.testing.doubles import CountingGraphStore
+from redstring.testing.doubles import (
+    CountingGraphStore,
+    CountingGraphStoreWithEnds,
+    counting_graph_store,
+)
 from redstring.testing.factories import make_entity, make_relationship, new_tenant
 from redstring.testing.graph_store_compliance import GraphStoreCompliance
 from redstring.testing.vector_store_compliance import VectorStoreCompliance
@@ -23,9 +27,11 @@ from redstring.testing.vector_store_compliance import VectorStoreCompliance
 __all__ = [
     "CandidateReaderCompliance",
     "CountingGraphStore",
+    "CountingGraphStoreWithEnds",
     "GraphStoreCompliance",
     "ReaderUnderTest",
     "VectorStoreCompliance",
+    "counting_graph_store",
     "make_entity",
     "make_relationship",
     "new_tenant",

@@ -8,12 +8,14 @@ from collections.abc import Sequence
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.lexical import LexicalCandidate
+from redstring.domain.neighbourhood import Neighbourhood
 from redstring.domain.relationship import Direction, Relationship
-from redstring.ports.graph_store import GraphStore
+from redstring.ports.graph_store import EndReads, GraphStore
 
 
 class CountingGraphStore:
-    """Forwards to `inner` and counts calls per method name."""
+    """Forwards to `inner` and counts calls per method name; never an `EndReads`
+    (`counting_graph_store` gives one when `inner` is)."""
 
     def __init__(self, inner: GraphStore) -> None:
         self.inner = inner
@@ -72,3 +74,38 @@ class CountingGraphStore:
     async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
         self.calls["delete_entities"] += 1
         return await self.inner.delete_entities(ids, tenant_id)
+
+
+class CountingGraphStoreWithEnds(CountingGraphStore):
+    """A `CountingGraphStore` over a store that reads relationships with their ends."""
+
+    def __init__(self, inner: GraphStore) -> None:
+        if not isinstance(inner, EndReads):
+            raise TypeError(f"{type(inner).__name__} does not read relationships' ends")
+        super().__init__(inner)
+        self._ends = inner
+
+    async def relationships_with_ends(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+    ) -> Neighbourhood:
+        self.calls["relationships_with_ends"] += 1
+        return await self._ends.relationships_with_ends(
+            entity_ids,
+            tenant_id,
+            direction=direction,
+            types=types,
+            limit_per_entity=limit_per_entity,
+        )
+
+
+def counting_graph_store(inner: GraphStore) -> CountingGraphStore:
+    """A `CountingGraphStore` over `inner`, an `EndReads` exactly when `inner` is one."""
+    if isinstance(inner, EndReads):
+        return CountingGraphStoreWithEnds(inner)
+    return CountingGraphStore(inner)

@@ -12,8 +12,9 @@ from redstring.domain.blocking import lookup_keys, query_blocking_keys
 from redstring.domain.entity import Entity
 from redstring.domain.errors import InvalidInputError, MissingEndpointError
 from redstring.domain.ids import EntityId, TenantId, id_order_key
+from redstring.domain.neighbourhood import far_end
 from redstring.domain.relationship import Direction
-from redstring.ports.graph_store import GraphStore
+from redstring.ports.graph_store import EndReads, GraphStore
 from redstring.testing.factories import make_entity, make_relationship, new_tenant
 
 
@@ -35,8 +36,18 @@ def _block(entities: list[Entity], key: str, types: list[str] | None = None) -> 
     return sorted(members, key=id_order_key)
 
 
+def _end_reads(graph_store: GraphStore) -> EndReads:
+    """The store as an `EndReads`; a store without that optional port skips the test."""
+    if not isinstance(graph_store, EndReads):
+        pytest.skip(f"{type(graph_store).__name__} does not read relationships' ends")
+    return graph_store
+
+
 class GraphStoreCompliance:
-    """Subclass and override the `graph_store` fixture with the adapter under test."""
+    """Subclass and override the `graph_store` fixture with the adapter under test.
+
+    The tests of `relationships_with_ends` skip a store that is not an `EndReads`.
+    """
 
     @pytest.fixture
     def graph_store(self) -> GraphStore:
@@ -380,6 +391,78 @@ class GraphStoreCompliance:
         assert owned.confidence == 0.25
         assert dict(owned.properties) == {"since": 2001}
 
+    async def test_relationships_with_ends_read_relationships_of_and_their_far_ends(
+        self, graph_store: GraphStore
+    ) -> None:
+        """For every direction, type filter and cap: the relationships `relationships_of`
+        reads, and the far end of each, whole, once however many lead to it."""
+        ends = _end_reads(graph_store)
+        tenant = new_tenant()
+        hub, other_hub, x, y, z, lonely = (
+            make_entity(tenant, n, properties={"n": i})
+            for i, n in enumerate(("Hub", "Other Hub", "X", "Y", "Z", "Lonely"))
+        )
+        await graph_store.upsert_entities([hub, other_hub, x, y, z, lonely])
+        await graph_store.upsert_relationships(
+            [
+                make_relationship(hub, x, "OWNS", confidence=0.25, properties={"since": 2001}),
+                make_relationship(hub, y, "KNOWS"),
+                make_relationship(z, hub, "KNOWS"),
+                make_relationship(other_hub, x, "KNOWS"),
+                make_relationship(x, other_hub, "OWNS"),
+                make_relationship(other_hub, hub, "KNOWS"),
+            ]
+        )
+        stored = {e.id: e for e in (hub, other_hub, x, y, z, lonely)}
+        asked = [hub.id, other_hub.id, lonely.id, EntityId(uuid.uuid4()), hub.id]
+        for direction in Direction:
+            for types in (None, ["KNOWS"], ["OWNS", "NOTHING"], []):
+                for limit in (None, 0, 1, 2):
+                    options: dict[str, Any] = {
+                        "direction": direction,
+                        "types": types,
+                        "limit_per_entity": limit,
+                    }
+                    case = (direction, types, limit)
+                    read = await ends.relationships_with_ends(asked, tenant, **options)
+                    alone = await graph_store.relationships_of(asked, tenant, **options)
+                    assert read.relationships == alone, case
+                    far = {far_end(r, i) for i, rs in alone.items() for r in rs}
+                    assert read.entities == {i: stored[i] for i in far}, case
+        everything = await ends.relationships_with_ends([hub.id, other_hub.id], tenant)
+        # `x` is the far end of three relationships; each hub, of the other's.
+        assert set(everything.entities) == {hub.id, other_hub.id, x.id, y.id, z.id}
+        empty = await ends.relationships_with_ends([], tenant)
+        assert (empty.relationships, empty.entities) == ({}, {})
+
+    async def test_relationships_with_ends_omit_missing_ends_and_other_tenants(
+        self, graph_store: GraphStore
+    ) -> None:
+        ends = _end_reads(graph_store)
+        tenant_a, tenant_b = new_tenant(), new_tenant()
+        shared_id, peer_id = uuid.uuid4(), uuid.uuid4()
+        in_a = make_entity(tenant_a, "Acme Corp", "org", entity_id=shared_id)
+        in_b = make_entity(tenant_b, "Umbrella", "org", entity_id=shared_id)
+        peer_a = make_entity(tenant_a, "Peer A", entity_id=peer_id)
+        peer_b = make_entity(tenant_b, "Peer B", entity_id=peer_id)
+        gone = make_entity(tenant_a, "Gone")
+        await graph_store.upsert_entities([in_a, in_b, peer_a, peer_b, gone])
+        rel_a = make_relationship(in_a, peer_a, "KNOWS")
+        await graph_store.upsert_relationships(
+            [rel_a, make_relationship(gone, in_a, "KNOWS"), make_relationship(in_b, peer_b, "OWNS")]
+        )
+        assert await graph_store.delete_entities([gone.id], tenant_a) == 1
+
+        read = await ends.relationships_with_ends([in_a.id, gone.id], tenant_a)
+        assert read.relationships == {in_a.id: [rel_a], gone.id: []}
+        assert read.entities == {peer_a.id: peer_a}
+        # The same ids read in the other tenant: its own entities.
+        read_b = await ends.relationships_with_ends([in_b.id], tenant_b)
+        assert [r.relationship_type for r in read_b.relationships[in_b.id]] == ["OWNS"]
+        assert read_b.entities == {peer_b.id: peer_b}
+        elsewhere = await ends.relationships_with_ends([in_a.id], new_tenant())
+        assert (elsewhere.relationships, elsewhere.entities) == ({in_a.id: []}, {})
+
     async def test_missing_endpoint_fails_the_whole_batch(self, graph_store: GraphStore) -> None:
         tenant = new_tenant()
         a, b = make_entity(tenant, "A"), make_entity(tenant, "B")
@@ -443,6 +526,12 @@ class GraphStoreCompliance:
             ("entity_ids[0]", lambda i: graph_store.relationships_of([i], tenant)),
             ("ids[0]", lambda i: graph_store.delete_entities([i], tenant)),
         ]
+        if isinstance(graph_store, EndReads):
+            ends = graph_store
+            reads += [
+                ("tenant_id", lambda t: ends.relationships_with_ends([entity.id], t)),
+                ("entity_ids[1]", lambda i: ends.relationships_with_ends([entity.id, i], tenant)),
+            ]
         for argument, read in reads:
             with pytest.raises(InvalidInputError, match=rf"^{re.escape(argument)} must be a UUID"):
                 await read(wrong)

@@ -18,6 +18,7 @@ from redstring.domain.ids import (
     tenant_id_of,
 )
 from redstring.domain.lexical import LexicalCandidate
+from redstring.domain.neighbourhood import Neighbourhood, far_end
 from redstring.domain.relationship import Direction, Relationship
 
 
@@ -233,6 +234,32 @@ class InMemoryGraphStore:
             rels.sort(key=lambda r: (r.relationship_type, id_order_key(r.id)))
             result[entity_id] = rels if limit_per_entity is None else rels[:limit_per_entity]
         return result
+
+    async def relationships_with_ends(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+    ) -> Neighbourhood:
+        found = await self.relationships_of(
+            entity_ids,
+            tenant_id,
+            direction=direction,
+            types=types,
+            limit_per_entity=limit_per_entity,
+        )
+        tenant = self._tenants.get(tenant_id_of(tenant_id)) or _Tenant()
+        ends: dict[EntityId, Entity] = {}
+        for entity_id, relationships in found.items():
+            for relationship in relationships:
+                end_id = far_end(relationship, entity_id)
+                end = tenant.entities.get(end_id)
+                if end is not None:
+                    ends[end_id] = end
+        return Neighbourhood(relationships=found, entities=ends)
 
     async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
         ids, tenant_id = entity_ids_of(ids), tenant_id_of(tenant_id)

@@ -115,23 +115,51 @@ RETURN [e IN entities | e.id] AS ids,
 """
 )
 
-_RELATIONSHIPS_OF = """
+# Each asked entity `e`'s relationships `r`, of the asked types, the first `$limit` by
+# type then id, with `other`, the entity at the far end of each.
+_EACH_ENTITYS_RELATIONSHIPS = """
 UNWIND $ids AS id
 MATCH (e:Entity {tenant_id: $tenant_id, id: id})
 CALL (e) {
     MATCH (e)PATTERN(other:Entity)
     WHERE $types IS NULL OR r.relationship_type IN $types
-    RETURN r, startNode(r).id AS source, endNode(r).id AS target
+    RETURN r, other, startNode(r).id AS source, endNode(r).id AS target
     ORDER BY r.relationship_type, r.id
     LIMIT $limit
 }
-WITH id, collect(r {.*, source: source, target: target}) AS relationships
+"""
+_EACH_AS_MAPS = "collect(r {.*, source: source, target: target}) AS relationships"
+_PATTERNS = {"OUT": "-[r:RELATES]->", "IN": "<-[r:RELATES]-", "BOTH": "-[r:RELATES]-"}
+
+_RELATIONSHIPS_OF = (
+    _EACH_ENTITYS_RELATIONSHIPS
+    + f"""WITH id, {_EACH_AS_MAPS}
 RETURN collect([id, relationships]) AS found
 """
+)
 RELATIONSHIPS_OF = {
-    "OUT": _RELATIONSHIPS_OF.replace("PATTERN", "-[r:RELATES]->"),
-    "IN": _RELATIONSHIPS_OF.replace("PATTERN", "<-[r:RELATES]-"),
-    "BOTH": _RELATIONSHIPS_OF.replace("PATTERN", "-[r:RELATES]-"),
+    direction: _RELATIONSHIPS_OF.replace("PATTERN", pattern)
+    for direction, pattern in _PATTERNS.items()
+}
+
+# `RELATIONSHIPS_OF`'s `found`, and `ends`: each far-end entity once, however many of
+# the relationships lead to it (a hub next to every asked entity is sent once).
+_RELATIONSHIPS_WITH_ENDS = (
+    _EACH_ENTITYS_RELATIONSHIPS
+    + f"""WITH id, {_EACH_AS_MAPS}, collect(other) AS others
+WITH collect([id, relationships]) AS found, collect(others) AS others_of_each
+CALL (others_of_each) {{
+    UNWIND others_of_each AS others
+    UNWIND others AS other
+    WITH DISTINCT other
+    RETURN collect(other {{.*}}) AS ends
+}}
+RETURN found, ends
+"""
+)
+RELATIONSHIPS_WITH_ENDS = {
+    direction: _RELATIONSHIPS_WITH_ENDS.replace("PATTERN", pattern)
+    for direction, pattern in _PATTERNS.items()
 }
 
 MISSING_ENDPOINTS = """

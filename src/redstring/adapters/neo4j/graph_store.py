@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
 import neo4j
@@ -28,6 +28,7 @@ from redstring.domain.entity import Entity
 from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import EntityId, TenantId, entity_ids_of, tenant_id_of
 from redstring.domain.lexical import LexicalCandidate
+from redstring.domain.neighbourhood import Neighbourhood
 from redstring.domain.relationship import Direction, Relationship
 from redstring.ports.candidate_reader import CandidateReader
 from redstring.ports.vector_store import VectorStore
@@ -167,16 +168,53 @@ class Neo4jGraphStore(OwnedConnection):
         types: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
     ) -> dict[EntityId, list[Relationship]]:
+        found, _ = await self._relationships(
+            cypher.RELATIONSHIPS_OF, entity_ids, tenant_id, direction, types, limit_per_entity
+        )
+        return found
+
+    async def relationships_with_ends(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+        limit_per_entity: int | None = None,
+    ) -> Neighbourhood:
+        """`relationships_of` and the far ends' entities in one statement, each far end
+        sent once."""
+        found, records = await self._relationships(
+            cypher.RELATIONSHIPS_WITH_ENDS,
+            entity_ids,
+            tenant_id,
+            direction,
+            types,
+            limit_per_entity,
+        )
+        ends = (entity_from(stored) for record in records for stored in record["ends"])
+        return Neighbourhood(relationships=found, entities={e.id: e for e in ends})
+
+    async def _relationships(
+        self,
+        statements: Mapping[str, str],
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        direction: Direction,
+        types: Sequence[str] | None,
+        limit_per_entity: int | None,
+    ) -> tuple[dict[EntityId, list[Relationship]], list[neo4j.Record]]:
+        """Run the statement of `direction` of `statements` (keyed by direction, their
+        relationships in a column `found`); every asked id mapped to its relationships,
+        and the records (none when no id is asked)."""
         entity_ids, tenant_id = entity_ids_of(entity_ids, "entity_ids"), tenant_id_of(tenant_id)
         wanted = list(dict.fromkeys(entity_ids))
         result_map: dict[EntityId, list[Relationship]] = {i: [] for i in wanted}
         if not wanted:
-            return result_map
-        statement = cypher.RELATIONSHIPS_OF[Direction(direction).value]
+            return result_map, []
         limit = _NO_LIMIT if limit_per_entity is None else limit_per_entity
-
         records = await self._db.query(
-            statement,
+            statements[Direction(direction).value],
             {
                 "ids": [str(i) for i in wanted],
                 "tenant_id": str(tenant_id),
@@ -188,7 +226,7 @@ class Neo4jGraphStore(OwnedConnection):
         for record in records:
             for entity_id, relationships in record["found"]:
                 result_map[by_text[entity_id]] = [relationship_from(r) for r in relationships]
-        return result_map
+        return result_map, records
 
     async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
         ids, tenant_id = entity_ids_of(ids), tenant_id_of(tenant_id)

@@ -38,12 +38,14 @@ async def _relationships(
     context = info.context
     context.limits.check_first(first)
     wanted = none_if_unset(types)
+    ends = _selected_ends(info)
     key = RelationshipsKey(
         tenant_id=root.domain.tenant_id,
         entity_id=root.domain.id,
         direction=direction.to_domain(),
         types=None if wanted is None else tuple(wanted),
         first=first,
+        with_ends=_far_end_selected(direction, ends),
     )
     context.loaders.prime_entities([root.domain])
     found = await context.loaders.relationships.load(key)
@@ -52,8 +54,8 @@ async def _relationships(
     await context.loop_share.turn()
     # The ends the query walks to are loaded here, for every entity at this depth in
     # one batch (the loader waits for the turns above), so that `source` and `target`
-    # resolve without an await each.
-    ends = _selected_ends(info)
+    # resolve without an await each. A store that reads ends (`EndReads`) brought them
+    # with the relationships, into the loader's cache: then this is no store call.
     end_keys = [
         EntityKey(r.tenant_id, end_id)
         for r in found
@@ -69,6 +71,16 @@ async def _relationships(
         loaded = []
     known = {e.id: e for e in loaded if e is not None}
     return [Relationship.from_domain(r, known) for r in found]
+
+
+def _far_end_selected(direction: Direction, ends: frozenset[str]) -> bool:
+    """Whether `ends` holds an end other than the entity itself: following `OUT` edges
+    the `source` is the entity (already held), following `IN` edges the `target`."""
+    if direction is Direction.OUT:
+        return "target" in ends
+    if direction is Direction.IN:
+        return "source" in ends
+    return bool(ends)
 
 
 def _selected_ends(info: strawberry.Info[RequestContext, None]) -> frozenset[str]:
