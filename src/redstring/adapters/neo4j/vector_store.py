@@ -57,10 +57,11 @@ class VectorSearchMode(StrEnum):
 
 _log = logging.getLogger(__name__)
 
-# Filters passing this few records are scanned exactly: cheaper than the index for
-# them, exact by construction, and clear of a Lucene fault seen in 2026.08 when an
-# in-index filter matches almost nothing (docs/neo4j.md).
-DEFAULT_EXACT_BELOW = 2000
+# Filters passing this few records are scanned exactly: exact by construction, and
+# clear of a Lucene fault seen in 2026.08 when an in-index filter matches almost
+# nothing. The scan costs ~15 µs a record in Cypher, so above this the index answers
+# sooner, from 50 records up (`bench.exact_scan`, docs/neo4j.md).
+DEFAULT_EXACT_BELOW = 100
 
 # The HNSW graph's links per vector and candidate list while inserting, and how many
 # times `k` an indexed search asks the index for (keeping the best `k`): chosen by
