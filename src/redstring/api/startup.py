@@ -32,7 +32,7 @@ def choice_warnings(settings: Settings) -> list[str]:
     if settings.backend is Backend.NEO4J and settings.embeddings is EmbeddingsKind.HASHING:
         return [
             "embeddings: the hashing provider with Neo4j. Neo4j's vector index is approximate "
-            "and finds hashing vectors poorly in tenants of more than 2,000 entities (smaller "
+            "and finds hashing vectors poorly in tenants of more than 100 entities (smaller "
             "ones are searched exactly); choose a model with REDSTRING_EMBEDDINGS "
             "(docs/neo4j.md, 'Approximate search, and the hashing provider')"
         ]
