@@ -181,7 +181,9 @@ async def test_warm_up_reads_ends_when_the_store_does() -> None:
         embeddings=HashingEmbeddingProvider(DIM), vectors=InMemoryVectorStore(DIM), graph=counting
     )
     await services.warm_up()
-    assert counting.calls["relationships_with_ends"] == 1
+    # One statement a direction, each planned before a request needs it.
+    assert counting.calls["relationships_with_ends"] == len(Direction)
+    assert counting.calls["relationships_of"] == len(Direction)
 
 
 @pytest.mark.parametrize("wrap", ["observed", "counting"])

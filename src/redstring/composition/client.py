@@ -409,10 +409,17 @@ class Redstring:
             await self.retriever.candidates.find_candidates(
                 tenant, vector=vector, k=1, keys=keys, entity_types=types
             )
+        # A kept lexical match is read whole; a hop reads one statement a direction.
         nowhere = [EntityId(uuid.uuid4())]
-        await self.graph.relationships_of(nowhere, tenant, limit_per_entity=1)
-        if isinstance(self.graph, EndReads):
-            await self.graph.relationships_with_ends(nowhere, tenant, limit_per_entity=1)
+        await self.graph.get_entities(nowhere, tenant)
+        for direction in Direction:
+            await self.graph.relationships_of(
+                nowhere, tenant, direction=direction, limit_per_entity=1
+            )
+            if isinstance(self.graph, EndReads):
+                await self.graph.relationships_with_ends(
+                    nowhere, tenant, direction=direction, limit_per_entity=1
+                )
 
     def _probe_vector(self) -> list[float]:
         return [1.0] + [0.0] * (self.vectors.dimension - 1)
