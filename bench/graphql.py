@@ -236,10 +236,7 @@ async def measure(
 
         http_ms = await median_ms(poster(client, queries), repeats)
         local_ms = await median_ms(in_process, repeats)
-        if load == "wrk":
-            figures = wrk_load(port, queries, seconds, clients)
-        else:
-            figures = await httpx_load(client, poster(client, queries), seconds, clients)
+    figures = await run_load(port, queries, seconds, clients, load)
     print(f"machine: {machine()}; server: one uvicorn worker on 127.0.0.1")
     print(f"corpus: {size:,} entities, {2 * size:,} relationships, in memory")
     print(f"HTTP retrieve k=10 + relationships(first: 10) median: {http_ms:.2f} ms")
