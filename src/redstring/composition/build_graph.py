@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from redstring.composition.concurrency import while_finishing
+from redstring.composition.concurrency import nothing, while_finishing
 from redstring.composition.entity_vectors import (
     EntityVectors,
     check_batch_size,
@@ -22,10 +22,6 @@ from redstring.ports.vector_store import VectorStore
 # vectors one or more Lucene segments, and searches walk every segment, so large
 # steps keep later searches fast (docs/neo4j.md, "Vector batches and index segments").
 DEFAULT_BATCH_SIZE = 5000
-
-
-async def _nothing() -> None:
-    return None
 
 
 async def _entities_then(
@@ -62,7 +58,7 @@ async def build_graph(
     # Batch n's vectors are written while batch n+1 is embedded and its entities are
     # written (two stores busy at once, as `ingest` does); each batch's entities are
     # written before its vectors start.
-    finishing: asyncio.Future[None] = asyncio.ensure_future(_nothing())
+    finishing: asyncio.Future[None] = asyncio.ensure_future(nothing())
     try:
         for start in range(0, len(entities), batch_size):
             batch = entities[start : start + batch_size]

@@ -26,6 +26,12 @@ async def concurrently(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]
     return a, b
 
 
+async def nothing() -> None:
+    """Work that does nothing: what is "finishing" before a pipeline's first stage,
+    and what a pipeline's last `while_finishing` waits beside."""
+    return None
+
+
 async def while_finishing(finishing: asyncio.Future[None], work: Awaitable[T]) -> T:
     """`work`'s result, run while `finishing` (earlier work already under way) ends.
 

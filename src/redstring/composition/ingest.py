@@ -40,7 +40,7 @@ from itertools import islice
 from typing import NamedTuple
 
 from redstring.composition.client import Redstring
-from redstring.composition.concurrency import concurrently, while_finishing
+from redstring.composition.concurrency import concurrently, nothing, while_finishing
 from redstring.composition.entity_vectors import EntityVectors, check_batch_size, embed_entities
 from redstring.domain.entity import Entity
 from redstring.domain.errors import MissingEndpointError
@@ -181,10 +181,6 @@ class _Ready:
     skipped: int
 
 
-async def _nothing() -> None:
-    return None
-
-
 class _Load:
     """One run of `ingest`: its options, its report so far, and the deferred relationships."""
 
@@ -291,7 +287,7 @@ async def ingest(
     load = _Load(services, skip_invalid=skip_invalid, on_invalid=on_invalid, on_batch=on_batch)
     # Batch n's vectors and relationships are written while batch n+1 is read, embedded
     # and its entities written: two stages in flight at most.
-    finishing: asyncio.Future[None] = asyncio.ensure_future(_nothing())
+    finishing: asyncio.Future[None] = asyncio.ensure_future(nothing())
     try:
         for batch in _batches(records, batch_size):
             started = await while_finishing(finishing, load.start(batch))
@@ -300,7 +296,7 @@ async def ingest(
                 return load.report
             finishing = asyncio.ensure_future(load.finish(started))
             await asyncio.sleep(0)  # let its writes start before the next batch is read
-        await while_finishing(finishing, _nothing())
+        await while_finishing(finishing, nothing())
     finally:
         if not finishing.done():  # reading the next batch failed: finish this one first
             await asyncio.gather(finishing, return_exceptions=True)
