@@ -12,6 +12,7 @@ from redstring.composition.entity_vectors import (
     check_fits,
     embed_entities,
 )
+from redstring.domain.arguments import items_of
 from redstring.domain.entity import Entity
 from redstring.domain.relationship import Relationship
 from redstring.ports.embedding_provider import EmbeddingProvider
@@ -51,8 +52,11 @@ async def build_graph(
     text embeds to a vector without direction gets no vector, and loses the
     one it had (`EntityVectors`). Raises `DimensionMismatchError` before any
     embedding call when the provider and the vector store disagree on the
-    dimension.
+    dimension, and `InvalidInputError` before any call when `entities` or
+    `relationships` is not a sequence of `Entity` or of `Relationship`.
     """
+    entities = items_of(entities, Entity, "entities")
+    relationships = items_of(relationships, Relationship, "relationships")
     check_fits(embeddings, vectors)
     check_batch_size(batch_size)
     # Batch n's vectors are written while batch n+1 is embedded and its entities are

@@ -9,6 +9,7 @@ import numpy as np
 from redstring.composition.candidates import candidate_reader
 from redstring.composition.entity_vectors import check_fits
 from redstring.composition.observer import NO_OBSERVER, Observer
+from redstring.domain.arguments import choice_of, count_of, names_of
 from redstring.domain.blocking import (
     MAX_BLOCK_SIZE,
     MAX_PREFIX_SIZE,
@@ -116,17 +117,19 @@ class Retriever:
     ) -> RetrievalResult:
         """The `k` best entities of `tenant_id` for `query`, best first.
 
-        Raises `InvalidInputError` (a `ValueError`) for a blank query, a
-        negative `k`, or a `tenant_id` that is neither a UUID nor a UUID's
-        string (`tenant_id_of`: a string is converted). `k == 0` and
-        `entity_types == []` give no matches.
+        Raises `InvalidInputError` (a `ValueError`) for a blank query, a `k`
+        that is not an integer of 0 or more, `entity_types` that are not a list
+        of strings (a lone string is refused, not read letter by letter), a `mode`
+        that is not a `RetrievalMode` (or its name or value, in any case), or a
+        `tenant_id` that is neither a UUID nor a UUID's string (`tenant_id_of`:
+        a string is converted). `k == 0` and `entity_types == []` give no matches.
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("query must not be blank")
         tenant_id = tenant_id_of(tenant_id)
-        if k < 0:
-            raise InvalidInputError(f"k must not be negative, got {k}")
-        mode = RetrievalMode(mode)
+        k = count_of(k, "k")
+        entity_types = names_of(entity_types, "entity_types")
+        mode = choice_of(mode, RetrievalMode, "mode")
         if k == 0 or (entity_types is not None and len(entity_types) == 0):
             return RetrievalResult(query=query, matches=())
         fetch = k * self._overfetch

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import NewType
 
+from redstring.domain.arguments import shown_value
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.normalization import normalize_name
 
@@ -53,10 +54,7 @@ def _uuid_of(value: object, argument: str) -> uuid.UUID:
             return uuid.UUID(value)
         except ValueError:
             pass
-    shown = repr(value)
-    if len(shown) > 60:  # a message names the mistake; it does not echo a whole payload
-        shown = f"a {type(value).__name__}"
-    raise InvalidInputError(f"{argument} must be a UUID, got {shown}")
+    raise InvalidInputError(f"{argument} must be a UUID, got {shown_value(value)}")
 
 
 def tenant_id_of(value: object, argument: str = "tenant_id") -> TenantId:

@@ -7,6 +7,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from redstring.domain.arguments import choice_of, names_of, optional_count_of
 from redstring.domain.ids import (
     EntityId,
     RelationshipId,
@@ -25,6 +26,20 @@ class Direction(StrEnum):
     OUT = "OUT"
     IN = "IN"
     BOTH = "BOTH"
+
+
+def relationship_filters_of(
+    direction: object, types: object, limit_per_entity: object
+) -> tuple[Direction, list[str] | None, int | None]:
+    """A relationships read's filters by `redstring.domain.arguments`' rule: a
+    `Direction` (or its name in any case), None or a list of type names, None or a
+    cap of 0 or more. Every graph store reads its arguments through this, so that a
+    slip is the same `InvalidInputError` on each, not a different answer."""
+    return (
+        choice_of(direction, Direction, "direction"),
+        names_of(types, "types"),
+        optional_count_of(limit_per_entity, "limit_per_entity"),
+    )
 
 
 class Relationship(BaseModel):

@@ -391,6 +391,47 @@ class GraphStoreCompliance:
         assert owned.confidence == 0.25
         assert dict(owned.properties) == {"since": 2001}
 
+    async def test_relationship_filters_are_read_alike_or_refused(
+        self, graph_store: GraphStore
+    ) -> None:
+        """A direction's name in any case is that direction; a lone string of types, a
+        negative or non-integer cap, or an unknown direction is `InvalidInputError`, the
+        same on every store, never a different answer (`relationship_filters_of`)."""
+        tenant = new_tenant()
+        hub, x, z = (make_entity(tenant, n) for n in ("Hub", "X", "Z"))
+        await graph_store.upsert_entities([hub, x, z])
+        out_x, in_z = make_relationship(hub, x, "OWNS"), make_relationship(z, hub, "KNOWS")
+        await graph_store.upsert_relationships([out_x, in_z])
+        reads: list[Any] = [graph_store.relationships_of]
+        if isinstance(graph_store, EndReads):
+            ends = graph_store
+
+            async def with_ends(*args: Any, **kwargs: Any) -> Any:
+                return (await ends.relationships_with_ends(*args, **kwargs)).relationships
+
+            reads.append(with_ends)
+        for read in reads:
+            for spelled in ("out", "OUT", "Out"):
+                got = await read([hub.id], tenant, direction=spelled)
+                assert [r.id for r in got[hub.id]] == [out_x.id]
+            got = await read([hub.id], tenant, direction="in", types=("KNOWS",))
+            assert [r.id for r in got[hub.id]] == [in_z.id]
+            wrong: list[tuple[str, dict[str, Any]]] = [
+                (
+                    "direction must be one of OUT, IN, BOTH, got 'sideways'",
+                    {"direction": "sideways"},
+                ),
+                ("direction must be one of", {"direction": 1}),
+                ("types must be a list of strings, got 'OWNS'", {"types": "OWNS"}),
+                (r"types\[0\] must be a string, got 7", {"types": [7]}),
+                ("limit_per_entity must not be negative, got -1", {"limit_per_entity": -1}),
+                ("limit_per_entity must be an integer, got 1.5", {"limit_per_entity": 1.5}),
+                ("limit_per_entity must be an integer, got True", {"limit_per_entity": True}),
+            ]
+            for message, arguments in wrong:
+                with pytest.raises(InvalidInputError, match=f"^{message}"):
+                    await read([hub.id], tenant, **arguments)
+
     async def test_relationships_with_ends_read_relationships_of_and_their_far_ends(
         self, graph_store: GraphStore
     ) -> None:

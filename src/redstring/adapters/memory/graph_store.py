@@ -19,7 +19,7 @@ from redstring.domain.ids import (
 )
 from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.neighbourhood import Neighbourhood, far_end
-from redstring.domain.relationship import Direction, Relationship
+from redstring.domain.relationship import Direction, Relationship, relationship_filters_of
 
 
 @dataclass
@@ -221,6 +221,9 @@ class InMemoryGraphStore:
         limit_per_entity: int | None = None,
     ) -> dict[EntityId, list[Relationship]]:
         entity_ids, tenant_id = entity_ids_of(entity_ids, "entity_ids"), tenant_id_of(tenant_id)
+        direction, types, limit_per_entity = relationship_filters_of(
+            direction, types, limit_per_entity
+        )
         tenant = self._tenants.get(tenant_id) or _Tenant()
         wanted = None if types is None else set(types)
         result: dict[EntityId, list[Relationship]] = {}

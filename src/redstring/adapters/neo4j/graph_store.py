@@ -29,7 +29,7 @@ from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import EntityId, TenantId, entity_ids_of, tenant_id_of
 from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.neighbourhood import Neighbourhood
-from redstring.domain.relationship import Direction, Relationship
+from redstring.domain.relationship import Direction, Relationship, relationship_filters_of
 from redstring.ports.candidate_reader import CandidateReader
 from redstring.ports.vector_store import VectorStore
 
@@ -208,17 +208,20 @@ class Neo4jGraphStore(OwnedConnection):
         relationships in a column `found`); every asked id mapped to its relationships,
         and the records (none when no id is asked)."""
         entity_ids, tenant_id = entity_ids_of(entity_ids, "entity_ids"), tenant_id_of(tenant_id)
+        direction, types, limit_per_entity = relationship_filters_of(
+            direction, types, limit_per_entity
+        )
         wanted = list(dict.fromkeys(entity_ids))
         result_map: dict[EntityId, list[Relationship]] = {i: [] for i in wanted}
         if not wanted:
             return result_map, []
         limit = _NO_LIMIT if limit_per_entity is None else limit_per_entity
         records = await self._db.query(
-            statements[Direction(direction).value],
+            statements[direction.value],
             {
                 "ids": [str(i) for i in wanted],
                 "tenant_id": str(tenant_id),
-                "types": None if types is None else list(types),
+                "types": types,
                 "limit": limit,
             },
         )

@@ -1,0 +1,89 @@
+"""The rule for the arguments of public entry points that are not ids (ids: `ids.py`).
+
+A wrong-typed count, name list or choice is an `InvalidInputError` naming the
+argument, so that a caller's slip is never a bare `TypeError`, a stray
+`AttributeError`, nor, worse, a silently wrong answer: a string of types read
+letter by letter (`entity_types="company"` finds nothing), a negative cap
+slicing off the last item, or a direction of the wrong case read as `BOTH`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from enum import Enum
+from typing import TypeVar
+
+from redstring.domain.errors import InvalidInputError
+
+E = TypeVar("E", bound=Enum)
+T = TypeVar("T")
+
+
+def _a(name: str) -> str:
+    return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
+
+
+def shown_value(value: object) -> str:
+    """`value` as an error message shows it: its repr, or its type when the repr is long
+    (a message names the mistake; it does not echo a whole payload)."""
+    shown = repr(value)
+    return shown if len(shown) <= 60 else _a(type(value).__name__)
+
+
+def count_of(value: object, argument: str) -> int:
+    """`value`, an `int` of 0 or more (not a `bool`), else `InvalidInputError`."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{argument} must be an integer, got {shown_value(value)}")
+    if value < 0:
+        raise InvalidInputError(f"{argument} must not be negative, got {value}")
+    return value
+
+
+def optional_count_of(value: object, argument: str) -> int | None:
+    """None as it is, else `count_of`."""
+    return None if value is None else count_of(value, argument)
+
+
+def names_of(values: object, argument: str) -> list[str] | None:
+    """None (no filter) as it is; any other iterable of strings as a list, in its order.
+
+    A string is refused rather than read as its letters, and so is anything whose
+    items are not strings.
+    """
+    if values is None:
+        return None
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise InvalidInputError(f"{argument} must be a list of strings, got {shown_value(values)}")
+    names = list(values)
+    for i, name in enumerate(names):
+        if not isinstance(name, str):
+            raise InvalidInputError(f"{argument}[{i}] must be a string, got {shown_value(name)}")
+    return names
+
+
+def choice_of(value: object, choices: type[E], argument: str) -> E:
+    """`value` as a member of `choices`: a member as it is, a string by its value or its
+    name in any case (`"out"`, `"OUT"`), else `InvalidInputError` listing the choices."""
+    if isinstance(value, choices):
+        return value
+    if isinstance(value, str):
+        wanted = value.casefold()
+        for member in choices:
+            if wanted in (str(member.value).casefold(), member.name.casefold()):
+                return member
+    names = ", ".join(member.name for member in choices)
+    raise InvalidInputError(f"{argument} must be one of {names}, got {shown_value(value)}")
+
+
+def items_of(values: object, kind: type[T], argument: str) -> Sequence[T]:
+    """`values`, a sequence of `kind` (not one `kind` alone, nor a string), as it is."""
+    if isinstance(values, str | bytes | kind) or not isinstance(values, Sequence):
+        raise InvalidInputError(
+            f"{argument} must be a sequence of {kind.__name__}, got {shown_value(values)}"
+        )
+    for i, value in enumerate(values):
+        if not isinstance(value, kind):
+            raise InvalidInputError(
+                f"{argument}[{i}] must be {_a(kind.__name__)}, got {shown_value(value)}"
+            )
+    return values
