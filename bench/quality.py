@@ -253,7 +253,9 @@ def detail(set_name: str, provider: str, systems: dict[str, Outcomes]) -> list[s
     return [*lines, "", "Kind cells: MRR / recall@10.", ""]
 
 
-def keystroke_lines(result: KeystrokeResult) -> list[str]:
+def keystroke_lines(result: KeystrokeResult | Exception) -> list[str]:
+    if isinstance(result, Exception):
+        return [f"not measured: the keystroke phase failed ({type(result).__name__}: {result})"]
     p50p, p95p = result.p(result.prefix_ms, 0.5), result.p(result.prefix_ms, 0.95)
     p50w, p95w = result.p(result.word_ms, 0.5), result.p(result.word_ms, 0.95)
     ratio = p95p / p95w
@@ -335,13 +337,23 @@ async def main(args: argparse.Namespace) -> None:
             data = BUILDERS[set_name](tenant, args.size, count, args.seed)
             sizes[set_name] = (len(data.entities), len(data.queries))
             await run_set(data, tenant, providers, side, results, args.vector_cache)
+            # Each set's tables as soon as it is done: a later failure loses no set.
+            for provider, systems in results[data.name].items():
+                print("\n".join(detail(data.name, provider, systems)), flush=True)
     finally:
         await side.clean_up()
         await driver.close()
         sync_driver.close()
-    keystrokes = await measure_keystrokes(args.keystroke_size, args.keystroke_words, args.seed)
+    try:
+        keystrokes: KeystrokeResult | Exception = await measure_keystrokes(
+            args.keystroke_size, args.keystroke_words, args.seed
+        )
+    except Exception as exc:  # e.g. an HTTP 504: the sets' figures are still reported
+        keystrokes = exc
     lines = report(args, results, sizes, target_providers, keystrokes, time.monotonic() - started)
     publish("\n".join(lines), args.markdown)
+    if isinstance(keystrokes, Exception):
+        raise SystemExit("the keystroke phase failed; every other table above is whole")
 
 
 def publish(text: str, markdown: str | None) -> None:
@@ -355,7 +367,7 @@ def report(
     results: Results,
     sizes: dict[str, tuple[int, int]],
     target_providers: list[str],
-    keystrokes: KeystrokeResult,
+    keystrokes: KeystrokeResult | Exception,
     seconds: float,
 ) -> list[str]:
     folder = Path(args.plots) if args.plots else Path(tempfile.mkdtemp(prefix="quality-plots-"))
