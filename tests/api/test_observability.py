@@ -7,9 +7,14 @@ import asyncio
 import io
 import json
 import logging
+import os
 import re
+import tempfile
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,6 +26,8 @@ from redstring.api import create_app
 from redstring.api.access_log import outcome_of
 from redstring.api.demo import load_demo
 from redstring.api.log_config import TextFormatter, log_handler
+from redstring.api.metrics import SHARED_DIRECTORY
+from redstring.api.server import shared_metrics
 from redstring.api.settings import Settings
 from redstring.composition.client import Redstring
 from redstring.testing import CountingGraphStore
@@ -526,3 +533,72 @@ def test_a_failed_start_logs_its_traceback_as_one_json_field() -> None:
     assert failure["exc_info"].startswith("Traceback (most recent call last):")
     assert "StoreUnavailableError" in failure["exc_info"]
     assert "Traceback" not in failure["message"]
+
+
+def _started_workers(process: Any, count: int, timeout: float = 60.0) -> None:
+    """Wait until `count` uvicorn workers have finished their start-up."""
+    deadline = time.monotonic() + timeout
+    while process.output.count("Application startup complete") < count:
+        assert time.monotonic() < deadline, f"{count} workers did not start:\n{process.output}"
+        time.sleep(0.1)
+
+
+def _ping_counts(text: str) -> tuple[float, float]:
+    """The scraped `Ping` requests counted and the requests in flight."""
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    served = sum(
+        s.value
+        for s in families["redstring_requests"].samples
+        if s.name == "redstring_requests_total" and s.labels["operation"] == "Ping"
+    )
+    in_flight = [s.value for s in families["redstring_requests_in_flight"].samples]
+    assert len(in_flight) == 1  # one series, the workers' sum, not one a worker
+    return served, in_flight[0]
+
+
+def test_several_workers_answer_the_sum_of_their_metrics() -> None:
+    """Whichever worker a scrape reaches, it counts every worker's requests."""
+    shared = Path(tempfile.gettempdir())
+    before = set(shared.glob("redstring-metrics-*"))
+    port = free_loopback_port()
+    process = redstring_server(port, demo=False, graphiql="false", workers="2")
+    base = f"http://127.0.0.1:{port}"
+    sent = 60
+    try:
+        _started_workers(process, 2)
+
+        def ping(_: int) -> int:
+            # A connection of its own each, sent together, so both workers take some.
+            with httpx.Client(base_url=base, timeout=20) as http:
+                return http.post(
+                    "/graphql", json={"query": "query Ping { __typename }"}
+                ).status_code
+
+        with ThreadPoolExecutor(max_workers=12) as pool:
+            assert set(pool.map(ping, range(sent))) == {200}
+        for _ in range(6):
+            with httpx.Client(base_url=base, timeout=20) as http:
+                assert _ping_counts(http.get("/metrics").text) == (sent, 0)
+    finally:
+        process.stop()
+    assert set(shared.glob("redstring-metrics-*")) == before  # its directory is gone
+
+
+def test_shared_metrics_empties_an_operators_directory_or_makes_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(SHARED_DIRECTORY, raising=False)
+    with shared_metrics(several=False):
+        assert SHARED_DIRECTORY not in os.environ  # one worker keeps its values in memory
+    with shared_metrics(several=True):
+        made = Path(os.environ[SHARED_DIRECTORY])
+        assert made.is_dir()
+    assert not made.exists()
+    assert SHARED_DIRECTORY not in os.environ
+    monkeypatch.setenv(SHARED_DIRECTORY, str(tmp_path))
+    for several in (False, True):
+        (tmp_path / "counter_123.db").write_bytes(b"an earlier run's")
+        (tmp_path / "notes.txt").write_text("not ours")
+        with shared_metrics(several=several):
+            assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+        assert os.environ[SHARED_DIRECTORY] == str(tmp_path)

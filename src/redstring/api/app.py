@@ -114,6 +114,14 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            async with serving():
+                yield
+        finally:
+            metrics.process_ended()
+
+    @contextlib.asynccontextmanager
+    async def serving() -> AsyncIterator[None]:
         if settings.auth is AuthMode.NONE:
             logger.warning(NO_AUTH_WARNING, settings.host)
         if settings.blas_threads:

@@ -1,7 +1,11 @@
 """`Metrics`: the Prometheus metrics of one app, and the `/metrics` endpoint serving them.
 
 Each app has its own `CollectorRegistry` (never the process-wide default), so
-several apps in one process (tests, embedders) count apart. `Metrics` is the
+several apps in one process (tests, embedders) count apart. Under several workers
+(`redstring serve --workers`), prometheus-client's multiprocess mode is on
+(`PROMETHEUS_MULTIPROC_DIR`, set by `redstring.api.server`): every worker writes its
+values to files there, and `/metrics` answers the sum of all of them, whichever
+worker serves the scrape. `Metrics` is the
 `Observer` composition reports store calls, embeddings, cache uses and
 dangling matches to; the access log middleware reports each request.
 Metric names and labels are listed in docs/security.md, "Observability".
@@ -9,7 +13,9 @@ Metric names and labels are listed in docs/security.md, "Observability".
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+import os
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess
 from prometheus_client.exposition import choose_encoder
 from starlette.requests import Request
 from starlette.responses import Response
@@ -18,6 +24,10 @@ from redstring.api.request_record import ANONYMOUS, OTHER
 
 # From half a millisecond (an in-memory store call) to the default request deadline.
 SECONDS_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+
+# Where the workers' values are when several share the metrics (prometheus-client's
+# variable, read by it when first imported).
+SHARED_DIRECTORY = "PROMETHEUS_MULTIPROC_DIR"
 
 NO_OPERATION = "none"  # no operation ran: a refusal, a GraphiQL page
 MAX_OPERATION_NAMES = 200
@@ -50,6 +60,7 @@ class Metrics:
 
     def __init__(self, max_operation_names: int = MAX_OPERATION_NAMES) -> None:
         self.registry = CollectorRegistry()
+        self._shared = os.environ.get(SHARED_DIRECTORY) or None
         self.operations = OperationLabels(max_operation_names)
         registry = self.registry
         self.requests = Counter(
@@ -69,6 +80,7 @@ class Metrics:
             "redstring_requests_in_flight",
             "GraphQL requests being served now",
             registry=registry,
+            multiprocess_mode="livesum",  # the live workers' sum; no effect in one process
         )
         self.store_seconds = Histogram(
             "redstring_store_call_duration_seconds",
@@ -150,8 +162,19 @@ class Metrics:
     def dangling_skipped(self, count: int) -> None:
         self.dangling.inc(count)
 
+    def process_ended(self) -> None:
+        """This worker stops: under several workers, its in-flight gauge leaves the sum
+        (its counters stay in it)."""
+        if self._shared is not None:
+            multiprocess.mark_process_dead(os.getpid(), self._shared)  # type: ignore[no-untyped-call]
+
     async def endpoint(self, request: Request) -> Response:
         """`GET /metrics`: every metric in Prometheus' text format (OpenMetrics when the
-        scraper asks for it); no credentials."""
+        scraper asks for it), summed over the workers when several share them; no
+        credentials."""
         encode, content_type = choose_encoder(request.headers.get("accept", ""))
-        return Response(encode(self.registry), headers={"content-type": content_type})
+        registry = self.registry
+        if self._shared is not None:
+            registry = CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry, self._shared)  # type: ignore[no-untyped-call]
+        return Response(encode(registry), headers={"content-type": content_type})

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import uvicorn
 
 from redstring.api.app import create_app
 from redstring.api.log_config import configure_logging
+from redstring.api.metrics import SHARED_DIRECTORY
 from redstring.api.settings import Backend, Settings
 
 logger = logging.getLogger("redstring.api")
@@ -28,14 +33,15 @@ def serve(settings: Settings) -> None:
     the handler `configure_logging` installs, in the same format."""
     configure_logging(settings.log_level, settings.log_format)
     if settings.workers == 1:
-        uvicorn.run(
-            create_app(settings),
-            host=settings.host,
-            port=settings.port,
-            log_level=settings.log_level,
-            log_config=None,
-            access_log=False,
-        )
+        with shared_metrics(several=False):
+            uvicorn.run(
+                create_app(settings),
+                host=settings.host,
+                port=settings.port,
+                log_level=settings.log_level,
+                log_config=None,
+                access_log=False,
+            )
         return
     if settings.backend is Backend.MEMORY:
         logger.warning(
@@ -43,13 +49,37 @@ def serve(settings: Settings) -> None:
             settings.workers,
         )
     os.environ["REDSTRING_DEMO"] = "true" if settings.demo else "false"
-    uvicorn.run(
-        APP_FACTORY,
-        factory=True,
-        host=settings.host,
-        port=settings.port,
-        workers=settings.workers,
-        log_level=settings.log_level,
-        log_config=None,
-        access_log=False,
-    )
+    with shared_metrics(several=True):
+        uvicorn.run(
+            APP_FACTORY,
+            factory=True,
+            host=settings.host,
+            port=settings.port,
+            workers=settings.workers,
+            log_level=settings.log_level,
+            log_config=None,
+            access_log=False,
+        )
+
+
+@contextlib.contextmanager
+def shared_metrics(*, several: bool) -> Iterator[None]:
+    """The metrics of `several` workers in one directory, so that `/metrics` sums them
+    (`Metrics`).
+
+    The workers are spawned, so they import prometheus-client after this sets its
+    variable. An operator's `PROMETHEUS_MULTIPROC_DIR` is used (by one worker too),
+    emptied of earlier runs' values first; else several workers get a temporary
+    directory that lives as long as the server, and one worker none."""
+    given = os.environ.get(SHARED_DIRECTORY)
+    if given or not several:
+        for stale in Path(given).glob("*.db") if given else ():
+            stale.unlink()
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="redstring-metrics-") as directory:
+        os.environ[SHARED_DIRECTORY] = directory
+        try:
+            yield
+        finally:
+            del os.environ[SHARED_DIRECTORY]
