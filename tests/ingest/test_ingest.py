@@ -89,6 +89,29 @@ async def test_a_load_writes_every_record_and_reports_each_batch() -> None:
     assert state.vector_ids == {e.id for e in state.entities}
 
 
+async def test_each_report_counts_the_batches_written_and_their_last_line() -> None:
+    tenant = new_tenant()
+    c = [company(tenant, i) for i in range(4)]
+    # Numbered as a file with blank lines would be: the numbers skip.
+    records: list[NumberedLine] = [(1, c[0]), (3, c[1]), (4, link(c[0], c[1])), (7, c[2])]
+    seen: list[tuple[int, int]] = []
+    report = await ingest(
+        records,
+        services_over(),
+        batch_size=2,
+        on_batch=lambda r: seen.append((r.batches, r.last_line)),
+    )
+    assert seen == [(1, 3), (2, 7)]
+    assert (report.batches, report.last_line) == (2, 7)
+
+    stopped = await ingest(
+        [*records, (8, c[3]), (9, InvalidLine(9, "not valid JSON"))],
+        services_over(),
+        batch_size=2,
+    )
+    assert (stopped.batches, stopped.last_line, stopped.stopped_at_line) == (2, 7, 8)
+
+
 async def test_input_is_read_one_batch_at_a_time() -> None:
     tenant = new_tenant()
     read: list[int] = []

@@ -90,10 +90,13 @@ class IngestReport:
     twice counts twice). `skipped` counts invalid lines passed over with
     `skip_invalid`; `invalid` those that were not, so a load with
     `invalid > 0` is incomplete. `deferred` counts relationships that had to
-    wait for the end of the input. `stopped_at_line` is the first line of
-    the batch that an invalid line kept from being written (None when the
-    load reached the end); `deferred_dropped` counts the deferred
-    relationships that stop left unwritten.
+    wait for the end of the input. `batches` counts the batches written
+    whole, and `last_line` is the number of the last line of the last of
+    them (0 before the first): every line up to it is written, but for the
+    deferred relationships, and none after it. `stopped_at_line` is the
+    first line of the batch that an invalid line kept from being written
+    (None when the load reached the end); `deferred_dropped` counts the
+    deferred relationships that stop left unwritten.
     """
 
     entities: int = 0
@@ -103,6 +106,8 @@ class IngestReport:
     deferred: int = 0
     stopped_at_line: int | None = None
     deferred_dropped: int = 0
+    batches: int = 0
+    last_line: int = 0
 
     @property
     def records(self) -> int:
@@ -179,6 +184,7 @@ class _Ready:
     vectors: EntityVectors
     relationships: list[NumberedRelationship]
     skipped: int
+    last_line: int
 
 
 class _Load:
@@ -216,7 +222,7 @@ class _Load:
         relationships = [
             (n, _named(r)) for n, r in batch if isinstance(r, Relationship | NamedRelationship)
         ]
-        return _Ready(entities, vectors, relationships, skipped=len(bad))
+        return _Ready(entities, vectors, relationships, skipped=len(bad), last_line=batch[-1][0])
 
     def stop(self, batch: list[NumberedLine], bad: list[InvalidLine]) -> None:
         """Report a load stopped before `batch` by its `bad` lines."""
@@ -234,6 +240,8 @@ class _Load:
             await relationships
         self.report.entities += len(ready.entities)
         self.report.skipped += ready.skipped
+        self.report.batches += 1
+        self.report.last_line = ready.last_line
         self.on_batch(self.report)
 
     async def _relationships(self, relationships: list[NumberedRelationship]) -> None:
