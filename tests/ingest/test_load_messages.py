@@ -1,5 +1,6 @@
 """What `redstring load` tells its user: the true JSON column, a missing end as the file
-named it, a progress bar that ends in a final state, and counts in the right number."""
+named it, what a failed load has written, a progress bar that ends in a final state, and
+counts in the right number."""
 
 from __future__ import annotations
 
@@ -9,12 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from redstring import TenantId
+from redstring import DimensionMismatchError, InMemoryGraphStore, InMemoryVectorStore, TenantId
 from redstring.api.cli import main
 from redstring.api.jsonl import numbered_records
+from redstring.api.settings import Settings
 from redstring.composition.client import Redstring
 from redstring.composition.ingest import InvalidLine
-from tests.ingest.support import GraphStoreFailingAt, chain_lines, entity_line
+from tests.ingest.support import (
+    DIMENSION,
+    GraphStoreFailingAt,
+    ProviderChangingDimensionAt,
+    chain_lines,
+    entity_line,
+)
 
 TENANT = TenantId(uuid.UUID("6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"))
 ACME = entity_line("Acme Corp", "org", description="A maker of widgets since 1948. " * 4)
@@ -101,6 +109,80 @@ def test_a_missing_end_is_named_as_the_file_named_it(
     assert "relationship end not found" not in err
 
 
+# What a failed load has written ---------------------------------------------------------
+
+
+@pytest.fixture
+def changing_dimension(monkeypatch: pytest.MonkeyPatch) -> ProviderChangingDimensionAt:
+    """A load's provider, whose vectors change dimension from its `from_call`-th batch on."""
+    provider = ProviderChangingDimensionAt(DIMENSION, from_call=1)
+    services = Redstring(
+        embeddings=provider, vectors=InMemoryVectorStore(DIMENSION), graph=InMemoryGraphStore()
+    )
+
+    async def opened(settings: Settings) -> Redstring:
+        return services
+
+    monkeypatch.setattr("redstring.api.cli.open_client", opened)
+    return provider
+
+
+@pytest.mark.parametrize(
+    ("from_call", "written"),
+    [
+        (1, "no batch is written whole; run the same load again to finish it"),
+        (2, "lines 1 to 2 are written (1 batch: 2 entities, 0 relationships); run the same"),
+        (3, "lines 1 to 4 are written (2 batches: 4 entities, 0 relationships); run the same"),
+    ],
+)
+def test_a_dimension_mismatch_says_what_is_written_before_it(
+    tmp_path: Path,
+    changing_dimension: ProviderChangingDimensionAt,
+    capsys: pytest.CaptureFixture[str],
+    from_call: int,
+    written: str,
+) -> None:
+    changing_dimension.from_call = from_call
+    lines = [entity_line(f"Company {i}") for i in range(6)]
+    assert load(write(tmp_path, lines), "--batch-size", "2") == 1
+    err = capsys.readouterr().err
+    assert f"error: an embedding has dimension {DIMENSION + 1}, expected {DIMENSION}" in err
+    assert written in err
+    assert "the batches before the failing one" not in err
+
+
+def test_a_load_refused_before_it_starts_says_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Neo4j vector index of another dimension is refused as the stores start."""
+
+    async def refused(settings: Settings) -> Redstring:
+        raise DimensionMismatchError(384, DIMENSION, "the vector store for label Entity")
+
+    monkeypatch.setattr("redstring.api.cli.open_client", refused)
+    assert load(write(tmp_path, [entity_line("Acme Corp")])) == 1
+    err = capsys.readouterr().err
+    assert (
+        f"error: the vector store for label Entity has dimension {DIMENSION}, expected 384" in err
+    )
+    assert err.endswith("\nnothing is written\n")
+
+
+def test_a_bad_line_in_the_first_batch_says_nothing_is_written(
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [entity_line("Acme Corp"), "{oops", entity_line("Bolt")]
+    assert load(write(tmp_path, lines), "--batch-size", "2") == 1
+    err = capsys.readouterr().err
+    assert "nor the rest of the file. Nothing is written: fix the file and run the same" in err
+    assert "The batches before it" not in err
+
+    written = [lines[0], lines[2], entity_line("Cobalt"), "{oops"]
+    assert load(write(tmp_path, written), "--batch-size", "1") == 1
+    err = capsys.readouterr().err
+    assert "nor the rest of the file. The batches before it (lines 1 to 3) are written" in err
+
+
 # The progress bar's end, and plurals ---------------------------------------------------
 
 
@@ -134,7 +216,7 @@ def test_a_load_that_fails_or_is_interrupted_ends_its_bar_so(
     bar = _bar(err)
     assert "1 record " in bar
     assert bar.endswith("failed")
-    assert "(1 entity, 0 relationships)" in err
+    assert "line 1 is written (1 batch: 1 entity, 0 relationships)" in err
 
 
 @pytest.mark.usefixtures("python_sigint")

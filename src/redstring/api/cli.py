@@ -106,6 +106,11 @@ def _count(number: int, noun: str, plural: str | None = None) -> str:
     return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
 
 
+def _lines(report: IngestReport) -> str:
+    """The lines of the batches a report counts as written: `line 1`, `lines 1 to 12`."""
+    return "line 1" if report.last_line == 1 else f"lines 1 to {report.last_line:,}"
+
+
 def _ending(report: IngestReport) -> str:
     """How a load that returned ended, for the progress bar's last redraw."""
     if report.stopped_at_line is not None:
@@ -178,6 +183,7 @@ class _LoadRun:
         self.err = err
         self.skip_invalid = skip_invalid
         self.written = IngestReport()
+        self.loading = False  # whether the file's records have started to be written
         self.started = time.perf_counter()
         self.elapsed = 0.0
         self.redrawn = 0.0  # `elapsed` when the progress bar was last drawn
@@ -243,6 +249,7 @@ class _LoadRun:
                     )
                     progress.stop_task(task)
 
+                self.loading = True
                 try:
                     report = await load_jsonl(
                         lines,
@@ -266,11 +273,22 @@ class _LoadRun:
             await services.aclose()
 
     def print_interrupted(self) -> None:
+        """What a load that failed or was interrupted has written, and how to finish it."""
         done = self.written
+        if not self.loading:
+            self.err.print("nothing is written", highlight=False)
+            return
+        if done.batches:
+            written = (
+                f"{_lines(done)} {'is' if done.last_line == 1 else 'are'} written "
+                f"({_count(done.batches, 'batch', 'batches')}: "
+                f"{_count(done.entities, 'entity', 'entities')}, "
+                f"{_count(done.relationships, 'relationship')})"
+            )
+        else:  # the failing batch may have written some of its records
+            written = "no batch is written whole"
         self.err.print(
-            "the batches before the failing one are written ("
-            f"{_count(done.entities, 'entity', 'entities')}, "
-            f"{_count(done.relationships, 'relationship')}); run the same load again to finish it "
+            f"{written}; run the same load again to finish it "
             "(records already written are rewritten unchanged)",
             highlight=False,
         )
@@ -294,11 +312,16 @@ class _LoadRun:
             )
         status = EXIT_OK
         if report.stopped_at_line is not None:
+            before = (
+                f"The batches before it ({_lines(report)}) are written: fix the file and run the "
+                "same load again to finish"
+                if report.batches
+                else "Nothing is written: fix the file and run the same load again"
+            )
             err.print(
                 f"[red]not loaded:[/red] {_count(report.invalid, 'bad line')}; the batch from line "
                 f"{report.stopped_at_line} on was not written, nothing of it, nor the rest of "
-                "the file. The batches before it are written: fix the file and run the same "
-                "load again to finish (--skip-invalid loads around bad lines)",
+                f"the file. {before} (--skip-invalid loads around bad lines)",
                 highlight=False,
             )
             if report.deferred_dropped:
