@@ -1,18 +1,21 @@
 """What `redstring load` tells its user: the true JSON column, a missing end as the file
-named it, what a failed load has written, a progress bar that ends in a final state, and
-counts in the right number."""
+named it, what a failed load has written, a progress bar that follows the lines written
+and ends in a final state, and counts in the right number."""
 
 from __future__ import annotations
 
 import json
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
+from rich.progress import Progress, TaskID
 
 from redstring import DimensionMismatchError, InMemoryGraphStore, InMemoryVectorStore, TenantId
 from redstring.api.cli import main
 from redstring.api.jsonl import numbered_records
+from redstring.api.load import CountedLines
 from redstring.api.settings import Settings
 from redstring.composition.client import Redstring
 from redstring.composition.ingest import InvalidLine
@@ -191,13 +194,53 @@ def _bar(err: str) -> str:
     return bar
 
 
+def _bytes_through(path: Path, line_number: int) -> int:
+    return sum(len(line) for line in path.read_bytes().splitlines(keepends=True)[:line_number])
+
+
+def _share(path: Path, line_number: int) -> str:
+    """The share of `path` that lines 1 to `line_number` make, as the bar writes it."""
+    return f" {_bytes_through(path, line_number) / path.stat().st_size * 100.0:.0f}% "
+
+
+def test_counted_lines_give_the_bytes_up_to_the_end_of_a_line() -> None:
+    lines = CountedLines([b"ab\n", b"\n", b"cde\r\n", b"f"])
+    assert list(lines) == [b"ab\n", b"\n", b"cde\r\n", b"f"]
+    assert lines.bytes_read == 10
+    assert [lines.bytes_through(n) for n in (0, 1, 1, 3, 4)] == [0, 3, 3, 9, 10]
+    with pytest.raises(ValueError, match="line 2 is not among the lines read"):
+        lines.bytes_through(2)  # forgotten once line 3 was asked for
+
+
+def test_the_bar_advances_by_the_lines_of_the_batches_written(
+    tmp_path: Path, shared: Redstring, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not by the lines read: the next batch is read while this one is written."""
+    completed: list[float] = []
+    update = Progress.update
+
+    def recorded(progress: Progress, task: TaskID, **fields: Any) -> None:
+        if fields.get("completed") is not None:
+            completed.append(fields["completed"])
+        update(progress, task, **fields)
+
+    monkeypatch.setattr(Progress, "update", recorded)
+    path = write(tmp_path, ["", *chain_lines(10), ""])  # lines 2 to 20 hold records
+    assert load(path, "--batch-size", "4") == 0
+    # Batches end at lines 5, 9, 13, 17 and 20; the last redraw shows the whole file.
+    ends = [5, 9, 13, 17, 20]
+    assert completed == [*(_bytes_through(path, n) for n in ends), path.stat().st_size]
+
+
 def test_a_load_stopped_by_a_bad_line_ends_its_bar_stopped_with_what_was_written(
     tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lines = [entity_line("Acme Corp"), entity_line("Bolt"), "{oops"]
-    assert load(write(tmp_path, lines), "--batch-size", "1") == 1
+    path = write(tmp_path, lines)
+    assert load(path, "--batch-size", "1") == 1
     err = capsys.readouterr().err
     bar = _bar(err)
+    assert _share(path, 2) in bar  # the lines written, not the bad line read after them
     assert "2 records" in bar
     assert bar.endswith("stopped at line 3")
     assert "ETA" not in bar
@@ -214,6 +257,7 @@ def test_a_load_that_fails_or_is_interrupted_ends_its_bar_so(
     assert load(path, "--batch-size", "1") == 1
     err = capsys.readouterr().err
     bar = _bar(err)
+    assert _share(path, 1) in bar  # not line 2, read before the failure
     assert "1 record " in bar
     assert bar.endswith("failed")
     assert "line 1 is written (1 batch: 1 entity, 0 relationships)" in err
@@ -231,6 +275,7 @@ def test_ctrl_c_ends_the_bar_interrupted(
     assert load(path, "--batch-size", "6") == 130
     err = capsys.readouterr().err
     bar = _bar(err)
+    assert _share(path, 12) in bar  # two batches of 6 lines written
     assert bar.endswith("interrupted")
     assert "ETA" not in bar
 

@@ -223,7 +223,8 @@ class _LoadRun:
                         self.redrawn = self.elapsed
                     progress.update(
                         task,
-                        completed=lines.bytes_read,
+                        # The lines of the batches written, not those read ahead of them.
+                        completed=lines.bytes_through(report.last_line),
                         records=_count(report.records, "record"),
                         rate=rate,
                         refresh=due,
