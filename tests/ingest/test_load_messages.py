@@ -1,6 +1,7 @@
 """What `redstring load` tells its user: the true JSON column, a missing end as the file
-named it, what a failed load has written, a progress bar that follows the lines written
-and ends in a final state, and counts in the right number."""
+named it, the relationships a load leaves waiting, what a failed load has written, a
+progress bar that follows the lines written and ends in a final state, and counts in the
+right number."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from tests.ingest.support import (
     ProviderChangingDimensionAt,
     chain_lines,
     entity_line,
+    relationship_line,
 )
 
 TENANT = TenantId(uuid.UUID("6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"))
@@ -110,6 +112,64 @@ def test_a_missing_end_is_named_as_the_file_named_it(
     for number, reason in enumerate(REASONS, start=2):
         assert f"{path}:{number}: {verdict}{reason}\n" in err
     assert "relationship end not found" not in err
+
+
+# The deferred relationships a stopped or failed load leaves unwritten --------------------
+
+
+def _waiting_lines(count: int) -> list[str]:
+    """`count` companies, each followed by a relationship to a person named nowhere."""
+    return [
+        line
+        for i in range(count)
+        for line in (
+            entity_line(f"Company {i}"),
+            relationship_line((f"Company {i}", "company"), ("Nobody", "person")),
+        )
+    ]
+
+
+def test_a_stopped_load_names_the_first_ten_relationships_it_leaves_waiting(
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, [*_waiting_lines(12), "{oops"])
+    assert load(path, "--batch-size", "4") == 1
+    err = capsys.readouterr().err
+    assert "\n12 deferred relationships from earlier batches are not written either:\n" in err
+    listed = [
+        f'{path}:{2 * i + 2}: "Company {i}" (company) -[RELATED_TO]-> "Nobody" (person)\n'
+        for i in range(12)
+    ]
+    assert "".join(listed[:10]) + "and 2 more\n" in err
+    assert listed[10] not in err
+
+    path = write(tmp_path, [*_waiting_lines(1), "{oops"])
+    assert load(path, "--batch-size", "2") == 1
+    err = capsys.readouterr().err
+    assert (
+        "\n1 deferred relationship from earlier batches is not written either:\n"
+        f'{path}:2: "Company 0" (company) -[RELATED_TO]-> "Nobody" (person)\nnote: '
+    ) in err
+
+
+def test_a_failed_load_names_the_relationships_it_leaves_waiting(
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graph = shared.graph
+    assert isinstance(graph, GraphStoreFailingAt)
+    graph.fail_at = 3
+    path = write(tmp_path, [*_waiting_lines(2), entity_line("Cobalt")])
+    assert load(path, "--batch-size", "2") == 1
+    err = capsys.readouterr().err
+    assert (
+        "lines 1 to 4 are written (2 batches: 2 entities, 0 relationships); run the same load "
+        "again to finish it (records already written are rewritten unchanged)\n"
+        "2 deferred relationships from these batches are not written (waiting for the end of "
+        "the file):\n"
+        f'{path}:2: "Company 0" (company) -[RELATED_TO]-> "Nobody" (person)\n'
+        f'{path}:4: "Company 1" (company) -[RELATED_TO]-> "Nobody" (person)\n'
+    ) in err
+    assert "more" not in err
 
 
 # What a failed load has written ---------------------------------------------------------

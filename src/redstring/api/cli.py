@@ -37,7 +37,12 @@ from redstring.api.load import CountedLines, load_jsonl
 from redstring.api.schema.build import schema_sdl
 from redstring.api.settings import Backend, Settings
 from redstring.api.startup import check_settings, open_client
-from redstring.composition.ingest import DEFAULT_INGEST_BATCH_SIZE, IngestReport, InvalidLine
+from redstring.composition.ingest import (
+    DEFAULT_INGEST_BATCH_SIZE,
+    IngestReport,
+    InvalidLine,
+    describe_relationship,
+)
 from redstring.domain.errors import InvalidInputError, RedstringError
 from redstring.domain.ids import TenantId
 
@@ -293,6 +298,26 @@ class _LoadRun:
             "(records already written are rewritten unchanged)",
             highlight=False,
         )
+        if done.waiting:
+            self.err.print(
+                f"{_count(done.waiting, 'deferred relationship')} from these batches "
+                f"{'is' if done.waiting == 1 else 'are'} not written (waiting for the end of the "
+                "file):",
+                highlight=False,
+            )
+            self.print_waiting(done, done.waiting)
+
+    def print_waiting(self, report: IngestReport, count: int) -> None:
+        """`FILE:LINE: relationship` for the first deferred relationships of the `count` not
+        written, and how many more there are."""
+        for number, named in report.first_waiting:
+            self.err.print(
+                f"{self.path}:{number}: {describe_relationship(named)}",
+                markup=False,
+                highlight=False,
+            )
+        if count > len(report.first_waiting):
+            self.err.print(f"and {count - len(report.first_waiting):,} more", highlight=False)
 
     def print_summary(self, report: IngestReport, settings: Settings) -> int:
         err = self.err
@@ -328,10 +353,11 @@ class _LoadRun:
             if report.deferred_dropped:
                 err.print(
                     f"{_count(report.deferred_dropped, 'deferred relationship')} from earlier "
-                    f"batches {'was' if report.deferred_dropped == 1 else 'were'} not written "
-                    "either",
+                    f"batches {'is' if report.deferred_dropped == 1 else 'are'} not written "
+                    "either:",
                     highlight=False,
                 )
+                self.print_waiting(report, report.deferred_dropped)
             status = EXIT_FAILED
         elif report.invalid:
             err.print(
