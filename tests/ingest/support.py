@@ -94,6 +94,22 @@ class VectorStoreFailingAt(InMemoryVectorStore):
         await super().upsert(records)
 
 
+class ProviderChangingDimensionAt(HashingEmbeddingProvider):
+    """The hashing provider, except that from its `from_call`-th `embed_documents` call on
+    its vectors have one component more, as a model server switched to another model would
+    answer."""
+
+    def __init__(self, dimension: int, from_call: int) -> None:
+        super().__init__(dimension)
+        self.from_call = from_call
+        self.calls = 0
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls += 1
+        vectors = await super().embed_documents(texts)
+        return [[*v, 0.0] for v in vectors] if self.calls >= self.from_call else vectors
+
+
 def services_over(
     graph: InMemoryGraphStore | None = None, vectors: InMemoryVectorStore | None = None
 ) -> Redstring:

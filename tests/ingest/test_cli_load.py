@@ -163,7 +163,7 @@ def test_an_interrupted_load_is_finished_by_running_it_again(
     assert load(path, "--batch-size", "6") == 1
     err = capsys.readouterr().err
     assert "the graph store went away" in err
-    assert "the batches before the failing one are written (7 entities, 5 relationships)" in err
+    assert "lines 1 to 12 are written (2 batches: 7 entities, 5 relationships)" in err
     assert "run the same load again to finish it" in err
     assert 0 < len(state(shared, company_names(20)).entities) < 20
 
@@ -221,7 +221,8 @@ def test_ctrl_c_says_how_to_finish_the_load(
     assert load(path, "--batch-size", "6") == 130
     err = capsys.readouterr().err
     assert "interrupted" in err
-    assert "(4 entities, 2 relationships); run the same load again to finish it" in err
+    written = "lines 1 to 6 are written (1 batch: 4 entities, 2 relationships)"
+    assert f"{written}; run the same load again to finish it" in err
 
 
 @pytest.mark.parametrize(("backend", "young"), [(Backend.MEMORY, 500_000), (Backend.NEO4J, 10_000)])

@@ -89,6 +89,29 @@ async def test_a_load_writes_every_record_and_reports_each_batch() -> None:
     assert state.vector_ids == {e.id for e in state.entities}
 
 
+async def test_each_report_counts_the_batches_written_and_their_last_line() -> None:
+    tenant = new_tenant()
+    c = [company(tenant, i) for i in range(4)]
+    # Numbered as a file with blank lines would be: the numbers skip.
+    records: list[NumberedLine] = [(1, c[0]), (3, c[1]), (4, link(c[0], c[1])), (7, c[2])]
+    seen: list[tuple[int, int]] = []
+    report = await ingest(
+        records,
+        services_over(),
+        batch_size=2,
+        on_batch=lambda r: seen.append((r.batches, r.last_line)),
+    )
+    assert seen == [(1, 3), (2, 7)]
+    assert (report.batches, report.last_line) == (2, 7)
+
+    stopped = await ingest(
+        [*records, (8, c[3]), (9, InvalidLine(9, "not valid JSON"))],
+        services_over(),
+        batch_size=2,
+    )
+    assert (stopped.batches, stopped.last_line, stopped.stopped_at_line) == (2, 7, 8)
+
+
 async def test_input_is_read_one_batch_at_a_time() -> None:
     tenant = new_tenant()
     read: list[int] = []
@@ -207,6 +230,39 @@ async def test_a_relationship_whose_end_never_appears_is_reported_with_its_line(
     assert (report.invalid, report.skipped) == ((0, 1) if skip_invalid else (1, 0))
     assert (report.entities, report.relationships) == (3, 1)
     assert report.stopped_at_line is None
+
+
+async def test_each_report_counts_the_waiting_relationships_and_names_the_first_ten() -> None:
+    tenant = new_tenant()
+    c = [company(tenant, i) for i in range(14)]
+    later = company(tenant, 99)
+    # c[i] then its link to `later`, which comes last: all but the last link wait for it.
+    records = numbered(*(r for i in range(13) for r in (c[i], link(c[i], later))), later)
+    seen: list[tuple[int, list[int]]] = []
+    report = await ingest(
+        records,
+        services_over(),
+        batch_size=6,
+        on_batch=lambda r: seen.append((r.waiting, [n for n, _ in r.first_waiting])),
+    )
+    evens = list(range(2, 25, 2))  # the lines of the 12 links that wait
+    assert seen == [
+        (3, evens[:3]), (6, evens[:6]), (9, evens[:9]), (12, evens[:10]), (12, evens[:10]),
+        (6, evens[6:]), (0, []),  # the end of the input: the 12 are written, 6 at a time
+    ]  # fmt: skip
+    assert (report.relationships, report.waiting, report.first_waiting) == (13, 0, ())
+    assert report.deferred == 12
+
+
+async def test_a_stop_counts_and_names_the_relationships_it_leaves_waiting() -> None:
+    tenant = new_tenant()
+    c = [company(tenant, i) for i in range(13)]
+    ghost = company(tenant, 99)
+    records = numbered(*(r for i in range(12) for r in (c[i], link(c[i], ghost))), c[12], "bad")
+    report = await ingest(records, services_over(), batch_size=4)
+    assert (report.stopped_at_line, report.deferred_dropped, report.waiting) == (25, 12, 12)
+    assert [n for n, _ in report.first_waiting] == list(range(2, 21, 2))
+    assert report.first_waiting[0][1].relationship == link(c[0], ghost)
 
 
 async def test_a_second_run_changes_nothing() -> None:

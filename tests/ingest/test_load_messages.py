@@ -1,20 +1,33 @@
 """What `redstring load` tells its user: the true JSON column, a missing end as the file
-named it, a progress bar that ends in a final state, and counts in the right number."""
+named it, the relationships a load leaves waiting, what a failed load has written, a
+progress bar that follows the lines written and ends in a final state, and counts in the
+right number."""
 
 from __future__ import annotations
 
 import json
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
+from rich.progress import Progress, TaskID
 
-from redstring import TenantId
+from redstring import DimensionMismatchError, InMemoryGraphStore, InMemoryVectorStore, TenantId
 from redstring.api.cli import main
 from redstring.api.jsonl import numbered_records
+from redstring.api.load import CountedLines
+from redstring.api.settings import Settings
 from redstring.composition.client import Redstring
 from redstring.composition.ingest import InvalidLine
-from tests.ingest.support import GraphStoreFailingAt, chain_lines, entity_line
+from tests.ingest.support import (
+    DIMENSION,
+    GraphStoreFailingAt,
+    ProviderChangingDimensionAt,
+    chain_lines,
+    entity_line,
+    relationship_line,
+)
 
 TENANT = TenantId(uuid.UUID("6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"))
 ACME = entity_line("Acme Corp", "org", description="A maker of widgets since 1948. " * 4)
@@ -101,6 +114,138 @@ def test_a_missing_end_is_named_as_the_file_named_it(
     assert "relationship end not found" not in err
 
 
+# The deferred relationships a stopped or failed load leaves unwritten --------------------
+
+
+def _waiting_lines(count: int) -> list[str]:
+    """`count` companies, each followed by a relationship to a person named nowhere."""
+    return [
+        line
+        for i in range(count)
+        for line in (
+            entity_line(f"Company {i}"),
+            relationship_line((f"Company {i}", "company"), ("Nobody", "person")),
+        )
+    ]
+
+
+def test_a_stopped_load_names_the_first_ten_relationships_it_leaves_waiting(
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, [*_waiting_lines(12), "{oops"])
+    assert load(path, "--batch-size", "4") == 1
+    err = capsys.readouterr().err
+    assert "\n12 deferred relationships from earlier batches are not written either:\n" in err
+    listed = [
+        f'{path}:{2 * i + 2}: "Company {i}" (company) -[RELATED_TO]-> "Nobody" (person)\n'
+        for i in range(12)
+    ]
+    assert "".join(listed[:10]) + "and 2 more\n" in err
+    assert listed[10] not in err
+
+    path = write(tmp_path, [*_waiting_lines(1), "{oops"])
+    assert load(path, "--batch-size", "2") == 1
+    err = capsys.readouterr().err
+    assert (
+        "\n1 deferred relationship from earlier batches is not written either:\n"
+        f'{path}:2: "Company 0" (company) -[RELATED_TO]-> "Nobody" (person)\nnote: '
+    ) in err
+
+
+def test_a_failed_load_names_the_relationships_it_leaves_waiting(
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graph = shared.graph
+    assert isinstance(graph, GraphStoreFailingAt)
+    graph.fail_at = 3
+    path = write(tmp_path, [*_waiting_lines(2), entity_line("Cobalt")])
+    assert load(path, "--batch-size", "2") == 1
+    err = capsys.readouterr().err
+    assert (
+        "lines 1 to 4 are written (2 batches: 2 entities, 0 relationships); run the same load "
+        "again to finish it (records already written are rewritten unchanged)\n"
+        "2 deferred relationships from these batches are not written (waiting for the end of "
+        "the file):\n"
+        f'{path}:2: "Company 0" (company) -[RELATED_TO]-> "Nobody" (person)\n'
+        f'{path}:4: "Company 1" (company) -[RELATED_TO]-> "Nobody" (person)\n'
+    ) in err
+    assert "more" not in err
+
+
+# What a failed load has written ---------------------------------------------------------
+
+
+@pytest.fixture
+def changing_dimension(monkeypatch: pytest.MonkeyPatch) -> ProviderChangingDimensionAt:
+    """A load's provider, whose vectors change dimension from its `from_call`-th batch on."""
+    provider = ProviderChangingDimensionAt(DIMENSION, from_call=1)
+    services = Redstring(
+        embeddings=provider, vectors=InMemoryVectorStore(DIMENSION), graph=InMemoryGraphStore()
+    )
+
+    async def opened(settings: Settings) -> Redstring:
+        return services
+
+    monkeypatch.setattr("redstring.api.cli.open_client", opened)
+    return provider
+
+
+@pytest.mark.parametrize(
+    ("from_call", "written"),
+    [
+        (1, "no batch is written whole; run the same load again to finish it"),
+        (2, "lines 1 to 2 are written (1 batch: 2 entities, 0 relationships); run the same"),
+        (3, "lines 1 to 4 are written (2 batches: 4 entities, 0 relationships); run the same"),
+    ],
+)
+def test_a_dimension_mismatch_says_what_is_written_before_it(
+    tmp_path: Path,
+    changing_dimension: ProviderChangingDimensionAt,
+    capsys: pytest.CaptureFixture[str],
+    from_call: int,
+    written: str,
+) -> None:
+    changing_dimension.from_call = from_call
+    lines = [entity_line(f"Company {i}") for i in range(6)]
+    assert load(write(tmp_path, lines), "--batch-size", "2") == 1
+    err = capsys.readouterr().err
+    assert f"error: an embedding has dimension {DIMENSION + 1}, expected {DIMENSION}" in err
+    assert written in err
+    assert "the batches before the failing one" not in err
+
+
+def test_a_load_refused_before_it_starts_says_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Neo4j vector index of another dimension is refused as the stores start."""
+
+    async def refused(settings: Settings) -> Redstring:
+        raise DimensionMismatchError(384, DIMENSION, "the vector store for label Entity")
+
+    monkeypatch.setattr("redstring.api.cli.open_client", refused)
+    assert load(write(tmp_path, [entity_line("Acme Corp")])) == 1
+    err = capsys.readouterr().err
+    assert (
+        f"error: the vector store for label Entity has dimension {DIMENSION}, expected 384" in err
+    )
+    assert err.endswith("\nnothing is written\n")
+
+
+def test_a_bad_line_in_the_first_batch_says_nothing_is_written(
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [entity_line("Acme Corp"), "{oops", entity_line("Bolt")]
+    assert load(write(tmp_path, lines), "--batch-size", "2") == 1
+    err = capsys.readouterr().err
+    assert "nor the rest of the file. Nothing is written: fix the file and run the same" in err
+    assert "The batches before it" not in err
+
+    written = [lines[0], lines[2], entity_line("Cobalt"), "{oops"]
+    assert load(write(tmp_path, written), "--batch-size", "1") == 1
+    err = capsys.readouterr().err
+    assert "nor the rest of the file. The batches before it (lines 1 to 3) are written" in err
+
+
 # The progress bar's end, and plurals ---------------------------------------------------
 
 
@@ -109,13 +254,53 @@ def _bar(err: str) -> str:
     return bar
 
 
+def _bytes_through(path: Path, line_number: int) -> int:
+    return sum(len(line) for line in path.read_bytes().splitlines(keepends=True)[:line_number])
+
+
+def _share(path: Path, line_number: int) -> str:
+    """The share of `path` that lines 1 to `line_number` make, as the bar writes it."""
+    return f" {_bytes_through(path, line_number) / path.stat().st_size * 100.0:.0f}% "
+
+
+def test_counted_lines_give_the_bytes_up_to_the_end_of_a_line() -> None:
+    lines = CountedLines([b"ab\n", b"\n", b"cde\r\n", b"f"])
+    assert list(lines) == [b"ab\n", b"\n", b"cde\r\n", b"f"]
+    assert lines.bytes_read == 10
+    assert [lines.bytes_through(n) for n in (0, 1, 1, 3, 4)] == [0, 3, 3, 9, 10]
+    with pytest.raises(ValueError, match="line 2 is not among the lines read"):
+        lines.bytes_through(2)  # forgotten once line 3 was asked for
+
+
+def test_the_bar_advances_by_the_lines_of_the_batches_written(
+    tmp_path: Path, shared: Redstring, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not by the lines read: the next batch is read while this one is written."""
+    completed: list[float] = []
+    update = Progress.update
+
+    def recorded(progress: Progress, task: TaskID, **fields: Any) -> None:
+        if fields.get("completed") is not None:
+            completed.append(fields["completed"])
+        update(progress, task, **fields)
+
+    monkeypatch.setattr(Progress, "update", recorded)
+    path = write(tmp_path, ["", *chain_lines(10), ""])  # lines 2 to 20 hold records
+    assert load(path, "--batch-size", "4") == 0
+    # Batches end at lines 5, 9, 13, 17 and 20; the last redraw shows the whole file.
+    ends = [5, 9, 13, 17, 20]
+    assert completed == [*(_bytes_through(path, n) for n in ends), path.stat().st_size]
+
+
 def test_a_load_stopped_by_a_bad_line_ends_its_bar_stopped_with_what_was_written(
     tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lines = [entity_line("Acme Corp"), entity_line("Bolt"), "{oops"]
-    assert load(write(tmp_path, lines), "--batch-size", "1") == 1
+    path = write(tmp_path, lines)
+    assert load(path, "--batch-size", "1") == 1
     err = capsys.readouterr().err
     bar = _bar(err)
+    assert _share(path, 2) in bar  # the lines written, not the bad line read after them
     assert "2 records" in bar
     assert bar.endswith("stopped at line 3")
     assert "ETA" not in bar
@@ -132,9 +317,10 @@ def test_a_load_that_fails_or_is_interrupted_ends_its_bar_so(
     assert load(path, "--batch-size", "1") == 1
     err = capsys.readouterr().err
     bar = _bar(err)
+    assert _share(path, 1) in bar  # not line 2, read before the failure
     assert "1 record " in bar
     assert bar.endswith("failed")
-    assert "(1 entity, 0 relationships)" in err
+    assert "line 1 is written (1 batch: 1 entity, 0 relationships)" in err
 
 
 @pytest.mark.usefixtures("python_sigint")
@@ -149,6 +335,7 @@ def test_ctrl_c_ends_the_bar_interrupted(
     assert load(path, "--batch-size", "6") == 130
     err = capsys.readouterr().err
     bar = _bar(err)
+    assert _share(path, 12) in bar  # two batches of 6 lines written
     assert bar.endswith("interrupted")
     assert "ETA" not in bar
 

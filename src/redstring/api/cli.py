@@ -37,7 +37,12 @@ from redstring.api.load import CountedLines, load_jsonl
 from redstring.api.schema.build import schema_sdl
 from redstring.api.settings import Backend, Settings
 from redstring.api.startup import check_settings, open_client
-from redstring.composition.ingest import DEFAULT_INGEST_BATCH_SIZE, IngestReport, InvalidLine
+from redstring.composition.ingest import (
+    DEFAULT_INGEST_BATCH_SIZE,
+    IngestReport,
+    InvalidLine,
+    describe_relationship,
+)
 from redstring.domain.errors import InvalidInputError, RedstringError
 from redstring.domain.ids import TenantId
 
@@ -104,6 +109,11 @@ _REDRAW_SECONDS = 0.1
 def _count(number: int, noun: str, plural: str | None = None) -> str:
     """`1 record`, `2 records`, `0 records`: a count with its noun in the right number."""
     return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
+
+
+def _lines(report: IngestReport) -> str:
+    """The lines of the batches a report counts as written: `line 1`, `lines 1 to 12`."""
+    return "line 1" if report.last_line == 1 else f"lines 1 to {report.last_line:,}"
 
 
 def _ending(report: IngestReport) -> str:
@@ -178,6 +188,7 @@ class _LoadRun:
         self.err = err
         self.skip_invalid = skip_invalid
         self.written = IngestReport()
+        self.loading = False  # whether the file's records have started to be written
         self.started = time.perf_counter()
         self.elapsed = 0.0
         self.redrawn = 0.0  # `elapsed` when the progress bar was last drawn
@@ -217,7 +228,8 @@ class _LoadRun:
                         self.redrawn = self.elapsed
                     progress.update(
                         task,
-                        completed=lines.bytes_read,
+                        # The lines of the batches written, not those read ahead of them.
+                        completed=lines.bytes_through(report.last_line),
                         records=_count(report.records, "record"),
                         rate=rate,
                         refresh=due,
@@ -243,6 +255,7 @@ class _LoadRun:
                     )
                     progress.stop_task(task)
 
+                self.loading = True
                 try:
                     report = await load_jsonl(
                         lines,
@@ -266,14 +279,45 @@ class _LoadRun:
             await services.aclose()
 
     def print_interrupted(self) -> None:
+        """What a load that failed or was interrupted has written, and how to finish it."""
         done = self.written
+        if not self.loading:
+            self.err.print("nothing is written", highlight=False)
+            return
+        if done.batches:
+            written = (
+                f"{_lines(done)} {'is' if done.last_line == 1 else 'are'} written "
+                f"({_count(done.batches, 'batch', 'batches')}: "
+                f"{_count(done.entities, 'entity', 'entities')}, "
+                f"{_count(done.relationships, 'relationship')})"
+            )
+        else:  # the failing batch may have written some of its records
+            written = "no batch is written whole"
         self.err.print(
-            "the batches before the failing one are written ("
-            f"{_count(done.entities, 'entity', 'entities')}, "
-            f"{_count(done.relationships, 'relationship')}); run the same load again to finish it "
+            f"{written}; run the same load again to finish it "
             "(records already written are rewritten unchanged)",
             highlight=False,
         )
+        if done.waiting:
+            self.err.print(
+                f"{_count(done.waiting, 'deferred relationship')} from these batches "
+                f"{'is' if done.waiting == 1 else 'are'} not written (waiting for the end of the "
+                "file):",
+                highlight=False,
+            )
+            self.print_waiting(done, done.waiting)
+
+    def print_waiting(self, report: IngestReport, count: int) -> None:
+        """`FILE:LINE: relationship` for the first deferred relationships of the `count` not
+        written, and how many more there are."""
+        for number, named in report.first_waiting:
+            self.err.print(
+                f"{self.path}:{number}: {describe_relationship(named)}",
+                markup=False,
+                highlight=False,
+            )
+        if count > len(report.first_waiting):
+            self.err.print(f"and {count - len(report.first_waiting):,} more", highlight=False)
 
     def print_summary(self, report: IngestReport, settings: Settings) -> int:
         err = self.err
@@ -294,20 +338,26 @@ class _LoadRun:
             )
         status = EXIT_OK
         if report.stopped_at_line is not None:
+            before = (
+                f"The batches before it ({_lines(report)}) are written: fix the file and run the "
+                "same load again to finish"
+                if report.batches
+                else "Nothing is written: fix the file and run the same load again"
+            )
             err.print(
                 f"[red]not loaded:[/red] {_count(report.invalid, 'bad line')}; the batch from line "
                 f"{report.stopped_at_line} on was not written, nothing of it, nor the rest of "
-                "the file. The batches before it are written: fix the file and run the same "
-                "load again to finish (--skip-invalid loads around bad lines)",
+                f"the file. {before} (--skip-invalid loads around bad lines)",
                 highlight=False,
             )
             if report.deferred_dropped:
                 err.print(
                     f"{_count(report.deferred_dropped, 'deferred relationship')} from earlier "
-                    f"batches {'was' if report.deferred_dropped == 1 else 'were'} not written "
-                    "either",
+                    f"batches {'is' if report.deferred_dropped == 1 else 'are'} not written "
+                    "either:",
                     highlight=False,
                 )
+                self.print_waiting(report, report.deferred_dropped)
             status = EXIT_FAILED
         elif report.invalid:
             err.print(

@@ -48,6 +48,7 @@ from redstring.domain.ids import EntityId, RelationshipId
 from redstring.domain.relationship import Relationship
 
 DEFAULT_INGEST_BATCH_SIZE = 1000
+WAITING_LISTED = 10  # the deferred relationships a report names, of those it counts
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,18 @@ class IngestReport:
     twice counts twice). `skipped` counts invalid lines passed over with
     `skip_invalid`; `invalid` those that were not, so a load with
     `invalid > 0` is incomplete. `deferred` counts relationships that had to
-    wait for the end of the input. `stopped_at_line` is the first line of
-    the batch that an invalid line kept from being written (None when the
-    load reached the end); `deferred_dropped` counts the deferred
-    relationships that stop left unwritten.
+    wait for the end of the input. `batches` counts the batches written
+    whole, and `last_line` is the number of the last line of the last of
+    them (0 before the first): every line up to it is written, but for the
+    deferred relationships that still wait. `waiting` counts those, and
+    `first_waiting` holds the first `WAITING_LISTED` of them (line number
+    and relationship, in line order), so that a load that ends before they
+    are written can name them; both are 0 and empty once the load has
+    written or reported every deferred relationship. `stopped_at_line` is
+    the first line of the batch that an invalid line kept from being
+    written (None when the load reached the end); `deferred_dropped` counts
+    the deferred relationships that stop left unwritten (`waiting` then,
+    named by `first_waiting`).
     """
 
     entities: int = 0
@@ -103,6 +112,10 @@ class IngestReport:
     deferred: int = 0
     stopped_at_line: int | None = None
     deferred_dropped: int = 0
+    batches: int = 0
+    last_line: int = 0
+    waiting: int = 0
+    first_waiting: tuple[NumberedRelationship, ...] = ()
 
     @property
     def records(self) -> int:
@@ -129,6 +142,15 @@ def _missing_ends(named: NamedRelationship, missing: set[str]) -> list[str]:
         ("target", relationship.target_entity_id, named.target),
     )
     return [f"{end} {_end(i, name)}" for end, i, name in ends if str(i) in missing]
+
+
+def describe_relationship(named: NamedRelationship) -> str:
+    """A relationship as its input named it: `"Acme Corp" (company) -[SUPPLIES]-> "Bolt"
+    (company)`, an end given by id shown by its id."""
+    relationship = named.relationship
+    source = _end(relationship.source_entity_id, named.source)
+    target = _end(relationship.target_entity_id, named.target)
+    return f"{source} -[{relationship.relationship_type}]-> {target}"
 
 
 def missing_ends_reason(ends: Sequence[str]) -> str:
@@ -179,6 +201,7 @@ class _Ready:
     vectors: EntityVectors
     relationships: list[NumberedRelationship]
     skipped: int
+    last_line: int
 
 
 class _Load:
@@ -216,13 +239,13 @@ class _Load:
         relationships = [
             (n, _named(r)) for n, r in batch if isinstance(r, Relationship | NamedRelationship)
         ]
-        return _Ready(entities, vectors, relationships, skipped=len(bad))
+        return _Ready(entities, vectors, relationships, skipped=len(bad), last_line=batch[-1][0])
 
     def stop(self, batch: list[NumberedLine], bad: list[InvalidLine]) -> None:
         """Report a load stopped before `batch` by its `bad` lines."""
         self.report.invalid += len(bad)
         self.report.stopped_at_line = batch[0][0]
-        self.report.deferred_dropped = len(self.deferred)
+        self.report.deferred_dropped = len(self.deferred)  # counted and named in `waiting`
 
     async def finish(self, ready: _Ready) -> None:
         """The rest of a batch whose entities are written: its vectors beside its
@@ -234,7 +257,15 @@ class _Load:
             await relationships
         self.report.entities += len(ready.entities)
         self.report.skipped += ready.skipped
+        self.report.batches += 1
+        self.report.last_line = ready.last_line
+        self._note_waiting()
         self.on_batch(self.report)
+
+    def _note_waiting(self) -> None:
+        """Count the deferred relationships in the report, and name the first of them."""
+        self.report.waiting = len(self.deferred)
+        self.report.first_waiting = tuple(islice(self.deferred.values(), WAITING_LISTED))
 
     async def _relationships(self, relationships: list[NumberedRelationship]) -> None:
         written, waiting = await _write_relationships(self.services, relationships)
@@ -253,10 +284,11 @@ class _Load:
         waiting = list(self.deferred.values())
         self.deferred.clear()
         for start in range(0, len(waiting), batch_size):
-            written, unresolved = await _write_relationships(
-                self.services, waiting[start : start + batch_size]
-            )
+            end = start + batch_size
+            written, unresolved = await _write_relationships(self.services, waiting[start:end])
             self.report.relationships += len(written)
+            self.report.waiting = max(len(waiting) - end, 0)
+            self.report.first_waiting = tuple(waiting[end : end + WAITING_LISTED])
             for (number, _), ends in unresolved:
                 self.on_invalid(InvalidLine(number, missing_ends_reason(ends)))
             if self.skip_invalid:
@@ -281,7 +313,8 @@ async def ingest(
     including (at the end) each relationship whose end never appeared;
     `on_batch` gets the report so far after each batch is written. Store and
     provider errors propagate: the batches before the failing one are
-    written, and running the same records again finishes the load.
+    written but for the deferred relationships that the last report counts
+    in `waiting`, and running the same records again finishes the load.
     """
     check_batch_size(batch_size)
     load = _Load(services, skip_invalid=skip_invalid, on_invalid=on_invalid, on_batch=on_batch)
