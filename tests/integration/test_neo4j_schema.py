@@ -187,3 +187,14 @@ async def test_an_index_of_other_hnsw_settings_is_kept_with_a_warning(
     finally:
         async with driver.session() as session:
             await (await session.run(f"DROP INDEX {index} IF EXISTS")).consume()
+
+
+def test_an_hnsw_candidate_list_below_two_is_refused(driver: neo4j.AsyncDriver) -> None:
+    """Neo4j takes `vector.hnsw.ef_construction` 1, then its first write that builds the
+    HNSW graph stops the database: the store refuses it before any index exists."""
+    for candidates in (1, 0):
+        with pytest.raises(ValueError, match="hnsw_ef_construction must be at least 2"):
+            Neo4jVectorStore(driver, 8, label=LABEL, hnsw_ef_construction=candidates)
+    with pytest.raises(ValueError, match="hnsw_m"):
+        Neo4jVectorStore(driver, 8, label=LABEL, hnsw_m=0)
+    Neo4jVectorStore(driver, 8, label=LABEL, hnsw_m=1, hnsw_ef_construction=2)

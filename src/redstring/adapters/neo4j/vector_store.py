@@ -70,6 +70,10 @@ DEFAULT_EXACT_BELOW = 100
 DEFAULT_HNSW_M = 16
 DEFAULT_HNSW_EF_CONSTRUCTION = 200
 DEFAULT_SEARCH_RATIO = 3
+# Neo4j 2026.08 creates an index with `vector.hnsw.ef_construction` 1, but its first
+# write large enough to build the HNSW graph then fails inside Lucene (a candidate
+# queue of capacity 0) and leaves the whole database needing a restart.
+MIN_HNSW_EF_CONSTRUCTION = 2
 
 
 def _first_fetch(k: int) -> int:
@@ -228,8 +232,13 @@ class Neo4jVectorStore(OwnedConnection):
     ) -> None:
         if dimension <= 0:
             raise ValueError("dimension must be positive")
-        if hnsw_m < 1 or hnsw_ef_construction < 1 or search_ratio < 1:
-            raise ValueError("hnsw_m, hnsw_ef_construction and search_ratio must be positive")
+        if hnsw_m < 1 or search_ratio < 1:
+            raise ValueError("hnsw_m and search_ratio must be positive")
+        if hnsw_ef_construction < MIN_HNSW_EF_CONSTRUCTION:
+            raise ValueError(
+                f"hnsw_ef_construction must be at least {MIN_HNSW_EF_CONSTRUCTION}, "
+                f"got {hnsw_ef_construction}"
+            )
         self._hnsw_m = hnsw_m
         self._hnsw_ef_construction = hnsw_ef_construction
         self._search_ratio = search_ratio

@@ -1,0 +1,205 @@
+"""`Neo4jConnection.query` tries a read again: at once, one time, after losing the server,
+and with growing delays within `max_retry_time` after a transient server error.
+
+Connections go through a TCP proxy on the loopback address in front of the real
+server, which can close the connections it accepts. A transient error cannot be
+provoked on one Community server at will (a follower behind a bookmark, a leader
+election), so for those tests a driver wrapper raises the driver's own
+`TransientError` for the first reads and passes every other call to the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlparse
+
+import neo4j
+import pytest
+from neo4j import exceptions as neo4j_errors
+
+from redstring.adapters.neo4j import Neo4jSettings, connect_driver
+from redstring.adapters.neo4j.connection import Neo4jConnection
+from redstring.domain.errors import StoreUnavailableError
+
+
+class _Proxy:
+    """Forwards each connection to the server, except that it closes at once the first
+    `refusals` connections it accepts (every one while `refusals` is None)."""
+
+    def __init__(self, upstream: tuple[str, int], refusals: int | None) -> None:
+        self._upstream = upstream
+        self._refusals = refusals
+        self.accepted = 0
+        self._writers: list[asyncio.StreamWriter] = []
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.accepted += 1
+        self._writers.append(writer)
+        if self._refusals is None or self._refusals > 0:
+            if self._refusals is not None:
+                self._refusals -= 1
+            writer.close()
+            return
+        up_reader, up_writer = await asyncio.open_connection(*self._upstream)
+        self._writers.append(up_writer)
+        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[str]:
+        """The proxy's `bolt://` address while it listens on a free loopback port."""
+        server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        try:
+            yield f"bolt://127.0.0.1:{port}"
+        finally:
+            server.close()
+            for writer in self._writers:
+                writer.close()
+            await server.wait_closed()
+
+
+async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+    try:
+        while data := await source.read(65536):
+            sink.write(data)
+            await sink.drain()
+    except OSError:
+        pass
+    finally:
+        sink.close()
+
+
+_SETTINGS = Neo4jSettings(connection_timeout=1.0, acquisition_timeout=2.0, max_retry_time=1.0)
+
+
+def _server_address(neo4j_auth: tuple[str, tuple[str, str]]) -> tuple[str, int]:
+    parsed = urlparse(neo4j_auth[0])
+    assert parsed.hostname is not None
+    return parsed.hostname, parsed.port or 7687
+
+
+async def test_a_read_is_tried_again_at_once_after_losing_the_server(
+    neo4j_auth: tuple[str, tuple[str, str]],
+) -> None:
+    """The first connection is closed before Bolt's handshake (as by a server that went
+    away); the read connects again at once and answers from the server."""
+    proxy = _Proxy(_server_address(neo4j_auth), refusals=1)
+    async with proxy.serving() as uri, connect_driver(uri, neo4j_auth[1], _SETTINGS) as driver:
+        connection = Neo4jConnection(driver, database=None, settings=_SETTINGS, owned=False)
+        [record] = await connection.query("RETURN $asked AS answer", {"asked": 42})
+    assert record["answer"] == 42
+    assert proxy.accepted == 2
+
+
+async def test_a_read_from_a_server_that_stays_away_fails_after_one_retry(
+    neo4j_auth: tuple[str, tuple[str, str]],
+) -> None:
+    """Losing the server is retried once, not for `max_retry_time`: a server that is down
+    answers `StoreUnavailableError` at once (docs/neo4j.md, "Reads, routing and
+    bookmarks"), however long the retry time."""
+    settings = Neo4jSettings(connection_timeout=1.0, acquisition_timeout=2.0, max_retry_time=60)
+    proxy = _Proxy(_server_address(neo4j_auth), refusals=None)
+    async with proxy.serving() as uri, connect_driver(uri, neo4j_auth[1], settings) as driver:
+        connection = Neo4jConnection(driver, database=None, settings=settings, owned=False)
+        with pytest.raises(StoreUnavailableError) as failed:
+            await asyncio.wait_for(connection.query("RETURN 1 AS one", {}), timeout=10)
+    assert isinstance(failed.value.__cause__, neo4j_errors.ServiceUnavailable)
+    assert proxy.accepted == 2
+
+
+class _TransientAtFirst:
+    """The real driver, except that the first `failures` statements run (every one while
+    `failures` is None) raise `TransientError` instead of reaching the server."""
+
+    def __init__(self, driver: neo4j.AsyncDriver, failures: int | None) -> None:
+        self._driver = driver
+        self._failures = failures
+        self.raised: list[neo4j_errors.TransientError] = []
+        self.answered = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._driver, name)
+
+    def session(self, **config: Any) -> _Session:
+        return _Session(self, self._driver.session(**config))
+
+    def fails_now(self) -> bool:
+        if self._failures is None or self._failures > 0:
+            if self._failures is not None:
+                self._failures -= 1
+            return True
+        return False
+
+
+class _Session:
+    def __init__(self, owner: _TransientAtFirst, session: neo4j.AsyncSession) -> None:
+        self._owner = owner
+        self._session = session
+
+    async def __aenter__(self) -> _Session:
+        await self._session.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self._session.__aexit__(*exc_info)
+
+    async def run(self, query: neo4j.Query, parameters: dict[str, Any]) -> neo4j.AsyncResult:
+        if self._owner.fails_now():
+            error = neo4j_errors.TransientError("the database cannot answer right now")
+            self._owner.raised.append(error)
+            raise error
+        self._owner.answered += 1
+        return await self._session.run(query, parameters)
+
+
+@pytest.fixture
+def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Every `asyncio.sleep` of the test, recorded, then slept."""
+    recorded: list[float] = []
+    sleep = asyncio.sleep
+
+    async def recording(delay: float, result: Any = None) -> Any:
+        recorded.append(delay)
+        return await sleep(delay, result)
+
+    monkeypatch.setattr(asyncio, "sleep", recording)
+    return recorded
+
+
+def _growing(pauses: list[float]) -> bool:
+    return all(later > earlier for earlier, later in itertools.pairwise(pauses))
+
+
+async def test_a_read_answers_once_a_transient_error_clears(
+    driver: neo4j.AsyncDriver, pauses: list[float]
+) -> None:
+    settings = Neo4jSettings(max_retry_time=5.0)
+    flaky = _TransientAtFirst(driver, failures=3)
+    connection = Neo4jConnection(flaky, database=None, settings=settings, owned=False)  # type: ignore[arg-type]
+    [record] = await connection.query("RETURN $asked AS answer", {"asked": 7})
+    assert record["answer"] == 7
+    assert (len(flaky.raised), flaky.answered) == (3, 1)
+    assert len(pauses) == 3
+    assert _growing(pauses)
+    assert 0.04 <= pauses[0] <= 0.06
+
+
+async def test_a_transient_error_that_lasts_fails_within_max_retry_time(
+    driver: neo4j.AsyncDriver, pauses: list[float]
+) -> None:
+    settings = Neo4jSettings(max_retry_time=1.0)
+    flaky = _TransientAtFirst(driver, failures=None)
+    connection = Neo4jConnection(flaky, database=None, settings=settings, owned=False)  # type: ignore[arg-type]
+    with pytest.raises(StoreUnavailableError) as failed:
+        await asyncio.wait_for(connection.query("RETURN 1 AS one", {}), timeout=10)
+    assert failed.value.__cause__ is flaky.raised[-1]
+    # Tried again after each pause, the pauses growing, and no pause past the retry time.
+    assert len(flaky.raised) == len(pauses) + 1
+    assert len(pauses) >= 3
+    assert _growing(pauses)
+    assert sum(pauses) <= settings.max_retry_time
+    assert flaky.answered == 0
