@@ -556,6 +556,11 @@ async def test_health_readiness_and_the_graphiql_page_need_no_credentials(
         page = await http.get("/graphql", headers={"accept": "text/html"})
         assert page.status_code == 200
         assert "graphiql" in page.text.lower()
+        # A method /graphql never serves is refused as such, credentials or not.
+        for method in ("HEAD", "PUT", "DELETE", "PATCH"):
+            refused = await http.request(method, "/graphql")
+            assert refused.status_code == 405, method
+            assert "www-authenticate" not in refused.headers
         # A query over GET is an operation: it needs credentials.
         _assert_unauthenticated(
             await http.get("/graphql", params={"query": "{ __typename }"}),

@@ -149,11 +149,13 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         """The request's context, its caller authenticated (401 when it cannot be).
 
         Strawberry asks for the context before it decides to render GraphiQL's
-        page, which carries no data: that request is let through with a caller
-        granted nothing, so only executing an operation needs credentials.
+        page, which carries no data, and before it refuses a method other than GET
+        and POST with 405: both requests are let through with a caller granted
+        nothing, so only executing an operation needs credentials.
         """
-        if isinstance(request, Request) and self.should_render_graphql_ide(
-            self.request_adapter_class(request)
+        adapter = self.request_adapter_class(request) if isinstance(request, Request) else None
+        if adapter is not None and (
+            not self.is_request_allowed(adapter) or self.should_render_graphql_ide(adapter)
         ):
             caller = _PAGE_CALLER
         else:
