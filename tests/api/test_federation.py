@@ -141,7 +141,7 @@ async def test_a_malformed_representation_is_bad_user_input(federated: GraphQLCl
 
 async def _as_caller(services: Redstring, caller: Caller, query: str, **variables: Any) -> Any:
     schema = build_schema(federation=True)
-    context = RequestContext(services=services, caller=caller)
+    context = RequestContext(client=services, caller=caller)
     # Strawberry pops `__typename` off each representation: hand it a copy.
     fresh = copy.deepcopy(variables)
     return await schema.execute(query, variable_values=fresh, context_value=context)

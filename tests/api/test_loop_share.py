@@ -30,7 +30,7 @@ WALK = (
 async def _run(services: Redstring, limits: Limits) -> tuple[dict[str, Any], int, RequestContext]:
     """The walk's data, how many loop turns a probe task saw while it ran, its context."""
     schema = build_schema(Limits(max_cost=100_000))
-    context = RequestContext(services=services, limits=limits)
+    context = RequestContext(client=services, limits=limits)
     loop_turns = 0
     running = True
 

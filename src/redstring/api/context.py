@@ -13,14 +13,14 @@ from redstring.composition.client import Redstring
 
 @dataclass
 class RequestContext:
-    """The services, the per-request loaders, the limits and the caller's identity.
+    """The client, the per-request loaders, the limits and the caller's identity.
 
-    Resolvers reach stores only through `services` (composition) and
+    Resolvers reach stores only through `client` (composition) and
     `loaders`; `caller` is what `check_tenant_access` checks; `loop_share` is the
     turn they take after their awaits, before completing their part of the response.
     """
 
-    services: Redstring
+    client: Redstring
     limits: Limits = field(default_factory=Limits)
     caller: Caller = field(default_factory=Caller.anonymous)
     loaders: Loaders = field(init=False)
@@ -31,4 +31,4 @@ class RequestContext:
 
     def __post_init__(self) -> None:
         self.loop_share = LoopShare(self.limits.loop_slice)
-        self.loaders = Loaders(self.services.graph, self.loop_share)
+        self.loaders = Loaders(self.client.graph, self.loop_share)

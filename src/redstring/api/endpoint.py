@@ -160,7 +160,7 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
             caller = _PAGE_CALLER
         else:
             caller = await self._authenticator.caller(request.headers.get("authorization"))
-        return RequestContext(services=self._services(), limits=self._limits, caller=caller)
+        return RequestContext(client=self._services(), limits=self._limits, caller=caller)
 
 
 _PAGE_CALLER = Caller(subject=None, tenants=frozenset(), role=Role.READ)

@@ -26,7 +26,7 @@ async def retrieve(
     # Retrieval over the in-memory stores computes without awaiting anything: the
     # `retrieve` fields of one operation would all run in the same turn of the loop.
     await context.loop_share.turn()
-    result = await context.services.retriever.retrieve(
+    result = await context.client.retriever.retrieve(
         query, tenant, k=k, entity_types=none_if_unset(entity_types), mode=mode.to_domain()
     )
     context.loaders.prime_entities([m.entity for m in result.matches])

@@ -27,7 +27,7 @@ async def upsert_entities(
     tenant = authorized_tenant(context, tenant_id, Role.WRITE)
     context.limits.check_batch(len(entities), "entities")
     domain = [e.to_domain(tenant, f"entities[{i}]") for i, e in enumerate(entities)]
-    await context.services.upsert(domain)
+    await context.client.upsert(domain)
     return _upserted([e.id for e in domain])
 
 
@@ -41,7 +41,7 @@ async def upsert_relationships(
     context.limits.check_batch(len(relationships), "relationships")
     domain = [r.to_domain(tenant, f"relationships[{i}]") for i, r in enumerate(relationships)]
     # One batch, so that the mutation is written whole or not at all.
-    await context.services.upsert((), domain, batch_size=max(1, len(domain)))
+    await context.client.upsert((), domain, batch_size=max(1, len(domain)))
     return _upserted([r.id for r in domain])
 
 
@@ -53,5 +53,5 @@ async def delete_entities(
     context = info.context
     tenant = authorized_tenant(context, tenant_id, Role.WRITE)
     context.limits.check_batch(len(ids), "ids")
-    count = await context.services.delete(entity_ids_arg(ids), tenant)
+    count = await context.client.delete(entity_ids_arg(ids), tenant)
     return DeleteResult(count=count)
