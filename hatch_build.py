@@ -3,10 +3,12 @@
 The files are not in git (docs/adr/0005-graphiql-files-in-the-wheel.md): in a
 checkout `npm ci` installs them into `src/redstring/api/graphiql/node_modules/`
 (`make graphiql`), and this hook copies the few the page loads, with each
-package's `LICENSE`, into the sdist and the wheel at the same place, so the
-installed server finds them where a checkout does. A wheel built from the
-sdist needs no npm: the sdist already holds them. The list of files comes from
-`assets.py` itself, loaded by path (it imports only the standard library).
+package's `LICENSE` and the licence texts of every package installed
+(`THIRD_PARTY_LICENSES.txt`, written here), into the sdist and the wheel at
+the same place, so the installed server finds them where a checkout does.
+A wheel built from the sdist needs no npm: the sdist already holds them. The
+list of files comes from `assets.py` itself, loaded by path (it imports only
+the standard library).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 NPM_DIR = Path("src", "redstring", "api", "graphiql")
+NPM_HIDDEN_LOCK = ".package-lock.json"  # what `npm ci` writes into node_modules/
 NPM_CI = ("ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error")
 
 
@@ -53,11 +56,20 @@ class GraphiQLFilesHook(BuildHookInterface):  # type: ignore[type-arg]
         root = Path(self.root)
         assets = _load_assets(root)
         install_dir = root / NPM_DIR / "node_modules"
-        if any(not path.is_file() for path in assets.shipped_files(install_dir)):
+        if any(not path.is_file() for path in assets.installed_files(install_dir)):
             self._npm_ci(root / NPM_DIR)
-        missing = [path for path in assets.shipped_files(install_dir) if not path.is_file()]
+        missing = [path for path in assets.installed_files(install_dir) if not path.is_file()]
         if missing:
             raise RuntimeError(f"GraphiQL's files are still missing after `npm ci`: {missing}")
+        if (install_dir / NPM_HIDDEN_LOCK).is_file():
+            # A checkout's install, every package in it: its notices are written anew.
+            # An sdist carries the notices and only the shipped files, so keeps them.
+            notices = assets.notices(install_dir, root / NPM_DIR / "package-lock.json")
+            (install_dir / assets.NOTICES_FILE).write_text(notices, encoding="utf-8")
+        elif not (install_dir / assets.NOTICES_FILE).is_file():
+            raise RuntimeError(
+                f"{install_dir / assets.NOTICES_FILE} is missing: run `make graphiql`"
+            )
         for asset in assets.ASSETS:
             if _integrity(asset.file(install_dir)) != asset.integrity:
                 raise RuntimeError(

@@ -34,7 +34,7 @@ import pytest
 
 from redstring.adapters.embeddings.static import MODEL_DIR as STATIC_MODEL_DIR
 from redstring.api.graphiql import ASSETS, INSTALL_DIR, missing_assets
-from redstring.api.graphiql.assets import shipped_files
+from redstring.api.graphiql.assets import NOTICES_FILE, notices, shipped_files
 from tests.api.page_assets import page_assets
 from tests.api.support import DEMO, README_QUERY
 from tests.processes import REPO, LoggedProcess, child_environment, free_loopback_port
@@ -106,6 +106,8 @@ def test_the_sdist_and_the_wheel_carry_graphiqls_files_and_licences_only(dist: D
         for asset in ASSETS:
             name = asset.file().relative_to(SRC).as_posix()
             assert _integrity(archive.read(name)) == asset.integrity, asset.name
+        shipped_notices = (INSTALL_DIR / NOTICES_FILE).relative_to(SRC).as_posix()
+        assert archive.read(shipped_notices).decode() == notices()
 
 
 def test_the_sdist_and_the_wheel_carry_the_static_model_and_its_licence(dist: Dist) -> None:

@@ -10,14 +10,22 @@ This module imports nothing but the standard library: the build hook
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
 CDN_BASE = "https://unpkg.com"
 INSTALL_DIR = Path(__file__).resolve().parent / "node_modules"
+LOCK_FILE = INSTALL_DIR.parent / "package-lock.json"
 ROUTE_PREFIX = "graphiql"
 LICENCE_FILE = "LICENSE"  # what graphiql, react and react-dom each ship at their root
+# The licences of every package `npm ci` installs: graphiql.min.js bundles the code
+# of most of them (graphql-js, CodeMirror, markdown-it, ...), and npm ships only
+# GraphiQL's own LICENSE beside it.
+NOTICES_FILE = "THIRD_PARTY_LICENSES.txt"
+_LICENCE_TEXT = re.compile(r"^(licen[cs]e|copying|notice)([-._].*)?$", re.IGNORECASE)
 
 
 class AssetSource(StrEnum):
@@ -93,9 +101,64 @@ def missing_assets(install_dir: Path = INSTALL_DIR) -> list[Asset]:
     return [asset for asset in ASSETS if not asset.file(install_dir).is_file()]
 
 
-def shipped_files(install_dir: Path = INSTALL_DIR) -> list[Path]:
-    """What the wheel and sdist carry of `install_dir`: each asset, and the licence
-    of each package an asset comes from (its `LICENSE`), nothing more."""
+def installed_files(install_dir: Path = INSTALL_DIR) -> list[Path]:
+    """What `npm ci` puts in `install_dir` that the wheel and sdist carry: each
+    asset, and the licence of each package an asset comes from (its `LICENSE`)."""
     packages = dict.fromkeys(asset.package for asset in ASSETS)
     licences = [install_dir / package / LICENCE_FILE for package in packages]
     return [asset.file(install_dir) for asset in ASSETS] + licences
+
+
+def shipped_files(install_dir: Path = INSTALL_DIR) -> list[Path]:
+    """What the wheel and sdist carry of `install_dir`, nothing more: the installed
+    files, and the notices of every package (`NOTICES_FILE`, from `notices`)."""
+    return [*installed_files(install_dir), install_dir / NOTICES_FILE]
+
+
+def notices(install_dir: Path = INSTALL_DIR, lock_file: Path = LOCK_FILE) -> str:
+    """The licence texts of every package the lock file installs (its dev packages
+    aside), read from each package's folder under `install_dir`: its files named
+    LICENSE, LICENCE, COPYING or NOTICE (any case, any suffix). A package that
+    ships none is listed with the licence and author its `package.json` declares.
+
+    Raises `FileNotFoundError` when a package the lock file requires is not installed.
+    """
+    packages = json.loads(lock_file.read_text(encoding="utf-8"))["packages"]
+    sections: list[str] = []
+    count = 0
+    for location, entry in sorted(packages.items()):
+        if not location or entry.get("dev"):
+            continue
+        folder = install_dir.parent / location
+        if not folder.is_dir():
+            if entry.get("optional"):
+                continue
+            raise FileNotFoundError(f"{folder} is not installed: run `make graphiql`")
+        count += 1
+        name = location.rpartition("node_modules/")[2]
+        declared = entry.get("license") or "no licence declared"
+        sections += ["", "=" * 79, f"{name} {entry.get('version', '')} ({declared})", "=" * 79]
+        texts = sorted(
+            path for path in folder.iterdir() if path.is_file() and _LICENCE_TEXT.match(path.name)
+        )
+        for path in texts:
+            sections += ["", f"--- {path.name}", "", path.read_text(encoding="utf-8").strip()]
+        if not texts:
+            manifest = json.loads((folder / "package.json").read_text(encoding="utf-8"))
+            author = manifest.get("author")
+            if isinstance(author, dict):
+                author = " ".join(str(author[key]) for key in ("name", "email") if key in author)
+            by = f", by {author}" if author else ""
+            sections += [
+                "",
+                f"The package ships no licence text; its package.json declares {declared}{by}.",
+            ]
+    header = [
+        "Third-party software in GraphiQL's files",
+        "",
+        "redstring's wheel carries GraphiQL's browser files (graphiql.min.js and",
+        "graphiql.min.css) and React's. graphiql.min.js bundles the code of GraphiQL's",
+        f"own dependencies. Here are the licences of the {count} npm packages that",
+        f"{lock_file.name} installs, each as the package ships it.",
+    ]
+    return "\n".join(header + sections) + "\n"
