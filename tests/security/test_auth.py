@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.server
 import json
 import logging
+import os
 import threading
 import time
 import uuid
@@ -456,6 +457,7 @@ class RsaKeys:
     private_pem: bytes
     public_pem: bytes
     other_private_pem: bytes
+    other_jwk: dict[str, Any]
     jwks: Path
 
 
@@ -479,7 +481,8 @@ def rsa_keys(tmp_path_factory: pytest.TempPathFactory) -> RsaKeys:
     public = key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
-    return RsaKeys(pem(key), public, pem(other), jwks)
+    other_jwk = json.loads(RSAAlgorithm.to_jwk(other.public_key()))
+    return RsaKeys(pem(key), public, pem(other), other_jwk, jwks)
 
 
 @pytest.fixture
@@ -518,6 +521,39 @@ async def test_an_rs256_token_not_signed_by_the_jwks_key_is_401(
     _assert_unauthenticated(await _post(rs256, RETRIEVE, token, t=A, q=A_NAME))
     [logged] = _refusal_reasons(caplog)
     assert reason.lower() in logged.lower()
+
+
+async def test_a_jwks_file_rotated_on_the_running_app_is_read_again(
+    seeded: Seeded, rsa_keys: RsaKeys, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    jwks = tmp_path / "jwks.json"
+    jwks.write_bytes(rsa_keys.jwks.read_bytes())
+    old = jwt.encode(_claims(), rsa_keys.private_pem, "RS256", headers={"kid": "k1"})
+    new = jwt.encode(_claims(), rsa_keys.other_private_pem, "RS256", headers={"kid": "k2"})
+    settings = Settings(auth=AuthMode.JWT, jwt_jwks=str(jwks), jwt_audience=AUDIENCE)
+
+    def replace(content: str) -> None:
+        staged = tmp_path / "staged.json"
+        staged.write_text(content, encoding="utf-8")
+        os.replace(staged, jwks)
+
+    async with _http(seeded.services, settings) as http:
+        assert (await _post(http, RETRIEVE, old, t=A, q=A_NAME)).status_code == 200
+        _assert_unauthenticated(await _post(http, RETRIEVE, new, t=A, q=A_NAME))
+
+        replace(json.dumps({"keys": [{**rsa_keys.other_jwk, "kid": "k2", "use": "sig"}]}))
+        assert (await _post(http, RETRIEVE, new, t=A, q=A_NAME)).status_code == 200
+        _assert_unauthenticated(await _post(http, RETRIEVE, old, t=A, q=A_NAME))
+
+        # A file that breaks refuses every token until it is fixed.
+        caplog.set_level(logging.ERROR, logger="redstring.api")
+        replace('{"keys": "nope"}')
+        _assert_unauthenticated(await _post(http, RETRIEVE, new, t=A, q=A_NAME))
+        assert any("JWKS file is fixed" in r.getMessage() for r in caplog.records)
+        jwks.unlink()
+        _assert_unauthenticated(await _post(http, RETRIEVE, new, t=A, q=A_NAME))
+        replace(json.dumps({"keys": [{**rsa_keys.other_jwk, "kid": "k2", "use": "sig"}]}))
+        assert (await _post(http, RETRIEVE, new, t=A, q=A_NAME)).status_code == 200
 
 
 def _hmac_token_signed_with(secret: bytes) -> str:

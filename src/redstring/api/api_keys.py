@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redstring.api.authorization import Caller, Role
 from redstring.api.credentials import CredentialsRefusedError
 from redstring.api.errors import describe_validation_error
+from redstring.api.watched_file import Signature, file_signature
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import TenantId
 
@@ -192,18 +193,11 @@ class ApiKeyVerifier:
     def __init__(self, path: Path) -> None:
         self._path = path
         self._records: dict[str, KeyRecord] = {}
-        self._seen: tuple[int, ...] | None = ()  # () matches no file, present or not
+        self._seen: Signature | tuple[()] = ()  # () matches no file, present or not
         self._load(refuse=True)
 
-    def _signature(self) -> tuple[int, ...] | None:
-        try:
-            stat = os.stat(self._path)
-        except OSError:
-            return None
-        return (stat.st_ino, stat.st_dev, stat.st_size, stat.st_mtime_ns, stat.st_mode)
-
     def _load(self, *, refuse: bool = False) -> None:
-        signature = self._signature()
+        signature = file_signature(self._path)
         if signature == self._seen:
             return
         self._seen = signature

@@ -8,7 +8,8 @@ checked when set. The caller's tenants are the UUID strings of the claim
 `REDSTRING_JWT_ROLE_CLAIM`; a token whose claims are missing or malformed
 proves nothing and is refused like a forged one.
 
-A JWKS file is read once, at start; a JWKS URL is fetched by PyJWT's
+A JWKS file is read at start and again whenever its `stat` changes (a rotated
+key works at once, without a restart); a JWKS URL is fetched by PyJWT's
 `PyJWKClient`, which caches the key set, in a worker thread (its fetch
 blocks), so the event loop never waits on the network.
 """
@@ -31,6 +32,7 @@ from redstring.api.authorization import Caller, Role
 from redstring.api.credentials import CredentialsRefusedError
 from redstring.api.errors import ErrorCode, RequestRefusedError
 from redstring.api.settings import Settings
+from redstring.api.watched_file import Signature, file_signature
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import TenantId
 
@@ -80,26 +82,58 @@ def _key_id(token: str) -> str | None:
     return kid if isinstance(kid, str) else None
 
 
+def _read_jwks_file(path: Path) -> dict[str | None, PyJWK]:
+    """The RS256 keys of the JWKS file `path` by kid; `InvalidInputError` when it cannot
+    be read or holds no usable key."""
+    try:
+        key_set = PyJWKSet.from_json(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read the JWKS file {path}: {exc.strerror}") from None
+    except (PyJWTError, ValueError) as exc:
+        raise InvalidInputError(f"{path} is not a JWKS: {exc}") from None
+    keys = _rs256_keys(key_set)
+    if not keys:
+        raise InvalidInputError(f"the JWKS file {path} holds no RSA key for RS256")
+    if len(keys) > 1 and any(key.key_id is None for key in keys):
+        raise InvalidInputError(f"the JWKS file {path} holds several keys: each needs a kid")
+    return {key.key_id: key for key in keys}
+
+
 class JwksFile:
-    """RS256 with the keys of a JWKS file, read once."""
+    """RS256 with the keys of a JWKS file, read again whenever its `stat` changes.
+
+    A file that disappears or stops being a usable JWKS refuses every token (and
+    is logged at ERROR) until it is fixed: keeping the keys read before would keep
+    a key removed from the file working.
+    """
 
     algorithm = RS256
 
     def __init__(self, path: Path) -> None:
+        self._path = path
+        self._keys: dict[str | None, PyJWK] = {}
+        self._seen: Signature | tuple[()] = ()  # () matches no file, present or not
+        self._load(refuse=True)
+
+    def _load(self, *, refuse: bool = False) -> None:
+        signature = file_signature(self._path)
+        if signature == self._seen:
+            return
+        self._seen = signature
         try:
-            key_set = PyJWKSet.from_json(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise InvalidInputError(f"cannot read the JWKS file {path}: {exc.strerror}") from None
-        except (PyJWTError, ValueError) as exc:
-            raise InvalidInputError(f"{path} is not a JWKS: {exc}") from None
-        keys = _rs256_keys(key_set)
-        if not keys:
-            raise InvalidInputError(f"the JWKS file {path} holds no RSA key for RS256")
-        if len(keys) > 1 and any(key.key_id is None for key in keys):
-            raise InvalidInputError(f"the JWKS file {path} holds several keys: each needs a kid")
-        self._keys = {key.key_id: key for key in keys}
+            self._keys = _read_jwks_file(self._path)
+        except InvalidInputError as exc:
+            if refuse:
+                raise
+            self._keys = {}
+            logger.error("every token is refused until the JWKS file is fixed: %s", exc)
+            return
+        logger.info("JWKS file read: %d key(s)", len(self._keys))
 
     async def key_for(self, token: str) -> PyJWK | bytes:
+        self._load()
+        if not self._keys:
+            raise CredentialsRefusedError(f"the JWKS file {self._path} holds no usable key")
         kid = _key_id(token)
         if kid is None and len(self._keys) == 1:
             return next(iter(self._keys.values()))
