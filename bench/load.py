@@ -23,11 +23,10 @@ Meanwhile, from a process of its own, a probe sends `GET /healthz` every
 100 ms (target: every answer within 100 ms), and once, a third of the way
 in, the bench sends the worst-case allowed query: `retrieve(k: MAX_K)` with
 `--worst-hops` levels of `relationships(first: F)`, F the largest that the
-cost limit allows when cost is counted as the objects the query may return
-(`k * (1 + F + F^2 + ...)`, the limits read from `REDSTRING_*` as the
-server reads them). If the server refuses that F (its count may differ),
-the bench lowers F until a query is answered, unless `--worst-first` fixes
-it. It prints whether the server answered or refused, how long it took, and
+cost limit allows (the server's own `operation_cost`, the limits read from
+`REDSTRING_*` as the server reads them). If the server refuses that F (its
+settings may differ), the bench lowers F until a query is answered, unless
+`--worst-first` fixes it. It prints whether the server answered or refused, how long it took, and
 the `/healthz` latencies while it ran.
 
 The clients run in one process and the probe in another, apart from this
@@ -50,6 +49,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import functools
 import math
 import multiprocessing
 import os
@@ -66,12 +66,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from graphql import GraphQLSchema, parse
 
 from bench.corpus import KINDS, make_corpus, make_name
 from bench.measure import free_port, machine
 from bench.options import parse_args
 from redstring import Entity, TenantId
 from redstring.api.limits import Limits
+from redstring.api.operation_cost import operation_cost
+from redstring.api.schema.build import build_schema
 from redstring.api.settings import Settings
 from redstring.domain.ids import entity_id_for
 
@@ -311,9 +314,16 @@ async def _probe(base_url: str, start_at: float, seconds: float) -> list[tuple[f
 # --- the worst-case allowed query ------------------------------------------------------
 
 
+@functools.cache
+def served_schema() -> GraphQLSchema:
+    return build_schema()._schema
+
+
 def worst_cost(k: int, first: int, hops: int) -> int:
-    """Objects a retrieve of `k` with `hops` levels of `relationships(first)` may return."""
-    return k * sum(first**level for level in range(hops + 1))
+    """What the server's cost limit counts for `worst_document(k, first, hops)`."""
+    cost = operation_cost(served_schema(), parse(worst_document(k, first, hops)), None, {})
+    assert cost is not None
+    return cost
 
 
 def largest_first(limits: Limits, k: int, hops: int) -> int:
@@ -604,8 +614,8 @@ def report(
     verdict = "answered" if worst.outcome == "ok" else f"not answered ({worst.outcome})"
     took = (worst.ended - worst.started) * 1000
     print(
-        f"worst query: {shape}, cost {worst_cost(worst.k, worst.first, worst.hops):,} by the "
-        f"bench's count: {verdict} in {took:,.0f} ms, {worst.size:,} bytes"
+        f"worst query: {shape}, cost {worst_cost(worst.k, worst.first, worst.hops):,}: "
+        f"{verdict} in {took:,.0f} ms, {worst.size:,} bytes"
     )
     during = [p for p in probes if p[0] <= worst.ended and p[0] + p[1] / 1000 >= worst.started]
     print(f"/healthz while it ran: {summary(during)}")

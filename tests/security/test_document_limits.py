@@ -16,6 +16,7 @@ import pytest
 from graphql import get_introspection_query, parse
 
 from redstring.api.fragment_order import fragments_in_dependency_order
+from redstring.api.graphiql.page import DEFAULT_QUERY
 from redstring.api.operation_cost import operation_cost
 from redstring.api.schema.build import build_schema
 from redstring.api.settings import Settings
@@ -233,13 +234,14 @@ async def test_finding_4_is_refused_before_any_store_call(
 ) -> None:
     counting, client = counting_client(make_client, demo_services)
     error = await client.error(FINDING_4)
-    # 30 * 100 * (1 + 1 + (1 + 200 * (1 + 1 + 200 * 2))) = 241,209,000
+    # one hop: 10 + 200 * (1 + 1 + (10 + 200 * 2)) = 82,410
+    # 30 * (500 + 100 + 100 * (1 + 1 + 1 + 82,410)) = 247,257,000
     assert error["extensions"] == {
         "code": "GRAPHQL_VALIDATION_FAILED",
-        "cost": 241_209_000,
+        "cost": 247_257_000,
         "maxCost": 20_000,
     }
-    assert "241209000" in error["message"]
+    assert "247257000" in error["message"]
     assert counting.calls == Counter()
 
 
@@ -252,7 +254,8 @@ RETRIEVE = """query ($t: ID!, $k: Int!, $f: Int!) {
 
 @pytest.mark.parametrize(
     ("k", "first", "cost"),
-    [(2, 3, 2 * (1 + 1 + 1 + 3 * 2)), (10, 10, 10 * (1 + 1 + 1 + 10 * 2))],
+    # search + k * (its part per k + 1 + matches + entity + relationships' call + first * 2)
+    [(2, 3, 500 + 2 * (1 + 1 + 1 + 1 + 10 + 3 * 2)), (10, 10, 500 + 10 * (4 + 10 + 10 * 2))],
 )
 async def test_the_cost_is_computed_with_the_request_variables(
     make_client: MakeClient,  # noqa: F811
@@ -261,9 +264,9 @@ async def test_the_cost_is_computed_with_the_request_variables(
     first: int,
     cost: int,
 ) -> None:
-    counting, client = counting_client(make_client, demo_services, Settings(max_cost=100))
+    counting, client = counting_client(make_client, demo_services, Settings(max_cost=600))
     body = await client.execute(RETRIEVE, t=TENANT, k=k, f=first)
-    if cost <= 100:
+    if cost <= 600:
         assert "errors" not in body
         assert counting.calls
     else:
@@ -271,7 +274,7 @@ async def test_the_cost_is_computed_with_the_request_variables(
         assert error["extensions"] == {
             "code": "GRAPHQL_VALIDATION_FAILED",
             "cost": cost,
-            "maxCost": 100,
+            "maxCost": 600,
         }
         assert counting.calls == Counter()
 
@@ -300,29 +303,41 @@ def _cost(schema: Any, query: str, **variables: Any) -> int | None:
     return operation_cost(schema, parse(query), None, variables)
 
 
-MATCHES = "matches { entity { name } }"  # 1 + 1 per match: 3k for the retrieve
+MATCHES = "matches { entity { name } }"  # 1 + 1 per match
+SEARCH = 500  # a retrieve's search, whatever its k
+
+
+def retrieve_cost(k: int) -> int:
+    """A retrieve selecting MATCHES: its search, then per k its part of the search (1),
+    its result (1), the match (1) and the entity (1)."""
+    return SEARCH + k * 4
 
 
 @pytest.mark.parametrize(
     ("query", "variables", "cost"),
     [
-        (f'{{ retrieve(query: "a", tenantId: "t", k: 7) {{ {MATCHES} }} }}', {}, 21),
+        (f'{{ retrieve(query: "a", tenantId: "t", k: 7) {{ {MATCHES} }} }}', {}, retrieve_cost(7)),
         (f'query ($k: Int!) {{ retrieve(query: "a", tenantId: "t", k: $k) {{ {MATCHES} }} }}',
-         {"k": 5}, 15),
+         {"k": 5}, retrieve_cost(5)),
         (f'query ($k: Int! = 4) {{ retrieve(query: "a", tenantId: "t", k: $k) {{ {MATCHES} }} }}',
-         {}, 12),
+         {}, retrieve_cost(4)),
         # k not given: its default, 10
-        (f'{{ retrieve(query: "a", tenantId: "t") {{ {MATCHES} }} }}', {}, 30),
-        # first not given: its default, 50
+        (f'{{ retrieve(query: "a", tenantId: "t") {{ {MATCHES} }} }}', {}, retrieve_cost(10)),
+        # selecting no match still searches: the search and its part per k
+        ('{ retrieve(query: "a", tenantId: "t", k: 100) { query } }', {}, SEARCH + 100 * 2),
+        # first not given: its default, 50; the relationships field's call costs 10
         ('{ entity(tenantId: "t", id: "i") { relationships { target { name } } } }', {},
-         1 + 50 * 2),
+         1 + 1 * (10 + 50 * 2)),
+        # first: 0 returns nothing, but each parent still calls the field
+        ('{ entity(tenantId: "t", id: "i") { relationships(first: 0) { target { name } } } }',
+         {}, 1 + 10),
         # aliases each count, through a fragment costed once
         ('{ a: retrieve(query: "a", tenantId: "t", k: 2) { ...R } '
          'b: retrieve(query: "a", tenantId: "t", k: 3) { ...R } } '
-         f"fragment R on RetrievalResult {{ {MATCHES} }}", {}, 2 * 3 + 3 * 3),
-        # a fragment spread twice costs twice
+         f"fragment R on RetrievalResult {{ {MATCHES} }}", {}, retrieve_cost(2) + retrieve_cost(3)),
+        # a fragment spread twice costs twice: two searches
         ('{ ...Q ...Q } fragment Q on Query { retrieve(query: "a", tenantId: "t", k: 1) { query } }',
-         {}, 2),
+         {}, 2 * (SEARCH + 2)),
         # scalars cost nothing
         ('{ __typename }', {}, 0),
         # a mutation costs one per item it writes
@@ -330,8 +345,9 @@ MATCHES = "matches { entity { name } }"  # 1 + 1 per match: 3k for the retrieve
          {"e": [{"name": "a", "entityType": "x"}] * 3}, 3),
         ('mutation { deleteEntities(tenantId: "t", ids: ["a", "b"]) { count } }', {}, 2),
     ],
-    ids=["literal", "variable", "variable-default", "k-default", "first-default",
-         "aliases-fragments", "spread-twice", "scalar", "mutation-variable", "mutation-literal"],
+    ids=["literal", "variable", "variable-default", "k-default", "no-match-selected",
+         "first-default", "first-zero", "aliases-fragments", "spread-twice", "scalar",
+         "mutation-variable", "mutation-literal"],
 )  # fmt: skip
 def test_the_cost_formula(schema: Any, query: str, variables: dict[str, Any], cost: int) -> None:
     assert _cost(schema, query, **variables) == cost
@@ -342,7 +358,7 @@ def test_entities_cost_one_per_representation() -> None:
     query = """query ($r: [_Any!]!) { _entities(representations: $r) {
         ... on Entity { relationships(first: 2) { target { name } } } } }"""
     representations = [{"__typename": "Entity", "tenantId": TENANT, "id": str(i)} for i in range(3)]
-    assert _cost(federated, query, r=representations) == 3 * (1 + 2 * 2)
+    assert _cost(federated, query, r=representations) == 3 * (1 + 10 + 2 * 2)
 
 
 def test_a_huge_estimate_saturates_instead_of_growing_without_bound(schema: Any) -> None:
@@ -356,6 +372,54 @@ async def test_a_readme_query_is_allowed(
 ) -> None:
     data = await make_client(demo_services).data(README_QUERY, tenant=TENANT)
     assert data["retrieve"]["matches"]
+
+
+def aliased_retrieves(count: int, k: int) -> str:
+    return (
+        "{ "
+        + " ".join(
+            f'a{i}: retrieve(query: "acme {i}", tenantId: "{TENANT}", k: {k}) '
+            "{ matches { score entity { name } } }"
+            for i in range(count)
+        )
+        + " }"
+    )
+
+
+async def test_thirty_aliased_retrieves_of_k_100_are_refused_before_any_store_call(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
+) -> None:
+    # Their results alone cost 9,000; their searches are what makes them heavy.
+    counting, client = counting_client(make_client, demo_services)
+    error = await client.error(aliased_retrieves(30, 100))
+    assert error["extensions"] == {
+        "code": "GRAPHQL_VALIDATION_FAILED",
+        "cost": 30 * (SEARCH + 100 * 4),
+        "maxCost": 20_000,
+    }
+    assert counting.calls == Counter()
+
+
+ORDINARY = f"""{{
+  retrieve(query: "Acme", tenantId: "{TENANT}", k: 10) {{
+    matches {{ score entity {{ name relationships(first: 10) {{ relationshipType target {{ name }} }} }} }}
+  }}
+}}"""
+
+
+@pytest.mark.parametrize(
+    "query",
+    [ORDINARY, aliased_retrieves(30, 10), DEFAULT_QUERY],
+    ids=["one-hop", "thirty-aliases-of-k-10", "graphiql-default"],
+)
+async def test_ordinary_queries_are_within_the_default_limit(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
+    query: str,
+) -> None:
+    data = await make_client(demo_services).data(query)
+    assert all(result["matches"] for result in data.values())
 
 
 @pytest.mark.parametrize("federation", [False, True], ids=["plain", "federated"])

@@ -23,7 +23,7 @@ class Limits:
     max_tokens: int = 20_000
     max_batch: int = 1000
     # What a whole request may cost (docs/security.md, "Limits"): the estimated
-    # number of objects an operation can return, the request body in bytes, how
+    # work of an operation (`operation_cost`), the request body in bytes, how
     # deep its JSON may nest, and seconds before its work is cancelled.
     max_cost: int = 20_000
     max_body_bytes: int = 1_048_576
