@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redstring.api.authorization import Caller, Role
 from redstring.api.credentials import CredentialsRefusedError
 from redstring.api.errors import describe_validation_error
-from redstring.api.watched_file import Signature, file_signature
+from redstring.api.watched_file import Signature, WatchedFile
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import TenantId
 
@@ -183,6 +183,10 @@ def list_keys(path: Path) -> tuple[KeyRecord, ...]:
     return _current(path).keys
 
 
+def _records_of(path: Path) -> dict[str, KeyRecord]:
+    return {record.id: record for record in read_key_file(path).keys}
+
+
 class ApiKeyVerifier:
     """Checks API keys against the key file, read again whenever its `stat` changes.
 
@@ -191,38 +195,28 @@ class ApiKeyVerifier:
     """
 
     def __init__(self, path: Path) -> None:
-        self._path = path
-        self._records: dict[str, KeyRecord] = {}
-        self._seen: Signature | tuple[()] = ()  # () matches no file, present or not
-        self._load(refuse=True)
+        self._file: WatchedFile[dict[str, KeyRecord]] = WatchedFile(
+            path,
+            _records_of,
+            empty={},
+            refusal="every API key is refused until the key file is fixed",
+            on_read=self._read_now,
+        )
 
-    def _load(self, *, refuse: bool = False) -> None:
-        signature = file_signature(self._path)
-        if signature == self._seen:
-            return
-        self._seen = signature
-        try:
-            content = read_key_file(self._path)
-        except InvalidInputError as exc:
-            if refuse:
-                raise
-            self._records = {}
-            logger.error("every API key is refused until the key file is fixed: %s", exc)
-            return
-        self._records = {record.id: record for record in content.keys}
+    def _read_now(self, records: dict[str, KeyRecord], signature: Signature) -> None:
         if signature is not None and signature[-1] & 0o077:
             logger.warning(
-                "the API key file %s is readable by other users; chmod 600 it", self._path
+                "the API key file %s is readable by other users; chmod 600 it", self._file.path
             )
-        logger.info("API key file read: %d key(s)", len(self._records))
+        logger.info("API key file read: %d key(s)", len(records))
 
     async def verify(self, credential: str) -> Caller:
         """The caller of the key `credential`, or `CredentialsRefusedError`."""
-        self._load()
+        records = self._file.current()
         key_id = key_id_of(credential)
         if key_id is None:
             raise CredentialsRefusedError("not an API key")
-        record = self._records.get(key_id)
+        record = records.get(key_id)
         if record is None:
             raise CredentialsRefusedError(f"no key with id {key_id} (unknown or revoked)")
         if not hmac.compare_digest(record.sha256, key_digest(credential)):

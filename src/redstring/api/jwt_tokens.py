@@ -32,7 +32,7 @@ from redstring.api.authorization import Caller, Role
 from redstring.api.credentials import CredentialsRefusedError
 from redstring.api.errors import ErrorCode, RequestRefusedError
 from redstring.api.settings import Settings
-from redstring.api.watched_file import Signature, file_signature
+from redstring.api.watched_file import WatchedFile
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import TenantId
 
@@ -110,34 +110,22 @@ class JwksFile:
     algorithm = RS256
 
     def __init__(self, path: Path) -> None:
-        self._path = path
-        self._keys: dict[str | None, PyJWK] = {}
-        self._seen: Signature | tuple[()] = ()  # () matches no file, present or not
-        self._load(refuse=True)
-
-    def _load(self, *, refuse: bool = False) -> None:
-        signature = file_signature(self._path)
-        if signature == self._seen:
-            return
-        self._seen = signature
-        try:
-            self._keys = _read_jwks_file(self._path)
-        except InvalidInputError as exc:
-            if refuse:
-                raise
-            self._keys = {}
-            logger.error("every token is refused until the JWKS file is fixed: %s", exc)
-            return
-        logger.info("JWKS file read: %d key(s)", len(self._keys))
+        self._file: WatchedFile[dict[str | None, PyJWK]] = WatchedFile(
+            path,
+            _read_jwks_file,
+            empty={},
+            refusal="every token is refused until the JWKS file is fixed",
+            on_read=lambda keys, _: logger.info("JWKS file read: %d key(s)", len(keys)),
+        )
 
     async def key_for(self, token: str) -> PyJWK | bytes:
-        self._load()
-        if not self._keys:
-            raise CredentialsRefusedError(f"the JWKS file {self._path} holds no usable key")
+        keys = self._file.current()
+        if not keys:
+            raise CredentialsRefusedError(f"the JWKS file {self._file.path} holds no usable key")
         kid = _key_id(token)
-        if kid is None and len(self._keys) == 1:
-            return next(iter(self._keys.values()))
-        key = self._keys.get(kid)
+        if kid is None and len(keys) == 1:
+            return next(iter(keys.values()))
+        key = keys.get(kid)
         if key is None:
             raise CredentialsRefusedError(f"no RS256 key with kid {kid!r} in the JWKS")
         return key
