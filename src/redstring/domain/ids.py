@@ -7,9 +7,9 @@ an id handed to a public entry point: a `uuid.UUID` as it is, a string that
 spells a UUID converted (the GraphQL API and `Entity(...)` accept those too),
 anything else an `InvalidInputError` naming the argument, so a caller's typo
 is never a bare `AttributeError` nor, worse, a silently empty answer.
-`Entity(...)` and `Relationship(...)` keep pydantic's rule: a wrong id there is
-a `ValidationError` (a `ValueError` naming the field, which the API already
-counts as bad input), so the callers that describe those errors stay as they are.
+`Entity(...)`, `Relationship(...)` and `VectorRecord(...)` read their id fields
+by the same rule (`redstring.domain.record`): a wrong one there is an
+`InvalidFieldsError`, an `InvalidInputError` naming the field.
 """
 
 from __future__ import annotations
