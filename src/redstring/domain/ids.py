@@ -122,6 +122,9 @@ def id_order_key(entity_id: uuid.UUID) -> int:
 
     A UUID's canonical string is its 128-bit integer in fixed-width lower-case
     hex with dashes at fixed places, so ordering by the integer is exactly
-    ordering by the string, without building the string.
+    ordering by the string, without building the string. The id is read by
+    `entity_id_of`'s rule (a UUID's string is that UUID).
     """
-    return entity_id.int
+    if isinstance(entity_id, uuid.UUID):  # the usual case first: a sort calls this per id
+        return entity_id.int
+    return entity_id_of(entity_id).int
