@@ -79,7 +79,9 @@ def relationship_id_of(value: object, argument: str = "relationship_id") -> Rela
 def entity_ids_of(values: object, argument: str = "ids") -> list[EntityId]:
     """Each of `values` as an `EntityId` (`entity_id_of`); `values` a sequence, not a string."""
     if isinstance(values, str | bytes) or not isinstance(values, Sequence):
-        raise InvalidInputError(f"{argument} must be a sequence of UUIDs, got {values!r:.60}")
+        raise InvalidInputError(
+            f"{argument} must be a sequence of UUIDs, got {shown_value(values)}"
+        )
     return [
         EntityId(value) if isinstance(value, uuid.UUID) else entity_id_of(value, f"{argument}[{i}]")
         for i, value in enumerate(values)
