@@ -16,6 +16,7 @@ from redstring.domain.candidates import Candidates
 from redstring.domain.entity import Entity
 from redstring.domain.errors import (
     DimensionMismatchError,
+    InvalidFieldsError,
     InvalidInputError,
     MissingEndpointError,
     RedstringError,
@@ -48,6 +49,7 @@ __all__ = [
     "HashingEmbeddingProvider",
     "InMemoryGraphStore",
     "InMemoryVectorStore",
+    "InvalidFieldsError",
     "InvalidInputError",
     "LexicalCandidate",
     "MissingEndpointError",

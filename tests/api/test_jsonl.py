@@ -71,6 +71,20 @@ def test_bad_lines_say_which_line_and_why(text: str, reason: str) -> None:
     assert "pydantic.dev" not in str(raised.value)
 
 
+def test_a_record_refused_by_the_domain_is_named_in_the_files_terms() -> None:
+    """Not as the domain's record (`Entity.name: ...`): the file has no `Entity`."""
+    same = uuid.uuid4()
+    lines = {
+        '{"kind": "entity", "name": " ", "entity_type": "x"}': "name: name must not be blank",
+        f'{{"kind": "relationship", "relationship_type": "R", "source_id": "{same}", '
+        f'"target_id": "{same}"}}': "a relationship cannot connect an entity to itself",
+    }
+    for text, reason in lines.items():
+        with pytest.raises(InvalidLineError) as raised:
+            parse_line(text, 7, TENANT)
+        assert raised.value.reason == reason
+
+
 def test_blank_lines_are_skipped() -> None:
     assert parse_line("   \n", 3, TENANT) is None
 

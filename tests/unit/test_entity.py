@@ -1,14 +1,26 @@
-"""Entity and Relationship validation: what is derived, what is refused."""
+"""Entity, Relationship and VectorRecord validation: what is derived, what is refused."""
 
 from __future__ import annotations
 
+import json
 import pickle
+import re
 import uuid
+from collections.abc import Callable
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from redstring import Entity, EntityId, Relationship, RelationshipId, TenantId
+from redstring import (
+    Entity,
+    EntityId,
+    InvalidFieldsError,
+    InvalidInputError,
+    Relationship,
+    RelationshipId,
+    TenantId,
+    VectorRecord,
+)
 from redstring.domain.blocking import blocking_keys_for
 from redstring.domain.ids import entity_id_for, relationship_id_for
 from redstring.testing import make_entity, make_relationship, new_tenant
@@ -36,7 +48,7 @@ def test_given_derived_fields_are_kept() -> None:
 
 @pytest.mark.parametrize("name", ["", "   ", "\t\n"])
 def test_blank_name_is_refused(name: str) -> None:
-    with pytest.raises(ValidationError, match="name must not be blank"):
+    with pytest.raises(InvalidFieldsError, match="name must not be blank"):
         make_entity(new_tenant(), name)
 
 
@@ -45,14 +57,14 @@ def test_blank_name_is_refused(name: str) -> None:
     [("bad\x00name", None), ("lone \ud800 surrogate", None), ("ok", "nul\x00")],
 )
 def test_unstorable_text_is_refused(name: str, description: str | None) -> None:
-    with pytest.raises(ValidationError, match="cannot be stored"):
+    with pytest.raises(InvalidFieldsError, match="cannot be stored"):
         make_entity(new_tenant(), name, description=description)
 
 
 def test_unstorable_property_is_refused() -> None:
-    with pytest.raises(ValidationError, match="cannot be stored"):
+    with pytest.raises(InvalidFieldsError, match="cannot be stored"):
         make_entity(new_tenant(), "ok", properties={"alias": "a\x00b"})
-    with pytest.raises(ValidationError, match="finite"):
+    with pytest.raises(InvalidFieldsError, match="finite"):
         make_entity(new_tenant(), "ok", properties={"x": float("nan")})
 
 
@@ -140,12 +152,12 @@ def test_relationship_rules() -> None:
     tenant = new_tenant()
     a, b = make_entity(tenant, "A"), make_entity(tenant, "B")
     assert make_relationship(a, b, confidence=0.0).confidence == 0.0
-    with pytest.raises(ValidationError, match="itself"):
+    with pytest.raises(InvalidFieldsError, match="itself"):
         make_relationship(a, a)
     for bad in (-0.1, 1.01, float("nan")):
-        with pytest.raises(ValidationError):
+        with pytest.raises(InvalidFieldsError):
             make_relationship(a, b, confidence=bad)
-    with pytest.raises(ValidationError, match="blank"):
+    with pytest.raises(InvalidFieldsError, match="blank"):
         Relationship(
             id=RelationshipId(uuid.uuid4()),
             tenant_id=tenant,
@@ -153,3 +165,117 @@ def test_relationship_rules() -> None:
             target_entity_id=b.id,
             relationship_type=" ",
         )
+
+
+TENANT = TenantId(uuid.UUID("6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"))
+OTHER = EntityId(uuid.UUID("0b8f1c55-7d1e-4c8e-a0f2-3c9d5e7a1b24"))
+GOOD_ENTITY: dict[str, object] = {
+    "id": OTHER,
+    "tenant_id": TENANT,
+    "name": "Acme Corp",
+    "entity_type": "company",
+}
+GOOD_RELATIONSHIP: dict[str, object] = {
+    "id": RelationshipId(OTHER),
+    "tenant_id": TENANT,
+    "source_entity_id": OTHER,
+    "target_entity_id": EntityId(TENANT),
+    "relationship_type": "WORKS_AT",
+}
+GOOD_VECTOR: dict[str, object] = {
+    "entity_id": OTHER,
+    "tenant_id": TENANT,
+    "vector": (1.0, 0.0),
+    "entity_type": "company",
+}
+RAW_UUID = TENANT.bytes  # pydantic's UUID type would take these; the ids rule does not
+
+
+@pytest.mark.parametrize(
+    ("record", "good", "field", "wrong", "message"),
+    [
+        (Entity, GOOD_ENTITY, "id", "not-a-uuid", "Entity.id: must be a UUID"),
+        (Entity, GOOD_ENTITY, "id", RAW_UUID, "Entity.id: must be a UUID"),
+        (Entity, GOOD_ENTITY, "tenant_id", 5, "Entity.tenant_id: must be a UUID"),
+        (Entity, GOOD_ENTITY, "tenant_id", None, "Entity.tenant_id: must be a UUID"),
+        (Entity, GOOD_ENTITY, "name", 5, "Entity.name: Input should be a valid string"),
+        (Entity, GOOD_ENTITY, "name", "", "Entity.name: name must not be blank"),
+        (Entity, GOOD_ENTITY, "entity_type", None, "Entity.entity_type: Input should be a"),
+        (Entity, GOOD_ENTITY, "properties", [1], "Entity.properties: Input should be"),
+        (Entity, GOOD_ENTITY, "size", 3, "Entity.size: Extra inputs are not permitted"),
+        (
+            Relationship,
+            GOOD_RELATIONSHIP,
+            "source_entity_id",
+            RAW_UUID,
+            "Relationship.source_entity_id: must be a UUID",
+        ),
+        (
+            Relationship,
+            GOOD_RELATIONSHIP,
+            "target_entity_id",
+            "x",
+            "Relationship.target_entity_id: must be a UUID",
+        ),
+        (Relationship, GOOD_RELATIONSHIP, "id", 1.5, "Relationship.id: must be a UUID"),
+        (
+            Relationship,
+            GOOD_RELATIONSHIP,
+            "confidence",
+            "high",
+            "Relationship.confidence: Input should be a valid number",
+        ),
+        (
+            Relationship,
+            GOOD_RELATIONSHIP,
+            "target_entity_id",
+            OTHER,
+            "Relationship: a relationship cannot connect an entity to itself",
+        ),
+        (VectorRecord, GOOD_VECTOR, "vector", "abc", "VectorRecord.vector: Input should be a"),
+        (VectorRecord, GOOD_VECTOR, "vector", (1.0, "x"), r"VectorRecord.vector.1: Input should"),
+        (VectorRecord, GOOD_VECTOR, "entity_id", b"", "VectorRecord.entity_id: must be a UUID"),
+    ],
+)
+def test_a_wrong_field_is_invalid_input_naming_it(
+    record: type[BaseModel], good: dict[str, object], field: str, wrong: object, message: str
+) -> None:
+    """Whichever way a record is built: by keywords, from a dict, from JSON."""
+    fields = {**good, field: wrong}
+    builds: list[Callable[[], object]] = [
+        lambda: record(**fields),
+        lambda: record.model_validate(fields),
+    ]
+    if not isinstance(wrong, bytes):
+        builds.append(lambda: record.model_validate_json(json.dumps(fields, default=str)))
+    for build in builds:
+        with pytest.raises(InvalidFieldsError, match=f"^{re.escape(message)}") as caught:
+            build()
+        error = caught.value
+        assert isinstance(error, InvalidInputError)
+        assert isinstance(error, ValueError)  # callers catching ValueError keep working
+        assert isinstance(error.__cause__, ValidationError)
+        assert error.record == record.__name__
+
+
+def test_every_problem_is_named_and_can_be_renamed() -> None:
+    with pytest.raises(InvalidFieldsError) as caught:
+        Relationship(**{**GOOD_RELATIONSHIP, "source_entity_id": "x", "relationship_type": 7})
+    error = caught.value
+    assert str(error) == (
+        "Relationship.source_entity_id: must be a UUID; "
+        "Relationship.relationship_type: Input should be a valid string"
+    )
+    assert [path for path, _ in error.problems] == [("source_entity_id",), ("relationship_type",)]
+    assert error.describe("edges[2]", {"source_entity_id": "sourceId"}) == (
+        "edges[2].sourceId: must be a UUID; edges[2].relationship_type: Input should be a valid string"
+    )
+
+
+def test_ids_are_uuids_or_their_strings() -> None:
+    entity = Entity(**{**GOOD_ENTITY, "id": str(OTHER).upper(), "tenant_id": TENANT.hex})
+    assert (entity.id, entity.tenant_id) == (OTHER, TENANT)
+    assert type(entity.id) is uuid.UUID
+    assert Entity.model_validate_json(entity.model_dump_json()) == entity
+    record = VectorRecord(**{**GOOD_VECTOR, "entity_id": str(OTHER)})
+    assert record.entity_id == OTHER

@@ -24,6 +24,7 @@ from redstring import (
 from redstring.domain.ids import (
     entity_id_for,
     entity_id_of,
+    id_order_key,
     relationship_id_for,
     relationship_id_of,
     tenant_id_of,
@@ -44,6 +45,14 @@ def test_the_rule_takes_uuids_and_their_strings_and_names_the_argument() -> None
             tenant_id_of(wrong, "my_arg")
     with pytest.raises(InvalidInputError, match=r"got a str$"):
         tenant_id_of("x" * 100)  # a long value is not repeated whole
+
+
+def test_the_tie_break_key_reads_ids_by_the_rule() -> None:
+    """A UUID's string orders as that UUID; anything else is named, not an `AttributeError`."""
+    assert id_order_key(str(TENANT).upper()) == id_order_key(TENANT) == TENANT.int  # type: ignore[arg-type]
+    for wrong in WRONG:
+        with pytest.raises(InvalidInputError, match=r"^entity_id must be a UUID, got "):
+            id_order_key(wrong)  # type: ignore[arg-type]
 
 
 def _world() -> tuple[Retriever, InMemoryGraphStore, InMemoryVectorStore, Entity]:

@@ -40,7 +40,9 @@ from redstring.domain.errors import (
     InvalidInputError,
     StoreUnavailableError,
     TenantAccessDeniedError,
+    describe_problems,
 )
+from redstring.domain.record import problems_of
 
 logger = logging.getLogger("redstring.api")
 
@@ -130,13 +132,7 @@ def describe_validation_error(
 
     `names` renames fields (domain spelling to schema spelling).
     """
-    parts: list[str] = []
-    for problem in error.errors(include_url=False):
-        loc = [str((names or {}).get(str(p), p)) for p in problem["loc"]]
-        location = ".".join(p for p in (where, *loc) if p)
-        message = problem["msg"].removeprefix("Value error, ")
-        parts.append(f"{location}: {message}" if location else message)
-    return "; ".join(parts)
+    return describe_problems(problems_of(error), where, names)
 
 
 def error_code(error: GraphQLError) -> ErrorCode:

@@ -29,7 +29,7 @@ from redstring.api.arguments import json_properties
 from redstring.api.errors import describe_validation_error
 from redstring.composition.ingest import InvalidLine, LoadRecord, NamedRelationship, NumberedLine
 from redstring.domain.entity import Entity
-from redstring.domain.errors import InvalidInputError
+from redstring.domain.errors import InvalidFieldsError, InvalidInputError
 from redstring.domain.ids import EntityId, TenantId, entity_id_for, relationship_id_for
 from redstring.domain.relationship import Relationship
 
@@ -164,10 +164,8 @@ def _to_record(
         if isinstance(line, RelationshipLine):
             return line.to_record(tenant_id)
         return line.to_domain(tenant_id)
-    except ValidationError as exc:
-        raise InvalidLineError(
-            line_number, describe_validation_error(exc, "", _FILE_NAMES)
-        ) from None
+    except InvalidFieldsError as exc:
+        raise InvalidLineError(line_number, exc.describe("", _FILE_NAMES)) from None
     except InvalidInputError as exc:
         raise InvalidLineError(line_number, str(exc)) from None
 

@@ -5,16 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from redstring.domain.blocking import blocking_keys_for
-from redstring.domain.ids import EntityId, TenantId, entity_id_for, tenant_id_of
+from redstring.domain.ids import TenantId, entity_id_for, tenant_id_of
 from redstring.domain.normalization import normalize_name
 from redstring.domain.properties import Properties, no_properties, string_values
+from redstring.domain.record import EntityIdField, Record, TenantIdField
 from redstring.domain.text import check_nonblank, check_storable
 
 
-class Entity(BaseModel):
+class Entity(Record):
     """A named thing of one tenant. Identity is `(tenant_id, id)`.
 
     `normalized_name` and `blocking_keys` are derived from the name and type
@@ -24,8 +25,8 @@ class Entity(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: EntityId
-    tenant_id: TenantId
+    id: EntityIdField
+    tenant_id: TenantIdField
     name: str
     entity_type: str
     description: str | None = None

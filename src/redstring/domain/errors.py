@@ -6,8 +6,11 @@ answers each with the `extensions.code` of `redstring.api.errors.CODE_OF_ERROR`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from uuid import UUID
+
+# Where a problem lies inside a record: field names, and indexes into its lists.
+FieldPath = tuple[str | int, ...]
 
 
 class RedstringError(Exception):
@@ -16,6 +19,41 @@ class RedstringError(Exception):
 
 class InvalidInputError(RedstringError, ValueError):
     """The caller asked for something that cannot be done (blank query, negative k, ...)."""
+
+
+def describe_problems(
+    problems: Sequence[tuple[FieldPath, str]],
+    where: str = "",
+    names: Mapping[str, str] | None = None,
+) -> str:
+    """Each problem as `where.field: what is wrong`, joined by `; `; `names` renames fields
+    (a domain spelling to a schema's or a file's)."""
+    parts: list[str] = []
+    for path, message in problems:
+        location = ".".join(
+            p for p in (where, *(str((names or {}).get(str(p), p)) for p in path)) if p
+        )
+        parts.append(f"{location}: {message}" if location else message)
+    return "; ".join(parts)
+
+
+class InvalidFieldsError(InvalidInputError):
+    """A record (`Entity`, `Relationship`, `VectorRecord`) given wrong-typed or malformed
+    fields: `Entity.name: Input should be a valid string`.
+
+    `record` names the record's class and `problems` holds each problem as its field
+    path and what is wrong (an empty path for the record as a whole), so that a caller
+    can name them in its own terms (`describe`); `__cause__` is pydantic's error.
+    """
+
+    def __init__(self, record: str, problems: Sequence[tuple[FieldPath, str]]) -> None:
+        self.record = record
+        self.problems = tuple(problems)
+        super().__init__(self.describe(record))
+
+    def describe(self, where: str = "", names: Mapping[str, str] | None = None) -> str:
+        """The problems as `describe_problems` spells them, under `where`."""
+        return describe_problems(self.problems, where, names)
 
 
 class DimensionMismatchError(RedstringError, ValueError):

@@ -7,9 +7,9 @@ an id handed to a public entry point: a `uuid.UUID` as it is, a string that
 spells a UUID converted (the GraphQL API and `Entity(...)` accept those too),
 anything else an `InvalidInputError` naming the argument, so a caller's typo
 is never a bare `AttributeError` nor, worse, a silently empty answer.
-`Entity(...)` and `Relationship(...)` keep pydantic's rule: a wrong id there is
-a `ValidationError` (a `ValueError` naming the field, which the API already
-counts as bad input), so the callers that describe those errors stay as they are.
+`Entity(...)`, `Relationship(...)` and `VectorRecord(...)` read their id fields
+by the same rule (`redstring.domain.record`): a wrong one there is an
+`InvalidFieldsError`, an `InvalidInputError` naming the field.
 """
 
 from __future__ import annotations
@@ -79,7 +79,9 @@ def relationship_id_of(value: object, argument: str = "relationship_id") -> Rela
 def entity_ids_of(values: object, argument: str = "ids") -> list[EntityId]:
     """Each of `values` as an `EntityId` (`entity_id_of`); `values` a sequence, not a string."""
     if isinstance(values, str | bytes) or not isinstance(values, Sequence):
-        raise InvalidInputError(f"{argument} must be a sequence of UUIDs, got {values!r:.60}")
+        raise InvalidInputError(
+            f"{argument} must be a sequence of UUIDs, got {shown_value(values)}"
+        )
     return [
         EntityId(value) if isinstance(value, uuid.UUID) else entity_id_of(value, f"{argument}[{i}]")
         for i, value in enumerate(values)
@@ -122,6 +124,9 @@ def id_order_key(entity_id: uuid.UUID) -> int:
 
     A UUID's canonical string is its 128-bit integer in fixed-width lower-case
     hex with dashes at fixed places, so ordering by the integer is exactly
-    ordering by the string, without building the string.
+    ordering by the string, without building the string. The id is read by
+    `entity_id_of`'s rule (a UUID's string is that UUID).
     """
-    return entity_id.int
+    if isinstance(entity_id, uuid.UUID):  # the usual case first: a sort calls this per id
+        return entity_id.int
+    return entity_id_of(entity_id).int

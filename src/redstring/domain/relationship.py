@@ -5,18 +5,18 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from redstring.domain.arguments import choice_of, names_of, optional_count_of
 from redstring.domain.ids import (
     EntityId,
-    RelationshipId,
     TenantId,
     entity_id_of,
     relationship_id_for,
     tenant_id_of,
 )
 from redstring.domain.properties import Properties, no_properties
+from redstring.domain.record import EntityIdField, Record, RelationshipIdField, TenantIdField
 from redstring.domain.text import check_nonblank
 
 
@@ -42,7 +42,7 @@ def relationship_filters_of(
     )
 
 
-class Relationship(BaseModel):
+class Relationship(Record):
     """`source -[relationship_type]-> target`; identity is `(tenant_id, id)`.
 
     Confidence lies in 0..1; self-loops are refused.
@@ -50,10 +50,10 @@ class Relationship(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: RelationshipId
-    tenant_id: TenantId
-    source_entity_id: EntityId
-    target_entity_id: EntityId
+    id: RelationshipIdField
+    tenant_id: TenantIdField
+    source_entity_id: EntityIdField
+    target_entity_id: EntityIdField
     relationship_type: str
     properties: Properties = Field(default_factory=no_properties)
     confidence: float = Field(default=1.0, ge=0.0, le=1.0, allow_inf_nan=False)

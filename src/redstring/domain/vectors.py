@@ -10,7 +10,8 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from redstring.domain.errors import DimensionMismatchError
-from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.ids import EntityId
+from redstring.domain.record import EntityIdField, Record, TenantIdField
 from redstring.domain.text import check_nonblank
 
 
@@ -104,13 +105,13 @@ def check_finite(vector: Sequence[float], what: str) -> None:
         raise ValueError(f"{what} {_NOT_FINITE}")
 
 
-class VectorRecord(BaseModel):
+class VectorRecord(Record):
     """The embedding of one entity, with what search filters on."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    entity_id: EntityId
-    tenant_id: TenantId
+    entity_id: EntityIdField
+    tenant_id: TenantIdField
     vector: tuple[float, ...]
     entity_type: str
 

@@ -104,6 +104,9 @@ class GraphStore(GraphReader, Protocol):
 
     Upserts are idempotent and atomic per call: a relationship whose endpoint
     is missing raises `MissingEndpointError` and nothing of that call is written.
+    They read their argument by `redstring.domain.arguments.items_of`: anything
+    but a sequence of `Entity` (of `Relationship`) raises `InvalidInputError`
+    naming the argument or the item, before anything is written.
     """
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None: ...

@@ -28,7 +28,10 @@ class VectorStore(Protocol):
 
     `search` and `delete` read their ids by `tenant_id_of`'s rule: a UUID's
     string is that UUID, anything else not a UUID raises `InvalidInputError`
-    naming the argument (never a silent empty answer).
+    naming the argument (never a silent empty answer). `upsert` reads its
+    records by `redstring.domain.arguments.items_of`: anything but a sequence of
+    `VectorRecord` raises `InvalidInputError` naming the argument or the item,
+    before anything is written.
     """
 
     @property

@@ -580,3 +580,32 @@ class GraphStoreCompliance:
         [got] = await graph_store.get_entities([str(entity.id)], str(tenant))  # type: ignore[list-item,arg-type]
         assert got == entity
         assert await graph_store.delete_entities([entity.id], tenant) == 1
+
+    async def test_a_write_of_anything_but_its_records_is_invalid_input(
+        self, graph_store: GraphStore
+    ) -> None:
+        """The writes read their arguments by `redstring.domain.arguments.items_of` (and
+        `delete_entities` its ids by `entity_ids_of`): a record alone, a string, a dict
+        or a record of the other kind is named, not an `AttributeError` from inside the
+        store, and nothing of the refused call is written."""
+        tenant = new_tenant()
+        a, b = make_entity(tenant, "Acme Corp"), make_entity(tenant, "Globex")
+        link = make_relationship(a, b)
+        store: Any = graph_store  # called with what its types refuse
+        writes: list[tuple[str, Any]] = [
+            ("entities must be a sequence of Entity, got", lambda: store.upsert_entities(a)),
+            ("entities must be a sequence of Entity", lambda: store.upsert_entities("Acme")),
+            ("entities[1] must be an Entity, got {", lambda: store.upsert_entities([a, {}])),
+            ("entities[1] must be an Entity", lambda: store.upsert_entities([a, link])),
+            ("relationships must be a sequence of Relationship", lambda: store.upsert_relationships(link)),
+            ("relationships[0] must be a Relationship", lambda: store.upsert_relationships([b])),
+            ("ids must be a sequence of UUIDs", lambda: store.delete_entities(a.id, tenant)),
+        ]  # fmt: skip
+        for message, write in writes:
+            with pytest.raises(InvalidInputError, match=f"^{re.escape(message)}"):
+                await write()
+        assert await graph_store.get_entities([a.id, b.id], tenant) == []
+        await graph_store.upsert_entities((a, b))  # any sequence: a tuple too
+        with pytest.raises(InvalidInputError, match=r"^relationships\[1\] must be a Relationship"):
+            await store.upsert_relationships([link, a])
+        assert await graph_store.relationships_of([a.id], tenant) == {a.id: []}

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import re
 import uuid
+from typing import Any
 
 import numpy as np
 import pytest
@@ -238,3 +240,30 @@ class VectorStoreCompliance:
         assert match.entity_id == record.entity_id
         await vector_store.delete([str(record.entity_id)], str(tenant))  # type: ignore[list-item,arg-type]
         assert await vector_store.search(axis, tenant, k=1) == []
+
+    async def test_an_upsert_of_anything_but_records_is_invalid_input(
+        self, vector_store: VectorStore
+    ) -> None:
+        """`upsert` reads its records by `redstring.domain.arguments.items_of` (and
+        `delete` its ids by `entity_ids_of`): a record alone, a string or a bare vector
+        is named, not an `AttributeError` from inside the store, and nothing of the
+        refused call is written."""
+        tenant = new_tenant()
+        axis = _axis(vector_store.dimension, 0)
+        record = _record(tenant, axis)
+        store: Any = vector_store  # called with what its types refuse
+        upserts: list[tuple[str, object]] = [
+            ("records must be a sequence of VectorRecord, got", record),
+            ("records must be a sequence of VectorRecord, got 'abc'", "abc"),
+            ("records[1] must be a VectorRecord, got", [record, axis]),
+            ("records[1] must be a VectorRecord, got", [record, dict(record)]),
+        ]
+        for message, records in upserts:
+            with pytest.raises(InvalidInputError, match=f"^{re.escape(message)}"):
+                await store.upsert(records)
+        assert await vector_store.search(axis, tenant, k=1) == []
+        with pytest.raises(InvalidInputError, match=r"^entity_ids must be a sequence of UUIDs"):
+            await store.delete(record.entity_id, tenant)
+        await vector_store.upsert((record,))  # any sequence: a tuple too
+        [match] = await vector_store.search(axis, tenant, k=1)
+        assert match.entity_id == record.entity_id

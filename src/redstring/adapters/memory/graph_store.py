@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 
+from redstring.domain.arguments import items_of
 from redstring.domain.entity import Entity
 from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import (
@@ -144,6 +145,7 @@ class InMemoryGraphStore:
         return self._tenant(tenant_id)
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        entities = items_of(entities, Entity, "entities")
         last: tuple[TenantId, _Tenant] | None = None
         for entity in entities:
             tenant = self._tenant_of(entity.tenant_id, last)
@@ -155,6 +157,7 @@ class InMemoryGraphStore:
             tenant.index_entity(entity)
 
     async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+        relationships = items_of(relationships, Relationship, "relationships")
         tenants: list[_Tenant] = []
         missing: list[EntityId] = []
         last: tuple[TenantId, _Tenant] | None = None

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from redstring.domain.arguments import items_of
 from redstring.domain.ids import EntityId, TenantId, entity_ids_of, id_order_key, tenant_id_of
 from redstring.domain.vectors import (
     VectorMatch,
@@ -111,6 +112,7 @@ class InMemoryVectorStore:
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
         """Store each record's vector, the last one of an id given twice; a directionless
         one removes the vector of its id instead (`VectorStore`)."""
+        records = items_of(records, VectorRecord, "records")
         latest = list({(r.tenant_id, r.entity_id): r for r in records}.values())
         matrix = checked_vectors([r.vector for r in latest], self._dimension, "vector record")
         directed = rows_with_direction(matrix)

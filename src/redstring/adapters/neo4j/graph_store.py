@@ -24,6 +24,7 @@ from redstring.adapters.neo4j.records import (
     relationship_row,
 )
 from redstring.adapters.neo4j.vector_store import Neo4jVectorStore
+from redstring.domain.arguments import items_of
 from redstring.domain.entity import Entity
 from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import EntityId, TenantId, entity_ids_of, tenant_id_of
@@ -110,9 +111,11 @@ class Neo4jGraphStore(OwnedConnection):
         """Batches of `settings.batch_size` entities, each one transaction, up to
         `settings.write_concurrency` of them in flight at once; an entity given
         twice is written once, with its last value."""
+        entities = items_of(entities, Entity, "entities")
         await self._db.write_rows(cypher.UPSERT_ENTITIES, distinct_entity_rows(entities))
 
     async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+        relationships = items_of(relationships, Relationship, "relationships")
         # One row per id, the last one winning, as sequential upserts would leave it.
         rows = list({r.id: relationship_row(r) for r in relationships}.values())
         for batch in batches_of(rows, self._db.settings.batch_size):

@@ -21,6 +21,7 @@ from redstring.adapters.neo4j.connection import (
     connect_driver,
 )
 from redstring.adapters.neo4j.records import query_vector, stored_vectors
+from redstring.domain.arguments import items_of
 from redstring.domain.errors import DimensionMismatchError, RedstringError
 from redstring.domain.ids import (
     EntityId,
@@ -330,6 +331,7 @@ class Neo4jVectorStore(OwnedConnection):
         `settings.write_concurrency` of them in flight at once; a record given twice
         for one entity is written once, the last. The nodes of directionless records
         are deleted instead, after the others are written."""
+        records = items_of(records, VectorRecord, "records")
         latest = list({(r.tenant_id, r.entity_id): r for r in records}.values())
         if not latest:
             return

@@ -8,7 +8,6 @@ A conversion error names the input's index: `entities[3].name: must not be blank
 from __future__ import annotations
 
 import strawberry
-from pydantic import ValidationError
 from strawberry.scalars import JSON
 
 from redstring.api.arguments import (
@@ -17,9 +16,8 @@ from redstring.api.arguments import (
     none_if_unset,
     relationship_id_arg,
 )
-from redstring.api.errors import describe_validation_error
 from redstring.domain.entity import Entity as DomainEntity
-from redstring.domain.errors import InvalidInputError
+from redstring.domain.errors import InvalidFieldsError, InvalidInputError
 from redstring.domain.ids import TenantId, entity_id_for, relationship_id_for
 from redstring.domain.relationship import Relationship as DomainRelationship
 
@@ -55,8 +53,8 @@ class EntityInput:
                     "properties": json_properties(none_if_unset(self.properties), where),
                 }
             )
-        except ValidationError as exc:
-            raise InvalidInputError(describe_validation_error(exc, where, _GRAPHQL_NAMES)) from None
+        except InvalidFieldsError as exc:
+            raise InvalidInputError(exc.describe(where, _GRAPHQL_NAMES)) from None
 
     def _id(self, tenant_id: TenantId, where: str) -> object:
         given_id = none_if_unset(self.id)
@@ -100,5 +98,5 @@ class RelationshipInput:
                     "properties": json_properties(none_if_unset(self.properties), where),
                 }
             )
-        except ValidationError as exc:
-            raise InvalidInputError(describe_validation_error(exc, where, _GRAPHQL_NAMES)) from None
+        except InvalidFieldsError as exc:
+            raise InvalidInputError(exc.describe(where, _GRAPHQL_NAMES)) from None

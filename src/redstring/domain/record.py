@@ -1,0 +1,99 @@
+"""The base of the records a caller builds (`Entity`, `Relationship`, `VectorRecord`),
+and the type of their id fields.
+
+pydantic checks their fields; a record built with a wrong-typed or malformed field
+raises `InvalidFieldsError` (an `InvalidInputError`, so a `ValueError`) naming each
+field and what is wrong, with pydantic's `ValidationError` as its `__cause__`: bad
+input is one kind of error everywhere, whether a record is built by its constructor
+or by `model_validate`, `model_validate_json` or `model_validate_strings`.
+
+An id field takes what `redstring.domain.ids.tenant_id_of` takes, a `uuid.UUID` or a
+string that spells one, and refuses the rest, bytes included (which pydantic's own
+UUID type would read as a UUID), checked by pydantic alone so that it costs a record
+nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Self
+
+from pydantic import BaseModel, GetCoreSchemaHandler, ValidationError
+from pydantic_core import CoreSchema, core_schema
+
+from redstring.domain.errors import FieldPath, InvalidFieldsError
+from redstring.domain.ids import EntityId, RelationshipId, TenantId
+
+
+class _UuidOrItsString:
+    """A UUID as it is, or a string (only) parsed as one; else `must be a UUID`."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.union_schema(
+            [
+                core_schema.uuid_schema(strict=True),
+                core_schema.chain_schema(
+                    [core_schema.str_schema(strict=True), core_schema.uuid_schema()]
+                ),
+            ],
+            mode="left_to_right",
+            custom_error_type="uuid_expected",
+            custom_error_message="must be a UUID",
+            serialization=core_schema.to_string_ser_schema(when_used="json"),
+        )
+
+
+EntityIdField = Annotated[EntityId, _UuidOrItsString]
+RelationshipIdField = Annotated[RelationshipId, _UuidOrItsString]
+TenantIdField = Annotated[TenantId, _UuidOrItsString]
+
+
+def problems_of(error: ValidationError) -> list[tuple[FieldPath, str]]:
+    """Each problem of a pydantic error as its field path and message, without pydantic's
+    `Value error, ` prefix on the messages of this project's own validators."""
+    return [
+        (tuple(problem["loc"]), problem["msg"].removeprefix("Value error, "))
+        for problem in error.errors(include_url=False)
+    ]
+
+
+def _invalid(record: type[BaseModel], error: ValidationError) -> InvalidFieldsError:
+    return InvalidFieldsError(record.__name__, problems_of(error))
+
+
+class Record(BaseModel):
+    """A pydantic model whose validation failures are `InvalidFieldsError`."""
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _invalid(type(self), exc) from exc
+
+    # pydantic's mark of an `__init__` that only validates (RootModel's carries it too):
+    # without it, pydantic would call this `__init__` from `model_validate` and from the
+    # models that hold a record, which would wrap this error in a `ValidationError`.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
+        try:
+            return super().model_validate(obj, *args, **kwargs)
+        except ValidationError as exc:
+            raise _invalid(cls, exc) from exc
+
+    @classmethod
+    def model_validate_json(
+        cls, json_data: str | bytes | bytearray, *args: Any, **kwargs: Any
+    ) -> Self:
+        try:
+            return super().model_validate_json(json_data, *args, **kwargs)
+        except ValidationError as exc:
+            raise _invalid(cls, exc) from exc
+
+    @classmethod
+    def model_validate_strings(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
+        try:
+            return super().model_validate_strings(obj, *args, **kwargs)
+        except ValidationError as exc:
+            raise _invalid(cls, exc) from exc
