@@ -316,7 +316,7 @@ def plot(set_name: str, by_provider: dict[str, dict[str, Outcomes]], folder: Pat
 
 
 async def main(args: argparse.Namespace) -> None:
-    # As `redstring serve` runs: numpy's BLAS on one thread (the in-memory stores).
+    # As `redstring serve` runs: numpy's BLAS on one thread (REDSTRING_BLAS_THREADS).
     threadpool_limits(limits=1, user_api="blas")
     started = time.monotonic()
     uri = os.environ.get("NEO4J_URI")

@@ -387,8 +387,7 @@ def providers(args: argparse.Namespace) -> list[tuple[str, Callable[[], Embeddin
 
 
 async def main(args: argparse.Namespace) -> None:
-    # One BLAS thread, as the server runs (REDSTRING_BLAS_THREADS): on a busy machine a
-    # threaded matrix-vector product over dense vectors waits on its threads 100x longer.
+    # One BLAS thread, as the server runs (REDSTRING_BLAS_THREADS).
     threadpool_limits(1)
     rng = random.Random(args.seed)
     corpora = [CORPORA[name](args.per_kind, rng) for name in args.corpora]

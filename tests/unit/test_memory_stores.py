@@ -20,6 +20,7 @@ from redstring import (
 )
 from redstring.adapters.memory.vector_store import _unit, _units
 from redstring.composition.candidates import candidate_reader
+from redstring.domain.ids import id_order_key
 from redstring.domain.vectors import checked_vector, checked_vectors
 from redstring.testing import (
     CandidateReaderCompliance,
@@ -104,6 +105,33 @@ async def test_sparse_and_dense_queries_equal_brute_force(nonzero: int) -> None:
     best = np.argsort(-cosine)[:10]
     assert [m.entity_id for m in found] == [entities[i].id for i in best]
     assert [m.score for m in found] == pytest.approx((1 + cosine[best]) / 2, abs=1e-5)
+
+
+@pytest.mark.parametrize("nonzero", [95, 384])
+async def test_equal_vectors_score_alike_wherever_they_sit(nonzero: int) -> None:
+    """Twins of one vector, scattered among other vectors, score exactly alike, so their
+    ties break by id: a BLAS product sums a column by its position in the matrix, and gave
+    twins scores one float apart."""
+    rng = np.random.default_rng(nonzero)
+    store = InMemoryVectorStore(384)
+    tenant = new_tenant()
+    twin = tuple(rng.normal(size=384).tolist())
+    records = [
+        VectorRecord(
+            entity_id=make_entity(tenant, f"e{i}").id,
+            tenant_id=tenant,
+            vector=twin if i % 25 == 0 else tuple(rng.normal(size=384).tolist()),
+            entity_type="twin" if i % 25 == 0 else "other",
+        )
+        for i in range(1000)
+    ]
+    await store.upsert(records)
+    query = np.zeros(384)
+    query[rng.choice(384, size=nonzero, replace=False)] = rng.normal(size=nonzero)
+    found = await store.search(query.tolist(), tenant, k=50, entity_types=["twin"])
+    twins = [r.entity_id for r in records if r.entity_type == "twin"]
+    assert [m.entity_id for m in found] == sorted(twins, key=id_order_key)
+    assert len({m.score for m in found}) == 1
 
 
 async def test_a_batch_may_repeat_a_record_and_mix_tenants() -> None:

@@ -125,8 +125,9 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
         if settings.auth is AuthMode.NONE:
             logger.warning(NO_AUTH_WARNING, settings.host)
         if settings.blas_threads:
-            # Process-wide: one request's matrix product gains little from a second
-            # BLAS thread, and idle BLAS threads spin on the cores the event loop needs.
+            # Process-wide, for whatever numpy code in the process calls BLAS (a custom
+            # provider's): idle BLAS threads spin on the cores the event loop needs. The
+            # in-memory stores call no BLAS (docs/adr/0008).
             threadpool_limits(limits=settings.blas_threads, user_api="blas")
         if holder.services is not None:
             if settings.gc_freeze:

@@ -60,11 +60,19 @@ class _TenantMatrix:
         return slot
 
     def scores(self, query: NDArray[np.float32]) -> NDArray[np.float32]:
-        """The dot product of `query` with every stored vector."""
+        """The dot product of `query` with every stored vector, each summed over the
+        components in the same order, so that equal vectors score exactly alike and tie.
+
+        `np.einsum` without `optimize` runs numpy's own loop, not BLAS: a BLAS product
+        sums a column differently by its position in the matrix, and its threads stall
+        a search on a busy machine unless the process caps them (docs/adr/0008).
+        """
+        columns = self.columns[:, : self.size]
         nonzero = np.flatnonzero(query)
         if len(nonzero) * 4 < len(query):
-            return query[nonzero] @ self.columns[nonzero, : self.size]
-        return query @ self.columns[:, : self.size]
+            query, columns = query[nonzero], columns[nonzero]
+        scores: NDArray[np.float32] = np.einsum("i,ij->j", query, columns)
+        return scores
 
     def remove(self, entity_id: EntityId) -> None:
         """Move the last column into the hole, so the matrix stays contiguous."""
