@@ -235,13 +235,13 @@ async def test_finding_4_is_refused_before_any_store_call(
     counting, client = counting_client(make_client, demo_services)
     error = await client.error(FINDING_4)
     # one hop: 10 + 200 * (1 + 1 + (10 + 200 * 2)) = 82,410
-    # 30 * (500 + 100 + 100 * (1 + 1 + 1 + 82,410)) = 247,257,000
+    # 30 * (500 + 4 ("acme") + 100 + 100 * (1 + 1 + 1 + 82,410)) = 247,257,120
     assert error["extensions"] == {
         "code": "GRAPHQL_VALIDATION_FAILED",
-        "cost": 247_257_000,
+        "cost": 247_257_120,
         "maxCost": 20_000,
     }
-    assert "247257000" in error["message"]
+    assert "247257120" in error["message"]
     assert counting.calls == Counter()
 
 
@@ -254,8 +254,9 @@ RETRIEVE = """query ($t: ID!, $k: Int!, $f: Int!) {
 
 @pytest.mark.parametrize(
     ("k", "first", "cost"),
-    # search + k * (its part per k + 1 + matches + entity + relationships' call + first * 2)
-    [(2, 3, 500 + 2 * (1 + 1 + 1 + 1 + 10 + 3 * 2)), (10, 10, 500 + 10 * (4 + 10 + 10 * 2))],
+    # search + "Acme" + k * (its part per k + 1 + matches + entity + relationships' call
+    # + first * 2)
+    [(2, 3, 504 + 2 * (1 + 1 + 1 + 1 + 10 + 3 * 2)), (10, 10, 504 + 10 * (4 + 10 + 10 * 2))],
 )
 async def test_the_cost_is_computed_with_the_request_variables(
     make_client: MakeClient,  # noqa: F811
@@ -304,13 +305,13 @@ def _cost(schema: Any, query: str, **variables: Any) -> int | None:
 
 
 MATCHES = "matches { entity { name } }"  # 1 + 1 per match
-SEARCH = 500  # a retrieve's search, whatever its k
+SEARCH = 500  # a retrieve's search, whatever its k, plus 1 per character of its query
 
 
-def retrieve_cost(k: int) -> int:
-    """A retrieve selecting MATCHES: its search, then per k its part of the search (1),
-    its result (1), the match (1) and the entity (1)."""
-    return SEARCH + k * 4
+def retrieve_cost(k: int, query: str = "a") -> int:
+    """A retrieve of `query` selecting MATCHES: its search, then per k its part of the
+    search (1), its result (1), the match (1) and the entity (1)."""
+    return SEARCH + len(query) + k * 4
 
 
 @pytest.mark.parametrize(
@@ -324,7 +325,10 @@ def retrieve_cost(k: int) -> int:
         # k not given: its default, 10
         (f'{{ retrieve(query: "a", tenantId: "t") {{ {MATCHES} }} }}', {}, retrieve_cost(10)),
         # selecting no match still searches: the search and its part per k
-        ('{ retrieve(query: "a", tenantId: "t", k: 100) { query } }', {}, SEARCH + 100 * 2),
+        ('{ retrieve(query: "a", tenantId: "t", k: 100) { query } }', {}, SEARCH + 1 + 100 * 2),
+        # each character of the query counts, given as a literal or a variable
+        ('query ($q: String!) { retrieve(query: $q, tenantId: "t", k: 1) { query } }',
+         {"q": "x" * 1000}, SEARCH + 1000 + 2),
         # first not given: its default, 50; the relationships field's call costs 10
         ('{ entity(tenantId: "t", id: "i") { relationships { target { name } } } }', {},
          1 + 1 * (10 + 50 * 2)),
@@ -335,9 +339,11 @@ def retrieve_cost(k: int) -> int:
         ('{ a: retrieve(query: "a", tenantId: "t", k: 2) { ...R } '
          'b: retrieve(query: "a", tenantId: "t", k: 3) { ...R } } '
          f"fragment R on RetrievalResult {{ {MATCHES} }}", {}, retrieve_cost(2) + retrieve_cost(3)),
+        ('{ retrieve(query: "Acme Corporation", tenantId: "t", k: 3) { ' + MATCHES + " } }", {},
+         retrieve_cost(3, "Acme Corporation")),
         # a fragment spread twice costs twice: two searches
         ('{ ...Q ...Q } fragment Q on Query { retrieve(query: "a", tenantId: "t", k: 1) { query } }',
-         {}, 2 * (SEARCH + 2)),
+         {}, 2 * (SEARCH + 1 + 2)),
         # scalars cost nothing
         ('{ __typename }', {}, 0),
         # a mutation costs one per item it writes
@@ -345,8 +351,8 @@ def retrieve_cost(k: int) -> int:
          {"e": [{"name": "a", "entityType": "x"}] * 3}, 3),
         ('mutation { deleteEntities(tenantId: "t", ids: ["a", "b"]) { count } }', {}, 2),
     ],
-    ids=["literal", "variable", "variable-default", "k-default", "no-match-selected",
-         "first-default", "first-zero", "aliases-fragments", "spread-twice", "scalar",
+    ids=["literal", "variable", "variable-default", "k-default", "no-match-selected", "query-length",
+         "first-default", "first-zero", "aliases-fragments", "query-words", "spread-twice", "scalar",
          "mutation-variable", "mutation-literal"],
 )  # fmt: skip
 def test_the_cost_formula(schema: Any, query: str, variables: dict[str, Any], cost: int) -> None:
@@ -395,7 +401,7 @@ async def test_thirty_aliased_retrieves_of_k_100_are_refused_before_any_store_ca
     error = await client.error(aliased_retrieves(30, 100))
     assert error["extensions"] == {
         "code": "GRAPHQL_VALIDATION_FAILED",
-        "cost": 30 * (SEARCH + 100 * 4),
+        "cost": sum(retrieve_cost(100, f"acme {i}") for i in range(30)),
         "maxCost": 20_000,
     }
     assert counting.calls == Counter()
