@@ -279,3 +279,16 @@ def test_ids_are_uuids_or_their_strings() -> None:
     assert Entity.model_validate_json(entity.model_dump_json()) == entity
     record = VectorRecord(**{**GOOD_VECTOR, "entity_id": str(OTHER)})
     assert record.entity_id == OTHER
+
+
+@pytest.mark.parametrize(
+    ("name", "entity_type", "fields"),
+    [(123, "org", ["name"]), ("Acme", 5, ["entity_type"]), (None, None, ["name", "entity_type"])],
+)
+def test_create_names_only_the_fields_that_are_wrong(
+    name: object, entity_type: object, fields: list[str]
+) -> None:
+    with pytest.raises(InvalidFieldsError) as raised:
+        Entity.create(new_tenant(), name, entity_type)  # type: ignore[arg-type]
+    assert [path for path, _ in raised.value.problems] == [(field,) for field in fields]
+    assert isinstance(raised.value.__cause__, ValidationError)

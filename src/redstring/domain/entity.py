@@ -8,6 +8,7 @@ from typing import Any, Self
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from redstring.domain.blocking import blocking_keys_for
+from redstring.domain.errors import InvalidFieldsError
 from redstring.domain.ids import TenantId, entity_id_for, tenant_id_of
 from redstring.domain.normalization import normalize_name
 from redstring.domain.properties import Properties, no_properties, string_values
@@ -41,9 +42,18 @@ class Entity(Record):
 
         `tenant_id` is read by `tenant_id_of`'s rule (a UUID's string is accepted)."""
         tenant = tenant_id_of(tenant_id)
-        if "id" not in fields and isinstance(name, str) and isinstance(entity_type, str):
+        derived = "id" not in fields and isinstance(name, str) and isinstance(entity_type, str)
+        if derived:
             fields["id"] = entity_id_for(tenant, entity_type, name)
-        return cls(tenant_id=tenant, name=name, entity_type=entity_type, **fields)
+        try:
+            return cls(tenant_id=tenant, name=name, entity_type=entity_type, **fields)
+        except InvalidFieldsError as exc:
+            if derived or "id" in fields:
+                raise
+            # No id could be derived from a name or type that is not a string: say only
+            # what is wrong with those, not that the id is missing.
+            problems = [problem for problem in exc.problems if problem[0] != ("id",)]
+            raise InvalidFieldsError(exc.record, problems) from exc.__cause__
 
     @field_validator("name", "entity_type")
     @classmethod
