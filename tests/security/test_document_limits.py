@@ -326,6 +326,8 @@ def retrieve_cost(k: int, query: str = "a") -> int:
         (f'{{ retrieve(query: "a", tenantId: "t") {{ {MATCHES} }} }}', {}, retrieve_cost(10)),
         # selecting no match still searches: the search and its part per k
         ('{ retrieve(query: "a", tenantId: "t", k: 100) { query } }', {}, SEARCH + 1 + 100 * 2),
+        # k: 0 searches nothing
+        ('{ retrieve(query: "a", tenantId: "t", k: 0) { query } }', {}, 0),
         # each character of the query counts, given as a literal or a variable
         ('query ($q: String!) { retrieve(query: $q, tenantId: "t", k: 1) { query } }',
          {"q": "x" * 1000}, SEARCH + 1000 + 2),
@@ -351,7 +353,7 @@ def retrieve_cost(k: int, query: str = "a") -> int:
          {"e": [{"name": "a", "entityType": "x"}] * 3}, 3),
         ('mutation { deleteEntities(tenantId: "t", ids: ["a", "b"]) { count } }', {}, 2),
     ],
-    ids=["literal", "variable", "variable-default", "k-default", "no-match-selected", "query-length",
+    ids=["literal", "variable", "variable-default", "k-default", "no-match-selected", "k-zero", "query-length",
          "first-default", "first-zero", "aliases-fragments", "query-words", "spread-twice", "scalar",
          "mutation-variable", "mutation-literal"],
 )  # fmt: skip

@@ -20,7 +20,8 @@ and `call(field)` is the work a field does once per parent object, whatever it
 returns (`CALL_COSTS`): `retrieve` searches (`SEARCH_COST`, plus
 `SEARCH_COST_PER_K` for each of `k`: both channels read `k * overfetch`
 candidates and fusion ranks them, and `SEARCH_COST_PER_CHARACTER` for each
-character of its query, `TEXT_COSTS`), `relationships` resolves and batches its
+character of its query, `TEXT_COSTS`; nothing at `k: 0`, which searches
+nothing), `relationships` resolves and batches its
 call (`RELATIONSHIPS_CALL_COST`, even at `first: 0`); every other field's is 0.
 The weights are measured (docs/security.md, "Limits"): a search over 50,000
 entities in memory takes about what returning 500 objects does.
@@ -90,6 +91,8 @@ CALL_COSTS: Mapping[tuple[str, str], tuple[int, int]] = {
     ("Query", "retrieve"): (SEARCH_COST, SEARCH_COST_PER_K),
     ("Entity", "relationships"): (RELATIONSHIPS_CALL_COST, 0),
 }
+# The fields that search only when asked for at least one result.
+SEARCHES = frozenset({("Query", "retrieve")})
 # And a part per character of a string argument: (parent type, field) -> (argument, cost).
 TEXT_COSTS: Mapping[tuple[str, str], tuple[str, int]] = {
     ("Query", "retrieve"): ("query", SEARCH_COST_PER_CHARACTER),
@@ -179,6 +182,8 @@ class _Costing:
             inner = self.selection_set(get_named_type(definition.type), node.selection_set)
         count = self.count(parent, definition, node)
         key = (parent.name, node.name.value)
+        if key in SEARCHES and count == 0:
+            return 0  # `k: 0` answers no matches without searching
         fixed, per_item = CALL_COSTS.get(key, (0, 0))
         if key in TEXT_COSTS:
             name, per_character = TEXT_COSTS[key]
