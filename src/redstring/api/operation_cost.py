@@ -20,9 +20,9 @@ and `call(field)` is the work a field does once per parent object, whatever it
 returns (`CALL_COSTS`): `retrieve` searches (`SEARCH_COST`, plus
 `SEARCH_COST_PER_K` for each of `k`: both channels read `k * overfetch`
 candidates and fusion ranks them, and `SEARCH_COST_PER_CHARACTER` for each
-character of its query, `TEXT_COSTS`; nothing at `k: 0`, which searches
-nothing), `relationships` resolves and batches its
-call (`RELATIONSHIPS_CALL_COST`, even at `first: 0`); every other field's is 0.
+character of its query; nothing at `k: 0`, which searches nothing),
+`relationships` resolves and batches its call (`RELATIONSHIPS_CALL_COST`, even
+at `first: 0`); every other field's is 0.
 The weights are measured (docs/security.md, "Limits"): a search over 50,000
 entities in memory takes about what returning 500 objects does.
 
@@ -36,6 +36,7 @@ between validation and execution.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -86,16 +87,33 @@ SEARCH_COST_PER_CHARACTER = 1
 # What one `relationships` field costs per parent object even when it returns nothing
 # (its resolver, its DataLoader key and its turn of the event loop): about 140 µs.
 RELATIONSHIPS_CALL_COST = 10
-# `call(field)` by (parent type, field): a fixed part, and a part per `k` or `first`.
-CALL_COSTS: Mapping[tuple[str, str], tuple[int, int]] = {
-    ("Query", "retrieve"): (SEARCH_COST, SEARCH_COST_PER_K),
-    ("Entity", "relationships"): (RELATIONSHIPS_CALL_COST, 0),
-}
-# The fields that search only when asked for at least one result.
-SEARCHES = frozenset({("Query", "retrieve")})
-# And a part per character of a string argument: (parent type, field) -> (argument, cost).
-TEXT_COSTS: Mapping[tuple[str, str], tuple[str, int]] = {
-    ("Query", "retrieve"): ("query", SEARCH_COST_PER_CHARACTER),
+
+
+@dataclass(frozen=True)
+class CallCost:
+    """`call(field)`: what a field does once per parent object, whatever it returns.
+
+    `fixed`, plus `per_item` for each of its `k` or `first`, plus `per_character` for
+    each character of its string argument `text`; nothing at all when `idle_at_zero`
+    and it is asked for no item (it then does no work)."""
+
+    fixed: int
+    per_item: int = 0
+    text: str | None = None
+    per_character: int = 0
+    idle_at_zero: bool = False
+
+
+# `call(field)` by (parent type, field); every other field's is 0.
+CALL_COSTS: Mapping[tuple[str, str], CallCost] = {
+    ("Query", "retrieve"): CallCost(
+        SEARCH_COST,
+        per_item=SEARCH_COST_PER_K,
+        text="query",
+        per_character=SEARCH_COST_PER_CHARACTER,
+        idle_at_zero=True,  # `k: 0` answers no matches without searching
+    ),
+    ("Entity", "relationships"): CallCost(RELATIONSHIPS_CALL_COST),
 }
 # Costs are saturated here (the largest integer a JSON number holds exactly), so a
 # document built to overflow the estimate keeps it a small number.
@@ -181,15 +199,17 @@ class _Costing:
         if node.selection_set is not None:
             inner = self.selection_set(get_named_type(definition.type), node.selection_set)
         count = self.count(parent, definition, node)
-        key = (parent.name, node.name.value)
-        if key in SEARCHES and count == 0:
-            return 0  # `k: 0` answers no matches without searching
-        fixed, per_item = CALL_COSTS.get(key, (0, 0))
-        if key in TEXT_COSTS:
-            name, per_character = TEXT_COSTS[key]
-            text = self.argument(definition, node, name)
-            fixed += per_character * len(text) if isinstance(text, str) else 0
-        return _saturated(fixed + per_item * count + count * (1 + inner))
+        call = CALL_COSTS.get((parent.name, node.name.value))
+        called = 0 if call is None else self.call(call, definition, node, count)
+        return _saturated(called + count * (1 + inner))
+
+    def call(self, cost: CallCost, definition: GraphQLField, node: FieldNode, count: int) -> int:
+        """`call(field)` by `cost`, for a field asked for `count` items."""
+        if cost.idle_at_zero and count == 0:
+            return 0
+        text = None if cost.text is None else self.argument(definition, node, cost.text)
+        characters = len(text) if isinstance(text, str) else 0
+        return cost.fixed + cost.per_item * count + cost.per_character * characters
 
     def count(self, parent: GraphQLNamedType, definition: GraphQLField, node: FieldNode) -> int:
         """`n(field)`: how many objects the field can return per parent object."""
