@@ -111,6 +111,11 @@ def _count(number: int, noun: str, plural: str | None = None) -> str:
     return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
 
 
+def _are(number: int) -> str:
+    """The verb for `number` things: `is` for one, `are` for any other count."""
+    return "is" if number == 1 else "are"
+
+
 def _lines(report: IngestReport) -> str:
     """The lines of the batches a report counts as written: `line 1`, `lines 1 to 12`."""
     return "line 1" if report.last_line == 1 else f"lines 1 to {report.last_line:,}"
@@ -286,7 +291,7 @@ class _LoadRun:
             return
         if done.batches:
             written = (
-                f"{_lines(done)} {'is' if done.last_line == 1 else 'are'} written "
+                f"{_lines(done)} {_are(done.last_line)} written "
                 f"({_count(done.batches, 'batch', 'batches')}: "
                 f"{_count(done.entities, 'entity', 'entities')}, "
                 f"{_count(done.relationships, 'relationship')})"
@@ -301,7 +306,7 @@ class _LoadRun:
         if done.waiting:
             self.err.print(
                 f"{_count(done.waiting, 'deferred relationship')} from these batches "
-                f"{'is' if done.waiting == 1 else 'are'} not written (waiting for the end of the "
+                f"{_are(done.waiting)} not written (waiting for the end of the "
                 "file):",
                 highlight=False,
             )
@@ -353,7 +358,7 @@ class _LoadRun:
             if report.deferred_dropped:
                 err.print(
                     f"{_count(report.deferred_dropped, 'deferred relationship')} from earlier "
-                    f"batches {'is' if report.deferred_dropped == 1 else 'are'} not written "
+                    f"batches {_are(report.deferred_dropped)} not written "
                     "either:",
                     highlight=False,
                 )
