@@ -72,9 +72,10 @@ def shared_metrics(*, several: bool) -> Iterator[None]:
     emptied of earlier runs' values first; else several workers get a temporary
     directory that lives as long as the server, and one worker none."""
     given = os.environ.get(SHARED_DIRECTORY)
-    if given or not several:
-        for stale in Path(given).glob("*.db") if given else ():
+    if given:
+        for stale in Path(given).glob("*.db"):
             stale.unlink()
+    if given or not several:
         yield
         return
     with tempfile.TemporaryDirectory(prefix="redstring-metrics-") as directory:
