@@ -64,7 +64,7 @@ class GraphiQLFilesHook(BuildHookInterface):  # type: ignore[type-arg]
         if (install_dir / NPM_HIDDEN_LOCK).is_file():
             # A checkout's install, every package in it: its notices are written anew.
             # An sdist carries the notices and only the shipped files, so keeps them.
-            notices = assets.notices(install_dir, root / NPM_DIR / "package-lock.json")
+            notices = assets.notices(install_dir)
             (install_dir / assets.NOTICES_FILE).write_text(notices, encoding="utf-8")
         elif not (install_dir / assets.NOTICES_FILE).is_file():
             raise RuntimeError(

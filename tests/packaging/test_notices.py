@@ -12,17 +12,19 @@ from redstring.api.graphiql.assets import notices
 
 
 def _install(root: Path, packages: dict[str, dict[str, Any]], files: dict[str, str]) -> Path:
-    """A lock file listing `packages` (by location) and the `files` (by path) installed."""
-    lock = root / "package-lock.json"
-    lock.write_text(json.dumps({"packages": {"": {"name": "root"}, **packages}}))
+    """The install folder of a lock file listing `packages` (by location), with the
+    `files` (by path) installed."""
+    (root / "package-lock.json").write_text(
+        json.dumps({"packages": {"": {"name": "root"}, **packages}})
+    )
     for path, text in files.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
-    return lock
+    return root / "node_modules"
 
 
 def test_every_installed_package_is_listed_with_its_licence_texts(tmp_path: Path) -> None:
-    lock = _install(
+    install_dir = _install(
         tmp_path,
         {
             "node_modules/graphql": {"version": "16.9.0", "license": "MIT"},
@@ -44,7 +46,7 @@ def test_every_installed_package_is_listed_with_its_licence_texts(tmp_path: Path
             "node_modules/typescript/LICENSE.txt": "dev only",
         },
     )
-    text = notices(tmp_path / "node_modules", lock)
+    text = notices(install_dir)
 
     assert "the 4 npm packages" in text
     for heading in (
@@ -64,6 +66,6 @@ def test_every_installed_package_is_listed_with_its_licence_texts(tmp_path: Path
 
 
 def test_a_required_package_not_installed_is_refused(tmp_path: Path) -> None:
-    lock = _install(tmp_path, {"node_modules/graphql": {"version": "16.9.0"}}, {})
+    install_dir = _install(tmp_path, {"node_modules/graphql": {"version": "16.9.0"}}, {})
     with pytest.raises(FileNotFoundError, match="make graphiql"):
-        notices(tmp_path / "node_modules", lock)
+        notices(install_dir)

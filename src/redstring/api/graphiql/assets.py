@@ -18,7 +18,6 @@ from pathlib import Path
 
 CDN_BASE = "https://unpkg.com"
 INSTALL_DIR = Path(__file__).resolve().parent / "node_modules"
-LOCK_FILE = INSTALL_DIR.parent / "package-lock.json"
 ROUTE_PREFIX = "graphiql"
 LICENCE_FILE = "LICENSE"  # what graphiql, react and react-dom each ship at their root
 # The licences of every package `npm ci` installs: graphiql.min.js bundles the code
@@ -115,14 +114,16 @@ def shipped_files(install_dir: Path = INSTALL_DIR) -> list[Path]:
     return [*installed_files(install_dir), install_dir / NOTICES_FILE]
 
 
-def notices(install_dir: Path = INSTALL_DIR, lock_file: Path = LOCK_FILE) -> str:
-    """The licence texts of every package the lock file installs (its dev packages
-    aside), read from each package's folder under `install_dir`: its files named
-    LICENSE, LICENCE, COPYING or NOTICE (any case, any suffix). A package that
-    ships none is listed with the licence and author its `package.json` declares.
+def notices(install_dir: Path = INSTALL_DIR) -> str:
+    """The licence texts of every package that the lock file beside `install_dir`
+    (`package-lock.json`, npm's place for it) installs, its dev packages aside, read
+    from each package's folder: its files named LICENSE, LICENCE, COPYING or NOTICE
+    (any case, any suffix). A package that ships none is listed with the licence and
+    author its `package.json` declares.
 
     Raises `FileNotFoundError` when a package the lock file requires is not installed.
     """
+    lock_file = install_dir.parent / "package-lock.json"
     packages = json.loads(lock_file.read_text(encoding="utf-8"))["packages"]
     sections: list[str] = []
     count = 0
