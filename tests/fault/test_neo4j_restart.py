@@ -118,12 +118,18 @@ def snapshot(http: httpx.Client, tenant: str, ids: list[str]) -> list[dict[str, 
     return [data(http, ENTITY, tenant=tenant, id=entity_id)["entity"] for entity_id in ids]
 
 
-def readiness_after(http: httpx.Client, status: int, timeout: float) -> float:
-    """Seconds until `/readyz` answers `status`; fails after `timeout` seconds."""
+def readiness_after(
+    http: httpx.Client, status: int, timeout: float, reasons: set[str] | None = None
+) -> float:
+    """Seconds until `/readyz` answers `status`; fails after `timeout` seconds. The
+    reasons of the 503s answered meanwhile are added to `reasons`."""
     started = time.monotonic()
     while True:
-        if http.get("/readyz").status_code == status:
+        response = http.get("/readyz")
+        if response.status_code == status:
             return time.monotonic() - started
+        if reasons is not None and response.status_code == 503:
+            reasons.add(response.json()["reason"])
         if time.monotonic() - started > timeout:
             pytest.fail(f"/readyz did not answer {status} within {timeout} s")
         time.sleep(0.02)
@@ -178,8 +184,11 @@ def test_neo4j_stopped_and_started_again_under_a_running_server(server: str) -> 
         print(f"coded errors after {[round(t * 1000, 1) for t in timings]} ms")
 
         neo4j_script("start")
-        ready = readiness_after(http, 200, timeout=READY_AFTER_RESTART_S)
-        print(f"ready again {ready * 1000:.0f} ms after Neo4j started")
+        reasons: set[str] = set()
+        ready = readiness_after(http, 200, timeout=READY_AFTER_RESTART_S, reasons=reasons)
+        print(f"ready again {ready * 1000:.0f} ms after Neo4j started, meanwhile {reasons}")
+        # Back, the stores were warmed up (every read statement planned) before ready.
+        assert "warming_up" in reasons
         assert snapshot(http, tenant, ids) == before
 
         [new_id] = data(

@@ -19,7 +19,7 @@ from redstring.api.authentication import NO_AUTH_WARNING, build_authenticator
 from redstring.api.demo import load_demo
 from redstring.api.endpoint import GraphQLEndpoint
 from redstring.api.graphiql import AssetSource, asset_route, graphiql_page
-from redstring.api.health import healthz_endpoint, readyz_endpoint
+from redstring.api.health import Readiness, healthz_endpoint
 from redstring.api.landing import landing_routes
 from redstring.api.log_config import configure_logging
 from redstring.api.metrics import Metrics
@@ -111,12 +111,16 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
     metrics = Metrics()
     holder = _OpenClient(None if services is None else services.observed(metrics))
     authenticator = build_authenticator(settings)
+    readiness = Readiness(holder, settings.readiness_timeout)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
             async with serving():
-                yield
+                try:
+                    yield
+                finally:
+                    readiness.cancel()  # before the services close under a warm-up
         finally:
             metrics.process_ended()
 
@@ -158,7 +162,7 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
     routes = [
         Route("/graphql", graphql, methods=["GET", "POST"]),
         Route("/healthz", healthz_endpoint(settings.auth.value), methods=["GET"]),
-        Route("/readyz", readyz_endpoint(holder, settings.readiness_timeout), methods=["GET"]),
+        Route("/readyz", readiness.respond, methods=["GET"]),
         Route("/metrics", metrics.endpoint, methods=["GET"]),
         *landing_routes(),
     ]

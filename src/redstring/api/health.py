@@ -25,26 +25,67 @@ def healthz_endpoint(auth: str) -> Callable[[Request], Awaitable[JSONResponse]]:
     return healthz
 
 
-def readyz_endpoint(
-    services: Callable[[], Redstring], timeout: float
-) -> Callable[[Request], Awaitable[JSONResponse]]:
-    """An endpoint answering 200 when the stores answer a cheap read within `timeout`
-    seconds, else 503 with a reason code (`timeout`, `store_unavailable`, `error`).
+class Readiness:
+    """`/readyz`: 200 when the stores answer a cheap read within `timeout` seconds, else
+    503 with a reason code.
 
-    The cause is logged, not shown: one WARNING line with its type and message (a
-    store being down is an expected condition), its traceback only at DEBUG."""
+    A failed check marks the stores cold. The first check that passes after that
+    starts `Redstring.warm_up` in the background and answers 503 `warming_up` until it
+    has ended, when checks decide again. A database plans each statement on its first
+    run: a Neo4j just restarted took 4 to 18 s to answer the check's reads in time,
+    and a request routed to it meanwhile paid that planning.
 
-    async def readyz(request: Request) -> JSONResponse:
+    A cause is logged, not shown: one WARNING line with its type and message (a store
+    being down is an expected condition), its traceback only at DEBUG.
+    """
+
+    def __init__(self, services: Callable[[], Redstring], timeout: float) -> None:
+        self._services = services
+        self._timeout = timeout
+        self._cold = False
+        self._warming: asyncio.Task[None] | None = None
+
+    async def respond(self, request: Request) -> JSONResponse:
+        """The endpoint (`Route("/readyz", readiness.respond)`)."""
+        if self._warming is not None:
+            return _not_ready("warming_up")
         try:
-            await asyncio.wait_for(services().check_ready(), timeout)
+            await asyncio.wait_for(self._services().check_ready(), self._timeout)
         except Exception as exc:
-            reason, cause = _failure(exc, timeout)
+            self._cold = True
+            reason, cause = _failure(exc, self._timeout)
             logger.warning("readiness check failed (%s): %s: %s", reason, type(exc).__name__, cause)
             logger.debug("readiness check failure", exc_info=True)
-            return JSONResponse({"status": "unavailable", "reason": reason}, status_code=503)
+            return _not_ready(reason)
+        if self._cold:
+            logger.info("the stores answer again: warming up before reporting ready")
+            self._warming = asyncio.create_task(self._services().warm_up())
+            self._warming.add_done_callback(self._warmed)
+            return _not_ready("warming_up")
         return JSONResponse({"status": "ready"})
 
-    return readyz
+    def _warmed(self, task: asyncio.Task[None]) -> None:
+        """Take an ended warm-up's outcome: warm, or still cold with its cause logged (the
+        next check that passes starts another)."""
+        self._warming = None
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            cause = " ".join(str(exc).split()) or "(no message)"
+            logger.warning("warm-up failed: %s: %s", type(exc).__name__, cause)
+            return
+        self._cold = False
+        logger.info("warm-up done")
+
+    def cancel(self) -> None:
+        """Stop a warm-up in flight (the services are closing)."""
+        if self._warming is not None:
+            self._warming.cancel()
+
+
+def _not_ready(reason: str) -> JSONResponse:
+    return JSONResponse({"status": "unavailable", "reason": reason}, status_code=503)
 
 
 def _failure(exc: Exception, timeout: float) -> tuple[str, str]:
