@@ -182,6 +182,19 @@ def test_neo4j_stopped_and_started_again_under_a_running_server(server: str) -> 
         # The median: one slow answer on a busy machine is not what this measures.
         assert statistics.median(timings) < CODED_ERROR_WITHIN_S, timings
         print(f"coded errors after {[round(t * 1000, 1) for t in timings]} ms")
+        # A write fails alike: tried again at once, not until the request's deadline.
+        response = http.post(
+            "/graphql",
+            json={
+                "query": UPSERT_ENTITIES,
+                "variables": {
+                    "tenant": tenant,
+                    "entities": [{"name": "Fault Outage", "entityType": "company"}],
+                },
+            },
+        )
+        codes = [e["extensions"]["code"] for e in response.json()["errors"]]
+        assert codes == ["SERVICE_UNAVAILABLE"], response.text
 
         neo4j_script("start")
         reasons: set[str] = set()

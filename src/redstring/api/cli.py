@@ -47,6 +47,10 @@ from redstring.domain.errors import InvalidInputError, RedstringError
 from redstring.domain.ids import TenantId
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# Seconds `redstring load` keeps trying while Neo4j cannot be reached (a restart, a
+# leader election), unless REDSTRING_NEO4J_OUTAGE_RETRY says otherwise: a load is
+# long, and stopping it costs more than waiting.
+LOAD_OUTAGE_RETRY = 120.0
 
 
 def _settings(**overrides: Any) -> Settings:
@@ -160,6 +164,8 @@ def _load(args: argparse.Namespace) -> int:
         err.print("[red]error:[/red] --batch-size must be at least 1", highlight=False)
         return EXIT_USAGE
     settings = _settings()
+    if "neo4j_outage_retry" not in settings.model_fields_set:
+        settings = settings.model_copy(update={"neo4j_outage_retry": LOAD_OUTAGE_RETRY})
     path: Path = args.file
     try:
         file = path.open("rb")

@@ -46,6 +46,10 @@ class Settings(BaseSettings):
     neo4j_user: str = "neo4j"
     neo4j_password: SecretStr = SecretStr("")
     neo4j_database: str | None = None
+    # Seconds a Neo4j read or write keeps trying while the server cannot be reached:
+    # 0 answers SERVICE_UNAVAILABLE at once; `redstring load` waits `LOAD_OUTAGE_RETRY`
+    # unless this is set.
+    neo4j_outage_retry: float = Field(default=0.0, ge=0)
 
     embeddings: EmbeddingsKind = DEFAULT_EMBEDDINGS
     # None: the provider's own (384 for hashing, the model's for static and

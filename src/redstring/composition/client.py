@@ -68,6 +68,8 @@ class StoreSettings(Protocol):
     @property
     def neo4j_database(self) -> str | None: ...
     @property
+    def neo4j_outage_retry(self) -> float: ...
+    @property
     def embeddings(self) -> str: ...
     @property
     def embedding_dimension(self) -> int | None: ...
@@ -178,10 +180,13 @@ class Redstring:
         auth: tuple[str, str],
         *,
         database: str | None = None,
+        outage_retry: float = 0.0,
         embeddings: EmbeddingProvider | None = None,
         query_cache_size: int = 0,
     ) -> Redstring:
-        """Both Neo4j stores over one owned driver (one connection pool).
+        """Both Neo4j stores over one owned driver (one connection pool), whose reads and
+        writes keep trying for `outage_retry` seconds while the server cannot be reached
+        (`Neo4jSettings.outage_retry_time`).
 
         No I/O until `start` (which `async with` and the first call run): it
         ensures the schema and runs every read statement once (`warm_up`).
@@ -189,14 +194,20 @@ class Redstring:
         adapters are imported here, so redstring runs without the `neo4j`
         extra until this backend is chosen.
         """
-        from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_driver
+        from redstring.adapters.neo4j import (
+            Neo4jGraphStore,
+            Neo4jSettings,
+            Neo4jVectorStore,
+            connect_driver,
+        )
 
         owned = embeddings is None
         provider = default_embedding_provider() if embeddings is None else embeddings
         closers = _closers_of(provider) if owned else ()
-        driver = connect_driver(uri, auth)
-        graph = Neo4jGraphStore(driver, database=database)
-        vectors = Neo4jVectorStore(driver, provider.dimension, database=database)
+        settings = Neo4jSettings(outage_retry_time=outage_retry)
+        driver = connect_driver(uri, auth, settings)
+        graph = Neo4jGraphStore(driver, database=database, settings=settings)
+        vectors = Neo4jVectorStore(driver, provider.dimension, database=database, settings=settings)
         client = cls(
             embeddings=provider,
             vectors=vectors,
@@ -226,6 +237,7 @@ class Redstring:
                 settings.neo4j_uri,
                 (settings.neo4j_user, settings.neo4j_password.get_secret_value()),
                 database=settings.neo4j_database,
+                outage_retry=settings.neo4j_outage_retry,
                 embeddings=embeddings,
                 query_cache_size=settings.query_cache_size,
             )

@@ -40,9 +40,13 @@ class Neo4jSettings:
 
     connection_timeout: float = 5.0
     acquisition_timeout: float = 10.0
-    # How long a write transaction (the driver) or a read (`Neo4jConnection.query`)
-    # is tried again after transient errors.
+    # How long a statement (`Neo4jConnection.query`) or a write transaction
+    # (`Neo4jConnection.write`) is tried again after transient errors, and after losing
+    # the server, once at once and then, with growing delays, while `outage_retry_time`
+    # lasts: 0 for a server answering requests (a server that is down answers
+    # SERVICE_UNAVAILABLE at once), a minute or more for a bulk load.
     max_retry_time: float = 10.0
+    outage_retry_time: float = 0.0
     transaction_timeout: float = 30.0
     batch_size: int = 1000
     # Rows per vector upsert transaction. The vector index is Lucene's: each
@@ -63,7 +67,7 @@ DEFAULT_SETTINGS = Neo4jSettings()
 def connect_driver(
     uri: str, auth: tuple[str, str], settings: Neo4jSettings = DEFAULT_SETTINGS
 ) -> neo4j.AsyncDriver:
-    """An async driver with bounded connection, acquisition and retry times. No I/O yet.
+    """An async driver with bounded connection and acquisition times. No I/O yet.
 
     The server sends notifications of severity WARNING and worse only, and none of the
     UNRECOGNIZED classification: the driver logs each one it gets (about 1 KB each).
@@ -77,7 +81,6 @@ def connect_driver(
         auth=auth,
         connection_timeout=settings.connection_timeout,
         connection_acquisition_timeout=settings.acquisition_timeout,
-        max_transaction_retry_time=settings.max_retry_time,
         notifications_min_severity=neo4j.NotificationMinimumSeverity.WARNING,
         notifications_disabled_classifications=[
             neo4j.NotificationDisabledClassification.UNRECOGNIZED
@@ -108,6 +111,8 @@ _MAX_RETRY_DELAY = 1.0
 # this many times at once: a routing driver has dropped it from its table by then,
 # and a single server that refuses connections still fails within milliseconds.
 _LOST_MEMBER_RETRIES = 1
+# Seconds a write transaction's answer may come after the server's own timeout.
+_ANSWER_SLACK = 10.0
 
 _BOOKMARK_ERRORS = (
     "Neo.ClientError.Transaction.InvalidBookmark",
@@ -189,20 +194,29 @@ class Neo4jConnection:
         ) as session:
             yield session
 
-    async def write(self, work: Callable[[neo4j.AsyncManagedTransaction], Awaitable[T]]) -> T:
-        """Run `work` in one write transaction (all or nothing, retried on transient
-        errors by the driver), with errors translated."""
-        timed = neo4j.unit_of_work(timeout=self.settings.transaction_timeout)(work)
-        deadline = self.settings.transaction_timeout + self.settings.max_retry_time
-        with translated_errors():
+    async def write(self, work: Callable[[neo4j.AsyncTransaction], Awaitable[T]]) -> T:
+        """Run `work` in one write transaction (all or nothing), with errors translated,
+        tried again as `query` is (`_retried`): never after a commit that may have
+        happened (`IncompleteCommit`)."""
+
+        timeout = self.settings.transaction_timeout
+
+        async def attempt() -> T:
             async with self._session(neo4j.WRITE_ACCESS) as session:
-                done = await asyncio.wait_for(session.execute_write(timed), timeout=deadline)
+                tx = await session.begin_transaction(timeout=timeout)
+                async with tx:
+                    done = await work(tx)
+                    await tx.commit()
                 record_written((await session.last_bookmarks()).raw_values)
                 return done
 
+        # The server ends the transaction after `timeout`; this bounds the wait for its
+        # answer (a connection that stalls), which the server's timeout cannot.
+        return await self._retried(lambda: asyncio.wait_for(attempt(), timeout + _ANSWER_SLACK))
+
     async def write_each(
         self,
-        works: Iterable[Callable[[neo4j.AsyncManagedTransaction], Awaitable[None]]],
+        works: Iterable[Callable[[neo4j.AsyncTransaction], Awaitable[None]]],
         *,
         concurrency: int,
     ) -> None:
@@ -235,8 +249,8 @@ class Neo4jConnection:
         `settings.batch_size`) as its `$rows`, a write transaction a batch, at most
         `settings.write_concurrency` in flight (`write_each`)."""
 
-        def work(batch: Rows) -> Callable[[neo4j.AsyncManagedTransaction], Awaitable[None]]:
-            async def run(tx: neo4j.AsyncManagedTransaction) -> None:
+        def work(batch: Rows) -> Callable[[neo4j.AsyncTransaction], Awaitable[None]]:
+            async def run(tx: neo4j.AsyncTransaction) -> None:
                 await (await tx.run(statement, rows=batch)).consume()
 
             return run
@@ -248,34 +262,47 @@ class Neo4jConnection:
         """Run one read statement in an auto-commit transaction of a READ session: a
         single round trip (RUN and PULL pipelined), where a managed transaction
         (`execute_read`) adds BEGIN and COMMIT, two more on a driver of this version.
-
-        Tried again as a managed transaction would be: after a transient server
-        error, with growing delays while `settings.max_retry_time` lasts (a
-        request's deadline cancels it sooner), and once at once after losing the
-        member it read from (`_LOST_MEMBER_RETRIES`)."""
+        Tried again after failures as `_retried` says."""
         timed = neo4j.Query(statement, timeout=self.settings.transaction_timeout)
+
+        async def attempt() -> list[neo4j.Record]:
+            async with self._session(neo4j.READ_ACCESS) as session:
+                result = await session.run(timed, parameters)
+                return [record async for record in result]
+
+        return await self._retried(attempt)
+
+    async def _retried(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        """`attempt()`, with the driver's errors translated, tried again after a transient
+        server error with growing delays while `settings.max_retry_time` lasts; after
+        losing the server, once at once (`_LOST_MEMBER_RETRIES`), then with growing
+        delays while `settings.outage_retry_time` lasts. A request's deadline cancels
+        it sooner."""
         loop = asyncio.get_running_loop()
-        give_up = loop.time() + self.settings.max_retry_time
+        started = loop.time()
         delay, lost = _FIRST_RETRY_DELAY, 0
         while True:
             try:
                 with translated_errors():
-                    async with self._session(neo4j.READ_ACCESS) as session:
-                        result = await session.run(timed, parameters)
-                        return [record async for record in result]
+                    return await attempt()
             except StoreUnavailableError as exc:
                 cause = exc.__cause__
+                if isinstance(cause, neo4j_errors.IncompleteCommit):
+                    raise
                 if isinstance(cause, neo4j_errors.SessionExpired | neo4j_errors.ServiceUnavailable):
                     lost += 1
                     if lost <= _LOST_MEMBER_RETRIES:
                         continue
+                    retry_time = self.settings.outage_retry_time
                 elif isinstance(cause, neo4j_errors.TransientError) and cause.is_retryable():
-                    pause = delay * random.uniform(0.8, 1.2)
-                    if loop.time() + pause <= give_up:
-                        await asyncio.sleep(pause)
-                        delay = min(2 * delay, _MAX_RETRY_DELAY)
-                        continue
-                raise
+                    retry_time = self.settings.max_retry_time
+                else:
+                    raise
+                pause = delay * random.uniform(0.8, 1.2)
+                if loop.time() + pause > started + retry_time:
+                    raise
+                await asyncio.sleep(pause)
+                delay = min(2 * delay, _MAX_RETRY_DELAY)
 
     async def run_schema(self, statement: str, **parameters: Any) -> None:
         """Run one schema statement in an auto-commit transaction."""

@@ -120,7 +120,7 @@ class Neo4jGraphStore(OwnedConnection):
         rows = list({r.id: relationship_row(r) for r in relationships}.values())
         for batch in batches_of(rows, self._db.settings.batch_size):
 
-            async def work(tx: neo4j.AsyncManagedTransaction, batch: Any = batch) -> None:
+            async def work(tx: neo4j.AsyncTransaction, batch: Any = batch) -> None:
                 result = await tx.run(cypher.UPSERT_RELATIONSHIPS, rows=batch)
                 record = await result.single(strict=True)
                 if record["written"] == len(batch):
@@ -240,7 +240,7 @@ class Neo4jGraphStore(OwnedConnection):
         if not wanted:
             return 0
 
-        async def work(tx: neo4j.AsyncManagedTransaction) -> int:
+        async def work(tx: neo4j.AsyncTransaction) -> int:
             record = await (
                 await tx.run(cypher.DELETE_ENTITIES, ids=wanted, tenant_id=str(tenant_id))
             ).single(strict=True)

@@ -431,7 +431,7 @@ class Neo4jVectorStore(OwnedConnection):
             return
         statement = cypher.delete_vectors(self._label)
 
-        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+        async def work(tx: neo4j.AsyncTransaction) -> None:
             await (await tx.run(statement, ids=ids, tenant_id=str(tenant_id))).consume()
 
         await self._db.write(work)

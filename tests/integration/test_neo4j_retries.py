@@ -1,4 +1,5 @@
-"""`Neo4jConnection.query` tries a read again: at once, one time, after losing the server,
+"""`Neo4jConnection.query` and `.write` try a read or a write transaction again: at once,
+one time, after losing the server, then with growing delays within `outage_retry_time`;
 and with growing delays within `max_retry_time` after a transient server error.
 
 Connections go through a TCP proxy on the loopback address in front of the real
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -21,8 +23,10 @@ import neo4j
 import pytest
 from neo4j import exceptions as neo4j_errors
 
+from redstring import Entity, Redstring, TenantId
 from redstring.adapters.neo4j import Neo4jSettings, connect_driver
 from redstring.adapters.neo4j.connection import Neo4jConnection
+from redstring.api.settings import Settings
 from redstring.domain.errors import StoreUnavailableError
 
 
@@ -47,6 +51,14 @@ class _Proxy:
         up_reader, up_writer = await asyncio.open_connection(*self._upstream)
         self._writers.append(up_writer)
         await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+
+    def restart(self, refusals: int) -> None:
+        """Close every connection open now, as a server that went away would, and refuse
+        the next `refusals` ones."""
+        for writer in self._writers:
+            writer.close()
+        self._writers.clear()
+        self._refusals = refusals
 
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[str]:
@@ -111,6 +123,93 @@ async def test_a_read_from_a_server_that_stays_away_fails_after_one_retry(
     assert proxy.accepted == 2
 
 
+_MARK = "MERGE (m:RetryMark {id: $id}) RETURN m.id AS id"
+
+
+async def _mark(tx: neo4j.AsyncTransaction, mark: str) -> str:
+    record = await (await tx.run(_MARK, id=mark)).single()
+    assert record is not None
+    return str(record["id"])
+
+
+async def _marks(driver: neo4j.AsyncDriver, mark: str) -> int:
+    records, _, _ = await driver.execute_query(
+        "MATCH (m:RetryMark {id: $id}) WITH count(m) AS n "
+        "OPTIONAL MATCH (d:RetryMark {id: $id}) DETACH DELETE d RETURN n",
+        id=mark,
+    )
+    return int(records[0]["n"])
+
+
+async def test_a_write_is_tried_again_at_once_after_losing_the_server(
+    neo4j_auth: tuple[str, tuple[str, str]], driver: neo4j.AsyncDriver
+) -> None:
+    proxy = _Proxy(_server_address(neo4j_auth), refusals=1)
+    mark = f"once-{uuid.uuid4()}"
+    async with proxy.serving() as uri, connect_driver(uri, neo4j_auth[1], _SETTINGS) as through:
+        connection = Neo4jConnection(through, database=None, settings=_SETTINGS, owned=False)
+        assert await connection.write(lambda tx: _mark(tx, mark)) == mark
+    assert proxy.accepted == 2
+    assert await _marks(driver, mark) == 1
+
+
+async def test_a_write_to_a_server_that_stays_away_fails_after_one_retry(
+    neo4j_auth: tuple[str, tuple[str, str]],
+) -> None:
+    """As a read: a mutation against a server that is down answers SERVICE_UNAVAILABLE
+    at once, however long `max_retry_time` (transient errors) is."""
+    settings = Neo4jSettings(connection_timeout=1.0, acquisition_timeout=2.0, max_retry_time=60)
+    proxy = _Proxy(_server_address(neo4j_auth), refusals=None)
+    async with proxy.serving() as uri, connect_driver(uri, neo4j_auth[1], settings) as through:
+        connection = Neo4jConnection(through, database=None, settings=settings, owned=False)
+        with pytest.raises(StoreUnavailableError) as failed:
+            await asyncio.wait_for(connection.write(lambda tx: _mark(tx, "never")), timeout=10)
+    assert isinstance(failed.value.__cause__, neo4j_errors.ServiceUnavailable)
+    assert proxy.accepted == 2
+
+
+@pytest.mark.parametrize("access", ["read", "write"])
+async def test_outage_retry_time_rides_out_a_short_outage(
+    neo4j_auth: tuple[str, tuple[str, str]],
+    driver: neo4j.AsyncDriver,
+    pauses: list[float],
+    access: str,
+) -> None:
+    """With `outage_retry_time` (a bulk load's), losing the server is tried again with
+    growing delays until it answers."""
+    settings = Neo4jSettings(
+        connection_timeout=1.0, acquisition_timeout=2.0, max_retry_time=0, outage_retry_time=30
+    )
+    proxy = _Proxy(_server_address(neo4j_auth), refusals=5)
+    mark = f"outage-{uuid.uuid4()}"
+    async with proxy.serving() as uri, connect_driver(uri, neo4j_auth[1], settings) as through:
+        connection = Neo4jConnection(through, database=None, settings=settings, owned=False)
+        if access == "write":
+            assert await connection.write(lambda tx: _mark(tx, mark)) == mark
+        else:
+            [record] = await connection.query("RETURN $asked AS answer", {"asked": 3})
+            assert record["answer"] == 3
+    assert proxy.accepted == 6
+    # Once at once, then after each of four growing pauses.
+    assert len(pauses) == 4
+    assert _growing(pauses)
+    if access == "write":
+        assert await _marks(driver, mark) == 1
+
+
+async def test_an_outage_longer_than_outage_retry_time_fails(
+    neo4j_auth: tuple[str, tuple[str, str]], pauses: list[float]
+) -> None:
+    settings = Neo4jSettings(connection_timeout=1.0, acquisition_timeout=2.0, outage_retry_time=1)
+    proxy = _Proxy(_server_address(neo4j_auth), refusals=None)
+    async with proxy.serving() as uri, connect_driver(uri, neo4j_auth[1], settings) as through:
+        connection = Neo4jConnection(through, database=None, settings=settings, owned=False)
+        with pytest.raises(StoreUnavailableError):
+            await asyncio.wait_for(connection.write(lambda tx: _mark(tx, "never")), timeout=10)
+    assert len(pauses) >= 3
+    assert sum(pauses) <= settings.outage_retry_time
+
+
 class _TransientAtFirst:
     """The real driver, except that the first `failures` statements run (every one while
     `failures` is None) raise `TransientError` instead of reaching the server."""
@@ -154,6 +253,17 @@ class _Session:
             raise error
         self._owner.answered += 1
         return await self._session.run(query, parameters)
+
+    async def begin_transaction(self, **config: Any) -> neo4j.AsyncTransaction:
+        if self._owner.fails_now():
+            error = neo4j_errors.TransientError("the database cannot answer right now")
+            self._owner.raised.append(error)
+            raise error
+        self._owner.answered += 1
+        return await self._session.begin_transaction(**config)
+
+    async def last_bookmarks(self) -> neo4j.Bookmarks:
+        return await self._session.last_bookmarks()
 
 
 @pytest.fixture
@@ -203,3 +313,48 @@ async def test_a_transient_error_that_lasts_fails_within_max_retry_time(
     assert _growing(pauses)
     assert sum(pauses) <= settings.max_retry_time
     assert flaky.answered == 0
+
+
+async def test_a_write_commits_once_a_transient_error_clears(
+    driver: neo4j.AsyncDriver, pauses: list[float]
+) -> None:
+    settings = Neo4jSettings(max_retry_time=5.0)
+    flaky = _TransientAtFirst(driver, failures=2)
+    connection = Neo4jConnection(flaky, database=None, settings=settings, owned=False)  # type: ignore[arg-type]
+    mark = f"transient-{uuid.uuid4()}"
+    assert await connection.write(lambda tx: _mark(tx, mark)) == mark
+    assert (len(flaky.raised), flaky.answered) == (2, 1)
+    assert len(pauses) == 2
+    assert _growing(pauses)
+    assert await _marks(driver, mark) == 1
+
+
+async def test_the_outage_retry_setting_carries_a_client_over_a_restart(
+    neo4j_auth: tuple[str, tuple[str, str]], pauses: list[float]
+) -> None:
+    """`REDSTRING_NEO4J_OUTAGE_RETRY` (what `redstring load` sets) reaches both stores:
+    a write and a retrieve made while the server is away answer once it is back."""
+    proxy = _Proxy(_server_address(neo4j_auth), refusals=0)
+    tenant = TenantId(uuid.uuid4())
+    async with proxy.serving() as uri:
+        settings = Settings(
+            backend="neo4j",
+            neo4j_uri=uri,
+            neo4j_user=neo4j_auth[1][0],
+            neo4j_password=neo4j_auth[1][1],
+            neo4j_outage_retry=30,
+            embeddings="hashing",
+        )
+        async with Redstring.from_settings(settings) as client:
+            entity = Entity.create(tenant, "Outage Lasting", "company")
+            proxy.restart(refusals=3)
+            await client.upsert([entity])
+            proxy.restart(refusals=3)
+            found = await client.retrieve("Outage Lasting", tenant, k=1)
+            proxy.restart(refusals=3)  # the vector store's own reads
+            [query_vector] = await client.embeddings.embed_documents(["Outage Lasting"])
+            nearest = await client.vectors.search(query_vector, tenant, k=1)
+            await client.delete([entity.id], tenant)
+    assert [m.entity.id for m in found.matches] == [entity.id]
+    assert [m.entity_id for m in nearest] == [entity.id]
+    assert len(pauses) >= 4  # growing pauses while each restart's refusals lasted

@@ -1,0 +1,35 @@
+"""`redstring load` waits out a Neo4j outage (`LOAD_OUTAGE_RETRY`) unless the setting says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from redstring import StoreUnavailableError
+from redstring.api.cli import EXIT_FAILED, LOAD_OUTAGE_RETRY, main
+from redstring.api.settings import Settings
+
+
+@pytest.mark.parametrize(("env", "waits"), [(None, LOAD_OUTAGE_RETRY), ("0", 0.0), ("7.5", 7.5)])
+def test_a_load_waits_out_an_outage_unless_the_setting_says_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: str | None, waits: float
+) -> None:
+    opened: list[float] = []
+
+    async def open_client(settings: Settings) -> None:
+        opened.append(settings.neo4j_outage_retry)
+        raise StoreUnavailableError("Neo4j is unavailable: stopped here")
+
+    monkeypatch.setattr("redstring.api.cli.open_client", open_client)
+    if env is None:
+        monkeypatch.delenv("REDSTRING_NEO4J_OUTAGE_RETRY", raising=False)
+    else:
+        monkeypatch.setenv("REDSTRING_NEO4J_OUTAGE_RETRY", env)
+    path = tmp_path / "data.jsonl"
+    path.write_text('{"kind": "entity", "name": "Acme Corp", "entity_type": "company"}\n')
+    tenant = "6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"
+    assert main(["load", str(path), "--tenant", tenant]) == EXIT_FAILED
+    assert opened == [waits]
+    # A server keeps answering SERVICE_UNAVAILABLE at once by default.
+    assert Settings().neo4j_outage_retry == (0.0 if env is None else waits)
