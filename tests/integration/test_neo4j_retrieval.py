@@ -52,6 +52,28 @@ async def test_hybrid_retrieval_over_neo4j(driver: neo4j.AsyncDriver) -> None:
     assert [r.relationship_type for r in edges[acme.id]] == ["CUSTOMER_OF"]
 
 
+async def test_an_alias_equal_to_the_query_ranks_first_over_neo4j(
+    driver: neo4j.AsyncDriver,
+) -> None:
+    """The lexical score reads aliases from the store's candidates as it does in memory."""
+    graph = Neo4jGraphStore(driver)
+    vectors = Neo4jVectorStore(driver, DIMENSION, label="RetrievalVector128")
+    await graph.ensure_schema()
+    await vectors.ensure_schema()
+    tenant = new_tenant()
+    entities = [
+        make_entity(tenant, "Corvid Lowpower MCU", "product"),
+        make_entity(tenant, "Corvid Semiconductors", "org", properties={"aliases": ("Corvid",)}),
+        make_entity(tenant, "Corvid Edge NPU", "product"),
+    ]
+    embeddings = HashingEmbeddingProvider(DIMENSION)
+    await build_graph(entities, embeddings=embeddings, vectors=vectors, graph=graph)
+    retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+    result = await retriever.retrieve("Corvid", tenant, k=3, mode=RetrievalMode.LEXICAL)
+    assert result.matches[0].entity.name == "Corvid Semiconductors"
+    assert result.matches[0].lexical == 1.0
+
+
 def _closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

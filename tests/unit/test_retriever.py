@@ -72,6 +72,31 @@ async def test_acme_corporation_finds_acme_corp_first_whatever_the_ids(
     assert _names(result)[0] == "Acme Corp"
 
 
+@pytest.mark.parametrize("mcu_first", [True, False])
+async def test_an_alias_equal_to_the_query_ranks_first_in_lexical_mode(mcu_first: bool) -> None:
+    """`Corvid` names the entity whose alias is `Corvid` before one whose name begins
+    with it, whichever has the lower id (the tie-break)."""
+    tenant = new_tenant()
+    ids = sorted((uuid.uuid4() for _ in range(2)), key=id_order_key)
+    mcu_id, corvid_id = ids if mcu_first else ids[::-1]
+    corvid = make_entity(
+        tenant,
+        "Corvid Semiconductors",
+        "org",
+        entity_id=corvid_id,
+        properties={"aliases": ("Corvid",)},
+    )
+    entities = [
+        make_entity(tenant, "Corvid Lowpower MCU", "product", entity_id=mcu_id),
+        corvid,
+        make_entity(tenant, "Corvid Edge NPU", "product"),
+    ]
+    retriever, _ = await _retriever(entities)
+    result = await retriever.retrieve("Corvid", tenant, k=3, mode=RetrievalMode.LEXICAL)
+    assert _names(result)[0] == "Corvid Semiconductors"
+    assert result.matches[0].lexical == 1.0
+
+
 @pytest.mark.parametrize(
     ("query", "expected"), [("Acme", "Acme Corp"), ("Lovelace", "Ada Lovelace")]
 )

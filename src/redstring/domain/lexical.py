@@ -1,8 +1,11 @@
 """The lexical channel's score: name similarity, not BM25 (docs/adr/0003).
 
 `lexical_score(query, entity)` is the best of `string_similarity` against the
-name, against the normalised name, and `PROPERTY_WEIGHT` times that against
-each string property value (aliases, tickers, former names). When the query
+name, against the normalised name, and against each string property value
+(aliases, tickers, former names), where a property value's similarity counts
+`PROPERTY_WEIGHT` times unless it is exact: a value equal to the query once
+normalised scores 1.0, as an equal name does, so `Corvid` ranks the entity
+whose alias is `Corvid` at least as high as `Corvid Lowpower MCU`. When the query
 may end in an unfinished word (`query_prefix`), a name word it begins counts
 as a match worth less than the whole word (`string_similarities(open_end=True)`),
 so `Ada Lov` finds `Ada Lovelace` while `Acme` still ranks `Acme` over `Acmeson`.
@@ -78,7 +81,10 @@ def lexical_scores(query: str, entities: Sequence[LexicalCandidate]) -> list[flo
     similarities = string_similarities(query, texts, open_end=query_prefix(query) is not None)
     scores = similarities[:count]
     if owners:
-        np.maximum.at(scores, np.asarray(owners), np.asarray(weights) * similarities[count:])
+        found = similarities[count:]
+        # The weight is for inexact matches: 1.0 is an equal normalised value.
+        weighted = np.where(found == 1.0, 1.0, np.asarray(weights) * found)
+        np.maximum.at(scores, np.asarray(owners), weighted)
     return scores.tolist()  # type: ignore[no-any-return]
 
 

@@ -1,0 +1,48 @@
+"""lexical_score: the name decides, and a string property value counts
+`PROPERTY_WEIGHT` times unless it equals the query once normalised."""
+
+from __future__ import annotations
+
+import pytest
+
+from redstring.domain.lexical import PROPERTY_WEIGHT, lexical_score, lexical_scores
+from redstring.domain.similarity import string_similarity
+from redstring.testing import make_entity, new_tenant
+
+TENANT = new_tenant()
+SEMICONDUCTORS = make_entity(TENANT, "Corvid Semiconductors", properties={"aliases": ("Corvid",)})
+MCU = make_entity(TENANT, "Corvid Lowpower MCU")
+
+
+# The query as typed, with the last word open (`Corvid`) and closed (`CORVID.`, `corvid `).
+@pytest.mark.parametrize("query", ["Corvid", "CORVID.", "corvid "])
+def test_an_alias_equal_to_the_query_scores_as_an_equal_name(query: str) -> None:
+    semiconductors, mcu = lexical_scores(query, [SEMICONDUCTORS, MCU])
+    assert semiconductors == 1.0
+    assert mcu < semiconductors
+    # Without the alias, the name that merely begins with the query ranked first.
+    assert string_similarity(query, MCU.name) > string_similarity(query, SEMICONDUCTORS.name)
+
+
+@pytest.mark.parametrize(
+    "alias",
+    [
+        "Corvid Labs",  # the query is part of the alias
+        "Corvid Inc",  # the same identifying word under a legal form: alike, not equal
+        "Corvidae",  # the query begins the alias's word
+    ],
+)
+def test_an_alias_that_matches_in_part_counts_property_weight_times(alias: str) -> None:
+    holder = make_entity(TENANT, "Zephyr Holdings", properties={"aliases": (alias,)})
+    score = lexical_score("CORVID.", holder)
+    assert score == pytest.approx(PROPERTY_WEIGHT * string_similarity("CORVID.", alias))
+    assert 0 < score < lexical_score("CORVID.", MCU)
+
+
+def test_an_exact_value_scores_one_whatever_the_property_or_its_place() -> None:
+    ticker = make_entity(
+        TENANT, "Zephyr Holdings", properties={"aliases": ("ZH", "Zephyr"), "ticker": "CRVD"}
+    )
+    assert lexical_score("crvd", ticker) == 1.0
+    assert lexical_score("Zephyr", ticker) == 1.0
+    assert lexical_score("zh", ticker) == 1.0
