@@ -56,6 +56,26 @@ class InvalidFieldsError(InvalidInputError):
         return describe_problems(self.problems, where, names)
 
 
+class FrozenRecordError(RedstringError, AttributeError):
+    """An assignment to, or deletion of, a field of a record or result, which are
+    immutable (`Entity`, `Relationship`, `VectorRecord`, `ScoredEntity`, ...):
+    `Entity is immutable: cannot set 'name'; build a new Entity instead`.
+
+    An `AttributeError`, as a frozen dataclass's refusal is; `record` names the
+    record's class and `name` the attribute (`obj` is the record).
+    """
+
+    def __init__(self, record: object, name: str, *, deleting: bool = False) -> None:
+        kind = type(record).__name__
+        self.record = kind
+        verb = "delete" if deleting else "set"
+        super().__init__(
+            f"{kind} is immutable: cannot {verb} {name!r}; build a new {kind} instead",
+            name=name,
+            obj=record,
+        )
+
+
 class DimensionMismatchError(RedstringError, ValueError):
     """Two vector dimensions that must agree do not.
 
