@@ -193,7 +193,11 @@ def changing_dimension(monkeypatch: pytest.MonkeyPatch) -> ProviderChangingDimen
 @pytest.mark.parametrize(
     ("from_call", "written"),
     [
-        (1, "no batch is written whole; run the same load again to finish it"),
+        (
+            1,
+            "no batch is known to be written whole, though some records may be; run the same "
+            "load again to finish it",
+        ),
         (2, "lines 1 to 2 are written (1 batch: 2 entities, 0 relationships); run the same"),
         (3, "lines 1 to 4 are written (2 batches: 4 entities, 0 relationships); run the same"),
     ],

@@ -296,8 +296,8 @@ class _LoadRun:
                 f"{_count(done.entities, 'entity', 'entities')}, "
                 f"{_count(done.relationships, 'relationship')})"
             )
-        else:  # the failing batch may have written some of its records
-            written = "no batch is written whole"
+        else:  # a batch is known to be written when it is reported, and none was
+            written = "no batch is known to be written whole, though some records may be"
         self.err.print(
             f"{written}; run the same load again to finish it "
             "(records already written are rewritten unchanged)",
