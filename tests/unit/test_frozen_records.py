@@ -4,6 +4,7 @@ deleting a field raises `FrozenRecordError`, an `AttributeError`, never pydantic
 
 from __future__ import annotations
 
+import pickle
 import uuid
 
 import pytest
@@ -71,6 +72,14 @@ def test_deleting_a_field_or_setting_an_unknown_one_is_refused_alike(
         record.nmae = value  # type: ignore[attr-defined]
     assert record.model_dump() == before
     assert not hasattr(record, "nmae")
+
+
+@pytest.mark.parametrize("deleting", [False, True])
+def test_the_error_crosses_a_process_boundary_whole(deleting: bool) -> None:
+    error = FrozenRecordError(ACME, "name", deleting=deleting)
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is FrozenRecordError
+    assert (str(copy), copy.record, copy.name, copy.obj) == (str(error), "Entity", "name", ACME)
 
 
 def test_a_changed_copy_is_still_built_by_model_copy() -> None:
