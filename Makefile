@@ -48,6 +48,8 @@ bench-quality: venv
 
 # GraphiQL's browser files (pinned npm packages) for `serve`, installed once per lock
 # change; without npm, GraphiQL's page says how to get them (or use the CDN setting).
+# `npm ci`'s options (no install scripts, quiet) are in $(GRAPHIQL)/.npmrc, which the
+# build hook's `npm ci` reads too.
 GRAPHIQL := src/redstring/api/graphiql
 GRAPHIQL_STAMP := $(GRAPHIQL)/node_modules/.installed
 
@@ -55,7 +57,7 @@ graphiql: $(GRAPHIQL_STAMP)
 
 $(GRAPHIQL_STAMP): $(GRAPHIQL)/package-lock.json
 	@if command -v npm >/dev/null; then \
-	  (cd $(GRAPHIQL) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) && touch $@; \
+	  (cd $(GRAPHIQL) && npm ci) && touch $@; \
 	else \
 	  echo "npm not found: GraphiQL's files are not installed (or set REDSTRING_GRAPHIQL_ASSETS=cdn)"; \
 	fi

@@ -27,7 +27,6 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 NPM_DIR = Path("src", "redstring", "api", "graphiql")
 NPM_HIDDEN_LOCK = ".package-lock.json"  # what `npm ci` writes into node_modules/
-NPM_CI = ("ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error")
 
 
 def _load_assets(root: Path) -> ModuleType:
@@ -81,8 +80,9 @@ class GraphiQLFilesHook(BuildHookInterface):  # type: ignore[type-arg]
             build_data["force_include"][str(path)] = path.relative_to(base).as_posix()
 
     def _npm_ci(self, npm_dir: Path) -> None:
-        """Install the pinned packages, as `make graphiql` does; only a build from a
-        checkout gets here (an sdist holds the files already)."""
+        """Install the pinned packages, as `make graphiql` does, with the options of
+        `npm_dir`'s `.npmrc` (no install scripts); only a build from a checkout gets
+        here (an sdist holds the files already)."""
         npm = shutil.which("npm")
         if npm is None:
             raise RuntimeError(
@@ -90,4 +90,4 @@ class GraphiQLFilesHook(BuildHookInterface):  # type: ignore[type-arg]
                 "(Node.js) and run `make graphiql`, or build from an sdist, which holds them"
             )
         self.app.display_info(f"npm ci in {npm_dir} (GraphiQL's files)")
-        subprocess.run([npm, *NPM_CI], cwd=npm_dir, check=True)
+        subprocess.run([npm, "ci"], cwd=npm_dir, check=True)

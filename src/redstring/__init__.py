@@ -16,6 +16,7 @@ from redstring.domain.candidates import Candidates
 from redstring.domain.entity import Entity
 from redstring.domain.errors import (
     DimensionMismatchError,
+    FrozenRecordError,
     InvalidFieldsError,
     InvalidInputError,
     MissingEndpointError,
@@ -44,6 +45,7 @@ __all__ = [
     "EndReads",
     "Entity",
     "EntityId",
+    "FrozenRecordError",
     "GraphReader",
     "GraphStore",
     "HashingEmbeddingProvider",

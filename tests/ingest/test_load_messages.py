@@ -6,14 +6,23 @@ right number."""
 from __future__ import annotations
 
 import json
+import math
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.progress import Progress, TaskID
 
-from redstring import DimensionMismatchError, InMemoryGraphStore, InMemoryVectorStore, TenantId
+from redstring import (
+    DimensionMismatchError,
+    InMemoryGraphStore,
+    InMemoryVectorStore,
+    Relationship,
+    StoreUnavailableError,
+    TenantId,
+)
 from redstring.api.cli import main
 from redstring.api.jsonl import numbered_records
 from redstring.api.load import CountedLines
@@ -193,7 +202,11 @@ def changing_dimension(monkeypatch: pytest.MonkeyPatch) -> ProviderChangingDimen
 @pytest.mark.parametrize(
     ("from_call", "written"),
     [
-        (1, "no batch is written whole; run the same load again to finish it"),
+        (
+            1,
+            "no batch is known to be written whole, though some records may be; run the same "
+            "load again to finish it",
+        ),
         (2, "lines 1 to 2 are written (1 batch: 2 entities, 0 relationships); run the same"),
         (3, "lines 1 to 4 are written (2 batches: 4 entities, 0 relationships); run the same"),
     ],
@@ -259,8 +272,10 @@ def _bytes_through(path: Path, line_number: int) -> int:
 
 
 def _share(path: Path, line_number: int) -> str:
-    """The share of `path` that lines 1 to `line_number` make, as the bar writes it."""
-    return f" {_bytes_through(path, line_number) / path.stat().st_size * 100.0:.0f}% "
+    """The share of `path` that lines 1 to `line_number` make, as the bar writes it while
+    the load has not ended done: rounded down, at most 99%."""
+    share = _bytes_through(path, line_number) / path.stat().st_size * 100.0
+    return f" {min(math.floor(share), 99)}% "
 
 
 def test_counted_lines_give_the_bytes_up_to_the_end_of_a_line() -> None:
@@ -358,6 +373,55 @@ def test_a_finished_load_ends_its_bar_done_and_counts_in_the_right_number(
     err = capsys.readouterr().err
     assert "loaded 2 entities and 1 relationship into tenant" in err
     assert "; 0 lines skipped" in err
+
+
+@pytest.mark.parametrize(
+    ("bad_line", "shown"),
+    [("{", " 99% "), (UNCLOSED, " 66% ")],  # near the end: not 100%; at 66.7%: not 67%
+)
+def test_a_stopped_load_shows_its_share_written_rounded_down(
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str], bad_line: str, shown: str
+) -> None:
+    path = write(tmp_path, [ACME, ACME.replace("Acme Corp", "Bolt Inc"), bad_line])
+    written = _bytes_through(path, 2) / path.stat().st_size * 100.0
+    assert round(written) == math.floor(written) + 1  # rounding would show one more
+    assert load(path, "--batch-size", "1") == 1
+    bar = _bar(capsys.readouterr().err)
+    assert shown in bar
+    assert "100%" not in bar
+    assert bar.endswith("stopped at line 3")
+
+
+def test_a_load_failing_after_its_last_batch_does_not_show_100(
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every line's batch is written, but not the relationship that waited for the end."""
+    upsert_relationships = shared.graph.upsert_relationships
+    calls: list[object] = []
+
+    async def gone_after_one(relationships: Sequence[Relationship]) -> None:
+        calls.append(relationships)
+        if len(calls) > 1:  # the first, its line's own batch, finds an end missing
+            raise StoreUnavailableError("the graph store went away")
+        await upsert_relationships(relationships)
+
+    waiting = relationship_line(("Acme Corp", "company"), ("Bolt Inc", "company"))
+    path = write(tmp_path, [waiting, entity_line("Acme Corp"), entity_line("Bolt Inc")])
+    shared.graph.upsert_relationships = gone_after_one  # type: ignore[method-assign]
+    assert load(path, "--batch-size", "1") == 1
+    assert len(calls) == 2
+    err = capsys.readouterr().err
+    bar = _bar(err)
+    assert " 99% " in bar
+    assert "100%" not in bar
+    assert bar.endswith("failed")
+    assert "1 deferred relationship from these batches is not written" in err
+
+    shared.graph.upsert_relationships = upsert_relationships  # type: ignore[method-assign]
+    assert load(path, "--batch-size", "1") == 0
+    bar = _bar(capsys.readouterr().err)
+    assert " 100% " in bar
+    assert bar.endswith("done")
 
 
 def test_one_unresolved_relationship_is_counted_in_the_singular(

@@ -6,12 +6,15 @@ import hashlib
 import json
 import re
 import stat
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
 import pytest
 
 from redstring.api.cli import main
+from tests.processes import child_environment
 
 TENANT_A, TENANT_B = str(uuid.uuid4()), str(uuid.uuid4())
 KEY_SHAPE = re.compile(r"^rs_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$")
@@ -139,3 +142,48 @@ def test_a_role_other_than_read_or_write_is_refused(key_file: Path) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["keys", "add", "--file", str(key_file), "--tenant", TENANT_A, "--role", "admin"])
     assert exit_.value.code == 2
+
+
+# Without POSIX file locks (fcntl) ---------------------------------------------------------
+
+
+def test_without_fcntl_the_cli_and_the_app_import_and_the_app_is_built() -> None:
+    """The key file's lock is the only user of `fcntl`: the CLI and the app import without
+    it (as on Windows)."""
+    code = (
+        "import sys; sys.modules['fcntl'] = None\n"  # `import fcntl` now fails
+        "from redstring.api.app import create_app\n"
+        "import redstring.api.cli\n"
+        "create_app()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=child_environment(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_without_fcntl_add_and_revoke_refuse_and_change_nothing(
+    key_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = _add(key_file, capsys, TENANT_A).strip()
+    before = key_file.read_bytes()
+    (key_file.parent / "keys.json.lock").unlink()
+    monkeypatch.setitem(sys.modules, "fcntl", None)  # `import fcntl` now fails
+    refusal = f"error: cannot change {key_file}: locking it needs POSIX file locks (fcntl)"
+    args = ["--file", str(key_file)]
+    assert main(["keys", "add", *args, "--tenant", TENANT_A, "--role", "read"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no key issued
+    assert refusal in captured.err
+    assert main(["keys", "revoke", KEY_SHAPE.match(kept)[1], *args]) == 1  # type: ignore[index]
+    assert refusal in capsys.readouterr().err
+    assert key_file.read_bytes() == before
+    assert [p.name for p in key_file.parent.iterdir()] == ["keys.json"]  # no lock file made
+    assert main(["keys", "list", *args]) == 0  # reading needs no lock
+    assert capsys.readouterr().out.startswith(KEY_SHAPE.match(kept)[1])  # type: ignore[index]

@@ -11,12 +11,16 @@ The file is JSON, rewritten whole through a temporary file and `os.replace`
 (mode 0600), so a running server never reads half of it. The verifier checks the
 file's `stat` on each request and reads it again when it changed, so a revoked
 key stops working at once, without a restart.
+
+`add_key` and `revoke_key` lock the file with POSIX `fcntl.flock`; on a platform
+without `fcntl` (Windows, which redstring does not claim) they refuse with an
+`OSError` before touching anything, while reading keys and serving work as
+anywhere.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import hmac
 import logging
@@ -123,8 +127,17 @@ def write_key_file(path: Path, content: KeyFileContent) -> None:
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """Serialises read-modify-write cycles of `path` between processes (`keys add` run twice
-    at once would otherwise lose a key), through a lock on `path.lock`."""
+    at once would otherwise lose a key, or undo a revocation), through a lock on
+    `path.lock`; an `OSError` where `fcntl` is missing, since an unlocked change is not
+    safe."""
     lock_path = path.with_name(path.name + ".lock")
+    try:
+        import fcntl  # POSIX only: imported here so the server imports this module anywhere
+    except ImportError:
+        raise OSError(
+            f"cannot change {path}: locking it needs POSIX file locks (fcntl), "
+            "which this platform lacks; change it on a POSIX system"
+        ) from None
     with lock_path.open("a") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         yield

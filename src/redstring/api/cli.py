@@ -8,6 +8,7 @@ import contextlib
 import dataclasses
 import gc
 import importlib.metadata
+import math
 import os
 import sys
 import time
@@ -21,8 +22,8 @@ from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
+    ProgressColumn,
     Task,
-    TaskProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -134,6 +135,19 @@ def _ending(report: IngestReport) -> str:
     return "done"
 
 
+class _WrittenShareColumn(ProgressColumn):
+    """The share of the file written, rounded down: ` 99%` while a byte of it is not
+    written, and never `100%` before the load has ended having written all it could
+    (the task's `whole` field), since the relationships that wait for the end of the
+    file are written after the batch of its last line."""
+
+    def render(self, task: Task) -> Text:
+        share = math.floor(task.percentage)
+        if not task.fields.get("whole", False):
+            share = min(share, 99)
+        return Text(f"{share:>3}%", style="progress.percentage")
+
+
 class _EndColumn(TimeRemainingColumn):
     """`ETA 0:00:12` while the load runs; how it ended (`done`, `stopped at line 11`,
     `failed`, `interrupted`) once it has, so the bar's last redraw never promises more.
@@ -214,7 +228,7 @@ class _LoadRun:
             with Progress(
                 TextColumn("[bold]loading[/bold]"),
                 BarColumn(),
-                TaskProgressColumn(),
+                _WrittenShareColumn(),
                 TextColumn("{task.fields[records]}"),
                 TextColumn("{task.fields[rate]:,.0f}/s"),
                 TimeElapsedColumn(),
@@ -226,7 +240,12 @@ class _LoadRun:
             ) as progress:
                 size = os.fstat(file.fileno()).st_size
                 task = progress.add_task(
-                    "load", total=size, records=_count(0, "record"), rate=0.0, ended=""
+                    "load",
+                    total=size,
+                    records=_count(0, "record"),
+                    rate=0.0,
+                    ended="",
+                    whole=False,
                 )
                 self.started = time.perf_counter()
 
@@ -256,12 +275,13 @@ class _LoadRun:
 
                 def end(ended: str, report: IngestReport, *, whole: bool = False) -> None:
                     """The bar's last state: what was written, and how the load ended. A
-                    stopped bar stays where the last written batch left it."""
+                    stopped bar stays where the last written batch left it, below 100%."""
                     progress.update(
                         task,
                         completed=lines.bytes_read if whole else None,
                         records=_count(report.records, "record"),
                         ended=ended,
+                        whole=whole,
                         refresh=True,
                     )
                     progress.stop_task(task)
@@ -302,8 +322,8 @@ class _LoadRun:
                 f"{_count(done.entities, 'entity', 'entities')}, "
                 f"{_count(done.relationships, 'relationship')})"
             )
-        else:  # the failing batch may have written some of its records
-            written = "no batch is written whole"
+        else:  # a batch is known to be written when it is reported, and none was
+            written = "no batch is known to be written whole, though some records may be"
         self.err.print(
             f"{written}; run the same load again to finish it "
             "(records already written are rewritten unchanged)",

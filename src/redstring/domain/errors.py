@@ -7,6 +7,8 @@ answers each with the `extensions.code` of `redstring.api.errors.CODE_OF_ERROR`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
+from typing import Any
 from uuid import UUID
 
 # Where a problem lies inside a record: field names, and indexes into its lists.
@@ -54,6 +56,31 @@ class InvalidFieldsError(InvalidInputError):
     def describe(self, where: str = "", names: Mapping[str, str] | None = None) -> str:
         """The problems as `describe_problems` spells them, under `where`."""
         return describe_problems(self.problems, where, names)
+
+
+class FrozenRecordError(RedstringError, AttributeError):
+    """An assignment to, or deletion of, a field of a record or result, which are
+    immutable (`Entity`, `Relationship`, `VectorRecord`, `ScoredEntity`, ...):
+    `Entity is immutable: cannot set 'name'; build a new Entity instead`.
+
+    An `AttributeError`, as a frozen dataclass's refusal is; `record` names the
+    record's class and `name` the attribute (`obj` is the record).
+    """
+
+    def __init__(self, record: object, name: str, *, deleting: bool = False) -> None:
+        kind = type(record).__name__
+        self.record = kind
+        self.deleting = deleting
+        verb = "delete" if deleting else "set"
+        super().__init__(
+            f"{kind} is immutable: cannot {verb} {name!r}; build a new {kind} instead",
+            name=name,
+            obj=record,
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the arguments that build it (`args` holds only the message)."""
+        return (partial(FrozenRecordError, deleting=self.deleting), (self.obj, self.name))
 
 
 class DimensionMismatchError(RedstringError, ValueError):

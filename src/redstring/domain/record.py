@@ -1,5 +1,8 @@
 """The base of the records a caller builds (`Entity`, `Relationship`, `VectorRecord`),
-and the type of their id fields.
+the type of their id fields, and the base of every immutable model of the domain.
+
+Records and results are immutable: assigning to or deleting one of their fields
+raises `FrozenRecordError` (an `AttributeError`), not pydantic's `ValidationError`.
 
 pydantic checks their fields; a record built with a wrong-typed or malformed field
 raises `InvalidFieldsError` (an `InvalidInputError`, so a `ValueError`) naming each
@@ -17,10 +20,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, GetCoreSchemaHandler, ValidationError
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, ValidationError
 from pydantic_core import CoreSchema, core_schema
 
-from redstring.domain.errors import FieldPath, InvalidFieldsError
+from redstring.domain.errors import FieldPath, FrozenRecordError, InvalidFieldsError
 from redstring.domain.ids import EntityId, RelationshipId, TenantId
 
 
@@ -61,8 +64,32 @@ def _invalid(record: type[BaseModel], error: ValidationError) -> InvalidFieldsEr
     return InvalidFieldsError(record.__name__, problems_of(error))
 
 
-class Record(BaseModel):
-    """A pydantic model whose validation failures are `InvalidFieldsError`."""
+class FrozenModel(BaseModel):
+    """A frozen pydantic model: assigning to or deleting a field, or any other public
+    attribute, raises `FrozenRecordError` (an `AttributeError`, as a frozen dataclass's
+    refusal is); underscored names stay pydantic's (private attributes).
+
+    Subclasses stay frozen: pydantic's refusal, which is translated here, is then the
+    only `ValidationError` a change can raise.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        try:
+            super().__setattr__(name, value)
+        except ValidationError:
+            raise FrozenRecordError(self, name) from None
+
+    def __delattr__(self, name: str) -> None:
+        try:
+            super().__delattr__(name)
+        except ValidationError:
+            raise FrozenRecordError(self, name, deleting=True) from None
+
+
+class Record(FrozenModel):
+    """A frozen pydantic model whose validation failures are `InvalidFieldsError`."""
 
     def __init__(self, /, **data: Any) -> None:
         try:

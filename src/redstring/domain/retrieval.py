@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
-
 from redstring.domain.entity import Entity
+from redstring.domain.record import FrozenModel
 
 
 class RetrievalMode(StrEnum):
@@ -17,7 +16,7 @@ class RetrievalMode(StrEnum):
     HYBRID = "hybrid"
 
 
-class ScoredEntity(BaseModel):
+class ScoredEntity(FrozenModel):
     """An entity with its fused rank score and the channel scores behind it.
 
     `score` is ordinal reciprocal rank fusion, with no 0..1 bound. `semantic`
@@ -25,18 +24,14 @@ class ScoredEntity(BaseModel):
     did not rank the entity (which is not the same as ranking it at 0.0).
     """
 
-    model_config = ConfigDict(frozen=True)
-
     entity: Entity
     score: float
     semantic: float | None
     lexical: float | None
 
 
-class RetrievalResult(BaseModel):
+class RetrievalResult(FrozenModel):
     """The matches for `query`, best first."""
-
-    model_config = ConfigDict(frozen=True)
 
     query: str
     matches: tuple[ScoredEntity, ...]

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from redstring.domain.errors import DimensionMismatchError
 from redstring.domain.ids import EntityId
-from redstring.domain.record import EntityIdField, Record, TenantIdField
+from redstring.domain.record import EntityIdField, FrozenModel, Record, TenantIdField
 from redstring.domain.text import check_nonblank
 
 
@@ -129,10 +129,8 @@ class VectorRecord(Record):
         return check_nonblank(value, "entity_type")
 
 
-class VectorMatch(BaseModel):
+class VectorMatch(FrozenModel):
     """One hit of a vector search: cosine similarity mapped onto 0..1."""
-
-    model_config = ConfigDict(frozen=True)
 
     entity_id: EntityId
     score: float = Field(ge=0.0, le=1.0)
