@@ -21,6 +21,7 @@ from redstring.domain.errors import (
     MissingEndpointError,
     RedstringError,
     StoreUnavailableError,
+    VectorIndexMismatchError,
 )
 from redstring.domain.ids import EntityId, RelationshipId, TenantId
 from redstring.domain.lexical import LexicalCandidate
@@ -67,6 +68,7 @@ __all__ = [
     "StoreSettings",
     "StoreUnavailableError",
     "TenantId",
+    "VectorIndexMismatchError",
     "VectorMatch",
     "VectorRecord",
     "VectorStore",

@@ -22,7 +22,7 @@ from redstring.adapters.neo4j.connection import (
 )
 from redstring.adapters.neo4j.records import query_vector, stored_vectors
 from redstring.domain.arguments import items_of
-from redstring.domain.errors import DimensionMismatchError, RedstringError
+from redstring.domain.errors import VectorIndexMismatchError
 from redstring.domain.ids import (
     EntityId,
     TenantId,
@@ -34,6 +34,7 @@ from redstring.domain.ids import (
 from redstring.domain.vectors import (
     VectorMatch,
     VectorRecord,
+    check_dimension,
     checked_vector,
     checked_vectors,
     has_direction,
@@ -143,12 +144,6 @@ class NearestSearch:
 
     def wider(self) -> NearestSearch:
         return replace(self, fetch=self.fetch * 2)
-
-
-class VectorIndexMismatchError(RedstringError, ValueError):
-    """An index of the vector store's name exists with options or properties other
-    than those `ensure_schema` creates (similarity, quantization, filter
-    properties); searching it would give other scores, recall or filters."""
 
 
 def _hnsw_differences(
@@ -300,8 +295,8 @@ class Neo4jVectorStore(OwnedConnection):
         if found:
             config = found[0]["config"] or {}
             existing = config.get("vector.dimensions")
-            if existing is not None and int(existing) != self._dimension:
-                raise DimensionMismatchError(
+            if existing is not None:
+                check_dimension(
                     int(existing), self._dimension, f"the vector store for label {self._label}"
                 )
             problems = _index_problems(
