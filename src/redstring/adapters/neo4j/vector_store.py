@@ -72,6 +72,10 @@ DEFAULT_EXACT_BELOW = 100
 DEFAULT_HNSW_M = 16
 DEFAULT_HNSW_EF_CONSTRUCTION = 200
 DEFAULT_SEARCH_RATIO = 3
+# The server's answer to a search of a vector index that does not exist (dropped, never
+# created) or is not online yet (being built, "not ready yet").
+_INDEX_NOT_FOUND = "Neo.ClientError.Schema.IndexNotFound"
+
 # Neo4j 2026.08 creates an index with `vector.hnsw.ef_construction` 1, but its first
 # write large enough to build the HNSW graph then fails inside Lucene (a candidate
 # queue of capacity 0) and leaves the whole database needing a restart.
@@ -202,7 +206,8 @@ class Neo4jVectorStore(OwnedConnection):
     score is tied past what was fetched, the search asks for more.
     Construction does no I/O; `ensure_schema()` creates the index (and
     refuses an existing index of another dimension). `label` lets stores of
-    different dimensions share one database.
+    different dimensions share one database. While the index is missing or
+    not online yet, searches are answered by an exact scan, with a warning.
 
     `hnsw_m` and `hnsw_ef_construction` are the index's `vector.hnsw.m` and
     `vector.hnsw.ef_construction` (`ensure_schema` refuses an existing index
@@ -243,6 +248,7 @@ class Neo4jVectorStore(OwnedConnection):
         self._label = cypher.vector_label(label)
         self._mode = VectorSearchMode(search_mode)
         self._db = Neo4jConnection(driver, database=database, settings=settings, owned=_owned)
+        self._warned_unavailable = False
 
     @classmethod
     def connect(
@@ -407,6 +413,33 @@ class Neo4jVectorStore(OwnedConnection):
             fetch=_first_fetch(k),
         )
 
+    def index_unavailable(self, error: neo4j_errors.ClientError) -> bool:
+        """Whether `error` is the server saying that the store's vector index does not
+        exist (dropped, never created) or is not online yet (being built), so that an
+        exact scan must answer instead. The first such error logs a warning that says
+        what to do; the next ones log nothing until the index answers again
+        (`index_answered`)."""
+        if error.code != _INDEX_NOT_FOUND:
+            return False
+        if not self._warned_unavailable:
+            self._warned_unavailable = True
+            _log.warning(
+                "vector index %s cannot be searched (%s): until it is online, vector "
+                "searches of label %s are answered by an exact scan of the tenant's "
+                "vectors, which grows slower with the tenant. Run ensure_schema(), which "
+                "creates the index if it is missing and waits until it is online "
+                "(docs/neo4j.md)",
+                cypher.vector_index_name(self._label),
+                error.message,
+                self._label,
+            )
+        return True
+
+    def index_answered(self) -> None:
+        """Note that the vector index answered a search: should it become unavailable
+        again, `index_unavailable` warns again."""
+        self._warned_unavailable = False
+
     async def _nearest(self, plan: NearestSearch) -> list[tuple[EntityId, float]]:
         if plan.exact:
             records = await self._db.query(plan.exact_statement(), plan.parameters())
@@ -416,6 +449,12 @@ class Neo4jVectorStore(OwnedConnection):
             except neo4j_errors.DatabaseError as exc:
                 _log.warning("vector index search failed (%s); answered by an exact scan", exc.code)
                 records = await self._db.query(plan.exact_statement(), plan.parameters())
+            except neo4j_errors.ClientError as exc:
+                if not self.index_unavailable(exc):
+                    raise
+                records = await self._db.query(plan.exact_statement(), plan.parameters())
+            else:
+                self.index_answered()
         return [match for record in records for match in matches_from(record["matches"])]
 
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
