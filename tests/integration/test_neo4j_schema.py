@@ -44,6 +44,14 @@ async def _drop_redstring_schema(driver: neo4j.AsyncDriver) -> None:
                 await (await session.run(f"DROP INDEX {name}")).consume()
 
 
+async def _drop_label_schema(driver: neo4j.AsyncDriver, label: str) -> None:
+    """The vector index and identity constraint `ensure_schema` makes for `label`."""
+    prefix = cypher.vector_index_name(label).removesuffix("_embedding")
+    async with driver.session() as session:
+        await (await session.run(f"DROP INDEX {prefix}_embedding IF EXISTS")).consume()
+        await (await session.run(f"DROP CONSTRAINT {prefix}_identity IF EXISTS")).consume()
+
+
 async def _plan_operators(driver: neo4j.AsyncDriver, query: str, **params: object) -> str:
     async with driver.session() as session:
         summary = await (await session.run("EXPLAIN " + query, params)).consume()
@@ -187,6 +195,50 @@ async def test_an_index_of_other_hnsw_settings_is_kept_with_a_warning(
     finally:
         async with driver.session() as session:
             await (await session.run(f"DROP INDEX {index} IF EXISTS")).consume()
+
+
+async def test_an_index_the_server_cannot_write_to_is_refused(
+    driver: neo4j.AsyncDriver, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An index built with `vector.hnsw.ef_construction` 1 (made here as Neo4j takes it)
+    stops the database on its first large write: refused, not kept with a warning as
+    other HNSW settings are; 2, the least the store builds with, is kept. Nothing is
+    written to either."""
+    label = f"HnswProbe{uuid.uuid4().hex[:8]}"
+    index = cypher.vector_index_name(label)
+
+    async def create(candidates: int) -> None:
+        async with driver.session() as session:
+            await (await session.run(f"DROP INDEX {index} IF EXISTS")).consume()
+            statement = (
+                f"CYPHER 25 CREATE VECTOR INDEX {index} FOR (v:{label}) ON v.embedding "
+                f"WITH [v.tenant_id, v.entity_type] "
+                f"OPTIONS {{indexConfig: {{`vector.dimensions`: 8, "
+                f"`vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false, "
+                f"`vector.hnsw.m`: 16, `vector.hnsw.ef_construction`: {candidates}}}}}"
+            )
+            await (await session.run(statement)).consume()
+
+    try:
+        await create(1)
+        with (
+            caplog.at_level("WARNING", logger="redstring.adapters.neo4j.vector_store"),
+            pytest.raises(
+                VectorIndexMismatchError, match=r"vector\.hnsw\.ef_construction 1,"
+            ) as refused,
+        ):
+            await Neo4jVectorStore(driver, 8, label=label).ensure_schema()
+        assert f"DROP INDEX {index}" in str(refused.value)
+        assert "ensure_schema" in str(refused.value)
+        assert not [r for r in caplog.records if index in r.getMessage()]
+
+        await create(2)
+        with caplog.at_level("WARNING", logger="redstring.adapters.neo4j.vector_store"):
+            await Neo4jVectorStore(driver, 8, label=label).ensure_schema()
+        [warning] = [r.getMessage() for r in caplog.records if index in r.getMessage()]
+        assert "vector.hnsw.ef_construction 2 instead of 200" in warning
+    finally:
+        await _drop_label_schema(driver, label)
 
 
 def test_an_hnsw_candidate_list_below_two_is_refused(driver: neo4j.AsyncDriver) -> None:

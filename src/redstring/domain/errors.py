@@ -71,9 +71,10 @@ class DimensionMismatchError(RedstringError, ValueError):
 
 class VectorIndexMismatchError(RedstringError, ValueError):
     """A vector index of the store's name exists with options or properties other than
-    those the store creates (similarity, quantization, filter properties); searching
-    it would give other scores, recall or filters. A configuration fault, reported by
-    the API as an internal error.
+    those the store creates (similarity, quantization, filter properties), so that
+    searching it would give other scores, recall or filters, or with an HNSW setting
+    the server cannot write with. A configuration fault, reported by the API as an
+    internal error.
     """
 
 

@@ -72,14 +72,14 @@ DEFAULT_EXACT_BELOW = 100
 DEFAULT_HNSW_M = 16
 DEFAULT_HNSW_EF_CONSTRUCTION = 200
 DEFAULT_SEARCH_RATIO = 3
-# The server's answer to a search of a vector index that does not exist (dropped, never
-# created) or is not online yet (being built, "not ready yet").
-_INDEX_NOT_FOUND = "Neo.ClientError.Schema.IndexNotFound"
-
 # Neo4j 2026.08 creates an index with `vector.hnsw.ef_construction` 1, but its first
 # write large enough to build the HNSW graph then fails inside Lucene (a candidate
 # queue of capacity 0) and leaves the whole database needing a restart.
 MIN_HNSW_EF_CONSTRUCTION = 2
+
+# The server's answer to a search of a vector index that does not exist (dropped, never
+# created) or is not online yet (being built, "not ready yet").
+_INDEX_NOT_FOUND = "Neo.ClientError.Schema.IndexNotFound"
 
 
 def _first_fetch(k: int) -> int:
@@ -170,8 +170,15 @@ def _index_problems(
     label: str, labels: Sequence[str], properties: Sequence[str], config: dict[str, Any]
 ) -> list[str]:
     """How an existing vector index differs from what `cypher.vector_schema` creates, in a
-    way that changes what searches answer."""
+    way that changes what searches answer or that the server cannot write to."""
     problems = []
+    candidates = config.get("vector.hnsw.ef_construction")
+    if candidates is not None and int(candidates) < MIN_HNSW_EF_CONSTRUCTION:
+        problems.append(
+            f"vector.hnsw.ef_construction {candidates}, below {MIN_HNSW_EF_CONSTRUCTION}, "
+            "with which the first write that builds its HNSW graph fails and leaves the "
+            "database needing a restart"
+        )
     if list(labels) != [label]:
         problems.append(f"labels {list(labels)} instead of [{label!r}]")
     if (
@@ -210,8 +217,9 @@ class Neo4jVectorStore(OwnedConnection):
     not online yet, searches are answered by an exact scan, with a warning.
 
     `hnsw_m` and `hnsw_ef_construction` are the index's `vector.hnsw.m` and
-    `vector.hnsw.ef_construction` (`ensure_schema` refuses an existing index
-    built with others); an indexed search asks the index for `k *
+    `vector.hnsw.ef_construction` (`ensure_schema` keeps an existing index
+    built with others, with a warning, unless its `ef_construction` is below
+    `MIN_HNSW_EF_CONSTRUCTION`); an indexed search asks the index for `k *
     search_ratio` matches and keeps the best `k`, which brings it nearer the
     exact nearest `k` (docs/neo4j.md, "Recall of the vector index").
     """
@@ -287,7 +295,14 @@ class Neo4jVectorStore(OwnedConnection):
         return self._label
 
     async def ensure_schema(self, *, wait_seconds: int = 300) -> None:
-        """Create the constraint and indexes if missing, and wait until they are online."""
+        """Create the constraint and indexes if missing, and wait until they are online.
+
+        An existing index of another dimension raises `DimensionMismatchError`; one of
+        other labels, properties, similarity or quantization, or built with
+        `vector.hnsw.ef_construction` below `MIN_HNSW_EF_CONSTRUCTION` (the server
+        cannot write to it), `VectorIndexMismatchError`, naming the `DROP INDEX` after
+        which this builds it again. One of other HNSW settings is kept, with a warning.
+        """
         for statement in cypher.vector_schema(
             self._label,
             self._dimension,
