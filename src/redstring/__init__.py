@@ -22,6 +22,7 @@ from redstring.domain.errors import (
     MissingEndpointError,
     RedstringError,
     StoreUnavailableError,
+    VectorIndexMismatchError,
 )
 from redstring.domain.ids import EntityId, RelationshipId, TenantId
 from redstring.domain.lexical import LexicalCandidate
@@ -69,6 +70,7 @@ __all__ = [
     "StoreSettings",
     "StoreUnavailableError",
     "TenantId",
+    "VectorIndexMismatchError",
     "VectorMatch",
     "VectorRecord",
     "VectorStore",

@@ -1,17 +1,22 @@
-"""A `DatabaseError` from a statement that searches the vector index is answered
-another way: the joint candidate statement by reading the stores apart
-(`Neo4jCandidateReader`), an indexed search by the exact scan (`Neo4jVectorStore`).
+"""A statement that searches the vector index and fails is answered another way.
 
+A `DatabaseError`: the joint candidate statement by reading the stores apart
+(`Neo4jCandidateReader`), an indexed search by the exact scan (`Neo4jVectorStore`).
 The server raises such errors on a fault inside its vector index (docs/neo4j.md,
 "A server fault worked around"), which no data written here provokes at will. So a
 connection that raises the driver's `DatabaseError` for those statements alone
 stands in for the store's own; every other statement, the fallbacks' included,
 goes to the real server.
+
+An index that does not exist or is not online yet (`IndexNotFound`): both by the
+exact scan in the index's place. That one the server raises at will, once the
+index is dropped.
 """
 
 from __future__ import annotations
 
 import math
+import uuid
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -175,3 +180,96 @@ async def test_a_failing_index_search_is_answered_by_the_exact_scan(
             assert found == await exact.search(_unit(0.0), tenant, k=3, entity_types=types)
     assert failing.failed == 2
     assert "answered by an exact scan" in caplog.text
+
+
+_UNAVAILABLE = "cannot be searched"
+
+
+def _unavailable_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if _UNAVAILABLE in r.getMessage()]
+
+
+async def _drop_index(driver: neo4j.AsyncDriver, label: str) -> None:
+    async with driver.session() as session:
+        index = cypher.vector_index_name(label)
+        await (await session.run(f"DROP INDEX {index} IF EXISTS")).consume()
+
+
+async def _drop_label(driver: neo4j.AsyncDriver, label: str) -> None:
+    """The label's nodes, constraint and index: what `ensure_schema` and writes made."""
+    await _drop_index(driver, label)
+    async with driver.session() as session:
+        await (await session.run(f"MATCH (v:{label}) DETACH DELETE v")).consume()
+        constraint = cypher.vector_index_name(label).removesuffix("_embedding") + "_identity"
+        await (await session.run(f"DROP CONSTRAINT {constraint} IF EXISTS")).consume()
+
+
+async def test_a_search_without_its_index_is_answered_by_the_exact_scan(
+    driver: neo4j.AsyncDriver, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Once the index is dropped the server refuses every statement that names it, even
+    for a tenant the exact scan would answer: the store's search and the reader's one
+    statement both answer as the exact scan does, with one warning that names the index
+    and says to run `ensure_schema`, and one more only after the index answered again."""
+    label = f"MissingIndex{uuid.uuid4().hex[:8]}"
+    graph = Neo4jGraphStore(driver)
+    store = Neo4jVectorStore(driver, DIMENSION, label=label, exact_below=0)
+    exact = Neo4jVectorStore(driver, DIMENSION, label=label, search_mode=VectorSearchMode.EXACT)
+    await graph.ensure_schema()
+    await store.ensure_schema()
+    try:
+        embeddings = HashingEmbeddingProvider(DIMENSION)
+        tenant = new_tenant()
+        entities = [
+            make_entity(tenant, name, entity_type)
+            for name, entity_type in (
+                ("Acme Corp", "org"),
+                ("Acme Widgets", "org"),
+                ("Apex Corporation", "org"),
+                ("Acme Smith", "person"),
+                ("Ada Lovelace", "person"),
+            )
+        ]
+        await build_graph(entities, [], embeddings=embeddings, vectors=store, graph=graph)
+        [vector] = await embeddings.embed_query(["ACME Corporation"])
+        keys = query_blocking_keys("ACME Corporation")
+        reader = Neo4jCandidateReader(graph, store)
+        truth = Neo4jCandidateReader(graph, exact)
+        await _drop_index(driver, label)
+
+        with caplog.at_level("WARNING", logger="redstring.adapters.neo4j"):
+            for types in (None, ["org"], ["person"]):
+                found = await store.search(vector, tenant, k=3, entity_types=types)
+                assert found, types
+                assert found == await exact.search(vector, tenant, k=3, entity_types=types)
+                asked: dict[str, Any] = {
+                    "vector": vector,
+                    "k": 3,
+                    "keys": keys,
+                    "entity_types": types,
+                }
+                read = await reader.find_candidates(tenant, **asked)
+                wanted = await truth.find_candidates(tenant, **asked)
+                assert read.semantic == wanted.semantic == found
+                assert _read(read.lexical) == _read(wanted.lexical)
+                # Read in the one statement, not apart: the matches' entities came along.
+                assert set(read.entities) == set(wanted.entities)
+                assert set(read.entities) >= {m.entity_id for m in found}
+        [warning] = _unavailable_warnings(caplog)
+        assert cypher.vector_index_name(label) in warning
+        assert "ensure_schema()" in warning
+        assert "candidate read failed" not in caplog.text
+
+        # The index answers again, then is dropped again: warned again, once.
+        await store.ensure_schema()
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="redstring.adapters.neo4j"):
+            assert await reader.find_candidates(tenant, vector=vector, k=3, keys=keys)
+            assert not _unavailable_warnings(caplog)
+            await _drop_index(driver, label)
+            for _ in range(2):
+                assert await reader.find_candidates(tenant, vector=vector, k=3, keys=keys)
+                assert await store.search(vector, tenant, k=3)
+        assert len(_unavailable_warnings(caplog)) == 1
+    finally:
+        await _drop_label(driver, label)

@@ -80,3 +80,21 @@ def test_signature_gate_catches_an_unexported_type() -> None:
 
     leaky.__annotations__ = {"x": _Hidden, "return": None}
     assert _unexported_types_in(leaky)
+
+
+def test_every_error_is_one_class_wherever_it_is_imported_from() -> None:
+    """The errors live in `redstring.domain.errors`; the top level and the adapter that
+    raises one hand over that same class, so one `except` catches it either way."""
+    from redstring.adapters import neo4j
+    from redstring.adapters.neo4j import vector_store
+    from redstring.domain import errors
+
+    assert redstring.VectorIndexMismatchError is errors.VectorIndexMismatchError
+    assert neo4j.VectorIndexMismatchError is errors.VectorIndexMismatchError
+    assert "VectorIndexMismatchError" in neo4j.__all__
+    assert vector_store.VectorIndexMismatchError is errors.VectorIndexMismatchError
+    for name in redstring.__all__:
+        exported = getattr(redstring, name)
+        if isinstance(exported, type) and issubclass(exported, Exception):
+            assert exported.__module__ == errors.__name__, name
+            assert issubclass(exported, errors.RedstringError), name

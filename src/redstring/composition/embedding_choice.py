@@ -8,7 +8,8 @@ from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
 from redstring.adapters.embeddings.openai_compatible import OpenAICompatibleEmbeddings
 from redstring.adapters.embeddings.sentence_transformers import SentenceTransformerEmbeddings
 from redstring.adapters.embeddings.static import StaticEmbeddingProvider, shipped_dimension
-from redstring.domain.errors import DimensionMismatchError, InvalidInputError
+from redstring.domain.errors import InvalidInputError
+from redstring.domain.vectors import check_dimension
 from redstring.ports.embedding_provider import EmbeddingProvider
 
 
@@ -128,8 +129,8 @@ def make_embedding_provider(
         document_prompt=document_prompt,
         batch_size=batch_size,
     )
-    if dimension is not None and local.dimension != dimension:
-        raise DimensionMismatchError(dimension, local.dimension, f"the model {model!r}")
+    if dimension is not None:
+        check_dimension(dimension, local.dimension, f"the model {model!r}")
     return local
 
 

@@ -96,6 +96,15 @@ class DimensionMismatchError(RedstringError, ValueError):
         self.actual = actual
 
 
+class VectorIndexMismatchError(RedstringError, ValueError):
+    """A vector index of the store's name exists with options or properties other than
+    those the store creates (similarity, quantization, filter properties), so that
+    searching it would give other scores, recall or filters, or with an HNSW setting
+    the server cannot write with. A configuration fault, reported by the API as an
+    internal error.
+    """
+
+
 class MissingEndpointError(InvalidInputError):
     """A relationship names an entity that does not exist in its tenant."""
 

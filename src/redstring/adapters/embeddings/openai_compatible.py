@@ -14,11 +14,8 @@ from typing import Self
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from redstring.domain.errors import (
-    DimensionMismatchError,
-    EmbeddingUnavailableError,
-    InvalidInputError,
-)
+from redstring.domain.errors import EmbeddingUnavailableError, InvalidInputError
+from redstring.domain.vectors import check_dimension
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_BATCH_SIZE = 128
@@ -258,13 +255,9 @@ class OpenAICompatibleEmbeddings:
                 attempt,
             )
         vectors: list[list[float]] = [[] for _ in range(expected)]
+        what = f"the embedding of model {self._model!r} from {self._url}"
         for position, item in zip(order, data, strict=True):
-            if len(item.embedding) != self._dimension:
-                raise DimensionMismatchError(
-                    self._dimension,
-                    len(item.embedding),
-                    f"the embedding of model {self._model!r} from {self._url}",
-                )
+            check_dimension(self._dimension, len(item.embedding), what)
             vectors[position] = item.embedding
         return vectors
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
+import neo4j
 from neo4j import exceptions as neo4j_errors
 
 from redstring.adapters.neo4j import cypher
 from redstring.adapters.neo4j.graph_store import Neo4jGraphStore, block_lookup
 from redstring.adapters.neo4j.records import StoredEntities, candidates_from_columns
-from redstring.adapters.neo4j.vector_store import Neo4jVectorStore, matches_from
+from redstring.adapters.neo4j.vector_store import NearestSearch, Neo4jVectorStore, matches_from
 from redstring.domain.candidates import Candidates
 from redstring.domain.ids import TenantId, tenant_id_of
 from redstring.domain.vectors import VectorMatch
@@ -25,7 +27,9 @@ class Neo4jCandidateReader:
 
     When the `k`-th match is tied past what the statement fetched, or the vector
     index fails the statement, the vector search is asked again on its own
-    (`Neo4jVectorStore.search`, which fetches more or scans exactly)."""
+    (`Neo4jVectorStore.search`, which fetches more or scans exactly). While the
+    vector index is missing or not online yet, the statement runs again with an
+    exact scan in its place (`Neo4jVectorStore.index_unavailable`)."""
 
     def __init__(self, graph: Neo4jGraphStore, vectors: Neo4jVectorStore) -> None:
         self._graph = graph
@@ -54,16 +58,13 @@ class Neo4jCandidateReader:
         )
         if search is None and lookup is None:
             return Candidates()
-        statement = cypher.find_candidates(
-            self._vectors.label, None if search is None else search.nearest, lookup is not None
-        )
         parameters = {
             **(lookup or {}),
             **({} if search is None else search.parameters()),
             "tenant_id": str(tenant_id),
         }
         try:
-            [record] = await self._graph.connection.query(statement, parameters)
+            record = await self._read(search, lookup is not None, parameters)
         except neo4j_errors.DatabaseError as exc:
             _log.warning("candidate read failed (%s); the stores are read apart", exc.code)
             return await self._apart(
@@ -82,6 +83,28 @@ class Neo4jCandidateReader:
             lexical=candidates_from_columns(tenant_id, record) if lookup is not None else [],
             entities=StoredEntities(record["entities"]),
         )
+
+    async def _read(
+        self, search: NearestSearch | None, lexical: bool, parameters: dict[str, Any]
+    ) -> neo4j.Record:
+        """The one record of `cypher.find_candidates`; of the same statement with the
+        exact scan in place of the index when the vector index cannot be searched."""
+        label = self._vectors.label
+        indexed = search is not None and not search.exact
+        statement = cypher.find_candidates(
+            label, None if search is None else search.nearest, lexical
+        )
+        try:
+            [record] = await self._graph.connection.query(statement, parameters)
+        except neo4j_errors.ClientError as exc:
+            if not indexed or not self._vectors.index_unavailable(exc):
+                raise
+            exact = cypher.find_candidates(label, "exact", lexical)
+            [record] = await self._graph.connection.query(exact, parameters)
+        else:
+            if indexed:
+                self._vectors.index_answered()
+        return record
 
     async def _apart(
         self,

@@ -22,7 +22,7 @@ from redstring.adapters.neo4j.connection import (
 )
 from redstring.adapters.neo4j.records import query_vector, stored_vectors
 from redstring.domain.arguments import items_of
-from redstring.domain.errors import DimensionMismatchError, RedstringError
+from redstring.domain.errors import VectorIndexMismatchError
 from redstring.domain.ids import (
     EntityId,
     TenantId,
@@ -34,6 +34,7 @@ from redstring.domain.ids import (
 from redstring.domain.vectors import (
     VectorMatch,
     VectorRecord,
+    check_dimension,
     checked_vector,
     checked_vectors,
     has_direction,
@@ -75,6 +76,10 @@ DEFAULT_SEARCH_RATIO = 3
 # write large enough to build the HNSW graph then fails inside Lucene (a candidate
 # queue of capacity 0) and leaves the whole database needing a restart.
 MIN_HNSW_EF_CONSTRUCTION = 2
+
+# The server's answer to a search of a vector index that does not exist (dropped, never
+# created) or is not online yet (being built, "not ready yet").
+_INDEX_NOT_FOUND = "Neo.ClientError.Schema.IndexNotFound"
 
 
 def _first_fetch(k: int) -> int:
@@ -145,12 +150,6 @@ class NearestSearch:
         return replace(self, fetch=self.fetch * 2)
 
 
-class VectorIndexMismatchError(RedstringError, ValueError):
-    """An index of the vector store's name exists with options or properties other
-    than those `ensure_schema` creates (similarity, quantization, filter
-    properties); searching it would give other scores, recall or filters."""
-
-
 def _hnsw_differences(
     config: dict[str, Any], *, hnsw_m: int, hnsw_ef_construction: int
 ) -> list[str]:
@@ -171,8 +170,15 @@ def _index_problems(
     label: str, labels: Sequence[str], properties: Sequence[str], config: dict[str, Any]
 ) -> list[str]:
     """How an existing vector index differs from what `cypher.vector_schema` creates, in a
-    way that changes what searches answer."""
+    way that changes what searches answer or that the server cannot write to."""
     problems = []
+    candidates = config.get("vector.hnsw.ef_construction")
+    if candidates is not None and int(candidates) < MIN_HNSW_EF_CONSTRUCTION:
+        problems.append(
+            f"vector.hnsw.ef_construction {candidates}, below {MIN_HNSW_EF_CONSTRUCTION}, "
+            "with which the first write that builds its HNSW graph fails and leaves the "
+            "database needing a restart"
+        )
     if list(labels) != [label]:
         problems.append(f"labels {list(labels)} instead of [{label!r}]")
     if (
@@ -207,11 +213,13 @@ class Neo4jVectorStore(OwnedConnection):
     score is tied past what was fetched, the search asks for more.
     Construction does no I/O; `ensure_schema()` creates the index (and
     refuses an existing index of another dimension). `label` lets stores of
-    different dimensions share one database.
+    different dimensions share one database. While the index is missing or
+    not online yet, searches are answered by an exact scan, with a warning.
 
     `hnsw_m` and `hnsw_ef_construction` are the index's `vector.hnsw.m` and
-    `vector.hnsw.ef_construction` (`ensure_schema` refuses an existing index
-    built with others); an indexed search asks the index for `k *
+    `vector.hnsw.ef_construction` (`ensure_schema` keeps an existing index
+    built with others, with a warning, unless its `ef_construction` is below
+    `MIN_HNSW_EF_CONSTRUCTION`); an indexed search asks the index for `k *
     search_ratio` matches and keeps the best `k`, which brings it nearer the
     exact nearest `k` (docs/neo4j.md, "Recall of the vector index").
     """
@@ -248,6 +256,7 @@ class Neo4jVectorStore(OwnedConnection):
         self._label = cypher.vector_label(label)
         self._mode = VectorSearchMode(search_mode)
         self._db = Neo4jConnection(driver, database=database, settings=settings, owned=_owned)
+        self._warned_unavailable = False
 
     @classmethod
     def connect(
@@ -286,7 +295,14 @@ class Neo4jVectorStore(OwnedConnection):
         return self._label
 
     async def ensure_schema(self, *, wait_seconds: int = 300) -> None:
-        """Create the constraint and indexes if missing, and wait until they are online."""
+        """Create the constraint and indexes if missing, and wait until they are online.
+
+        An existing index of another dimension raises `DimensionMismatchError`; one of
+        other labels, properties, similarity or quantization, or built with
+        `vector.hnsw.ef_construction` below `MIN_HNSW_EF_CONSTRUCTION` (the server
+        cannot write to it), `VectorIndexMismatchError`, naming the `DROP INDEX` after
+        which this builds it again. One of other HNSW settings is kept, with a warning.
+        """
         for statement in cypher.vector_schema(
             self._label,
             self._dimension,
@@ -300,8 +316,8 @@ class Neo4jVectorStore(OwnedConnection):
         if found:
             config = found[0]["config"] or {}
             existing = config.get("vector.dimensions")
-            if existing is not None and int(existing) != self._dimension:
-                raise DimensionMismatchError(
+            if existing is not None:
+                check_dimension(
                     int(existing), self._dimension, f"the vector store for label {self._label}"
                 )
             problems = _index_problems(
@@ -412,6 +428,33 @@ class Neo4jVectorStore(OwnedConnection):
             fetch=_first_fetch(k),
         )
 
+    def index_unavailable(self, error: neo4j_errors.ClientError) -> bool:
+        """Whether `error` is the server saying that the store's vector index does not
+        exist (dropped, never created) or is not online yet (being built), so that an
+        exact scan must answer instead. The first such error logs a warning that says
+        what to do; the next ones log nothing until the index answers again
+        (`index_answered`)."""
+        if error.code != _INDEX_NOT_FOUND:
+            return False
+        if not self._warned_unavailable:
+            self._warned_unavailable = True
+            _log.warning(
+                "vector index %s cannot be searched (%s): until it is online, vector "
+                "searches of label %s are answered by an exact scan of the tenant's "
+                "vectors, which grows slower with the tenant. Run ensure_schema(), which "
+                "creates the index if it is missing and waits until it is online "
+                "(docs/neo4j.md)",
+                cypher.vector_index_name(self._label),
+                error.message,
+                self._label,
+            )
+        return True
+
+    def index_answered(self) -> None:
+        """Note that the vector index answered a search: should it become unavailable
+        again, `index_unavailable` warns again."""
+        self._warned_unavailable = False
+
     async def _nearest(self, plan: NearestSearch) -> list[tuple[EntityId, float]]:
         if plan.exact:
             records = await self._db.query(plan.exact_statement(), plan.parameters())
@@ -421,6 +464,12 @@ class Neo4jVectorStore(OwnedConnection):
             except neo4j_errors.DatabaseError as exc:
                 _log.warning("vector index search failed (%s); answered by an exact scan", exc.code)
                 records = await self._db.query(plan.exact_statement(), plan.parameters())
+            except neo4j_errors.ClientError as exc:
+                if not self.index_unavailable(exc):
+                    raise
+                records = await self._db.query(plan.exact_statement(), plan.parameters())
+            else:
+                self.index_answered()
         return [match for record in records for match in matches_from(record["matches"])]
 
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
