@@ -11,6 +11,7 @@ import pytest
 from redstring import HashingEmbeddingProvider, RetrievalMode, Retriever, build_graph
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jSettings, Neo4jVectorStore
 from redstring.domain.errors import StoreUnavailableError
+from redstring.domain.lexical import EXACT_PROPERTY
 from redstring.testing import make_entity, make_relationship, new_tenant
 
 DIMENSION = 128
@@ -71,7 +72,7 @@ async def test_an_alias_equal_to_the_query_ranks_first_over_neo4j(
     retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
     result = await retriever.retrieve("Corvid", tenant, k=3, mode=RetrievalMode.LEXICAL)
     assert result.matches[0].entity.name == "Corvid Semiconductors"
-    assert result.matches[0].lexical == 1.0
+    assert result.matches[0].lexical == EXACT_PROPERTY
 
 
 def _closed_port() -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from redstring.domain.lexical import PROPERTY_WEIGHT, lexical_score, lexical_scores
+from redstring.domain.lexical import EXACT_PROPERTY, PROPERTY_WEIGHT, lexical_score, lexical_scores
 from redstring.domain.similarity import string_similarity
 from redstring.testing import make_entity, new_tenant
 
@@ -16,9 +16,9 @@ MCU = make_entity(TENANT, "Corvid Lowpower MCU")
 
 # The query as typed, with the last word open (`Corvid`) and closed (`CORVID.`, `corvid `).
 @pytest.mark.parametrize("query", ["Corvid", "CORVID.", "corvid "])
-def test_an_alias_equal_to_the_query_scores_as_an_equal_name(query: str) -> None:
+def test_an_alias_equal_to_the_query_scores_just_below_an_equal_name(query: str) -> None:
     semiconductors, mcu = lexical_scores(query, [SEMICONDUCTORS, MCU])
-    assert semiconductors == 1.0
+    assert semiconductors == EXACT_PROPERTY
     assert mcu < semiconductors
     # Without the alias, the name that merely begins with the query ranked first.
     assert string_similarity(query, MCU.name) > string_similarity(query, SEMICONDUCTORS.name)
@@ -39,10 +39,20 @@ def test_an_alias_that_matches_in_part_counts_property_weight_times(alias: str) 
     assert 0 < score < lexical_score("CORVID.", MCU)
 
 
-def test_an_exact_value_scores_one_whatever_the_property_or_its_place() -> None:
+def test_an_exact_value_scores_the_same_whatever_the_property_or_its_place() -> None:
     ticker = make_entity(
         TENANT, "Zephyr Holdings", properties={"aliases": ("ZH", "Zephyr"), "ticker": "CRVD"}
     )
-    assert lexical_score("crvd", ticker) == 1.0
-    assert lexical_score("Zephyr", ticker) == 1.0
-    assert lexical_score("zh", ticker) == 1.0
+    assert lexical_score("crvd", ticker) == EXACT_PROPERTY
+    assert lexical_score("Zephyr", ticker) == EXACT_PROPERTY
+    assert lexical_score("zh", ticker) == EXACT_PROPERTY
+
+
+def test_an_equal_name_ranks_above_an_equal_property_value() -> None:
+    """A string property is not always another name: the city named `Berlin` comes
+    before a company whose `city` is `Berlin`."""
+    city = make_entity(TENANT, "Berlin", "city")
+    company = make_entity(TENANT, "Berlin Partners", "company", properties={"city": "Berlin"})
+    city_score, company_score = lexical_scores("Berlin", [city, company])
+    assert city_score == 1.0
+    assert string_similarity("Berlin", company.name) < company_score < city_score

@@ -31,7 +31,7 @@ from redstring import (
 )
 from redstring.composition.candidates import SeparateReads
 from redstring.domain.ids import id_order_key
-from redstring.domain.lexical import LexicalCandidate
+from redstring.domain.lexical import EXACT_PROPERTY, LexicalCandidate
 from redstring.domain.similarity import string_similarity
 from redstring.testing import CountingGraphStore, make_entity, new_tenant
 
@@ -93,7 +93,7 @@ async def test_an_alias_equal_to_the_query_ranks_first_in_lexical_mode(mcu_first
     retriever, _ = await _retriever(entities)
     result = await retriever.retrieve("Corvid", tenant, k=3, mode=RetrievalMode.LEXICAL)
     assert _names(result)[0] == "Corvid Semiconductors"
-    assert result.matches[0].lexical == 1.0
+    assert result.matches[0].lexical == EXACT_PROPERTY
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,10 @@
 name, against the normalised name, and against each string property value
 (aliases, tickers, former names), where a property value's similarity counts
 `PROPERTY_WEIGHT` times unless it is exact: a value equal to the query once
-normalised scores 1.0, as an equal name does, so `Corvid` ranks the entity
-whose alias is `Corvid` at least as high as `Corvid Lowpower MCU`. When the query
+normalised scores `EXACT_PROPERTY`, just below an equal name, so `Corvid` ranks
+the entity whose alias is `Corvid` above `Corvid Lowpower MCU`, and `Berlin`
+still ranks the city named `Berlin` above a company whose `city` is `Berlin`
+(a string property is not always another name). When the query
 may end in an unfinished word (`query_prefix`), a name word it begins counts
 as a match worth less than the whole word (`string_similarities(open_end=True)`),
 so `Ada Lov` finds `Ada Lovelace` while `Acme` still ranks `Acme` over `Acmeson`.
@@ -23,9 +25,12 @@ from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.normalization import normalize_name
 from redstring.domain.properties import PropertyValue
-from redstring.domain.similarity import string_similarities
+from redstring.domain.similarity import BELOW_EXACT, string_similarities
 
 PROPERTY_WEIGHT = 0.6
+# A property value equal to the query: the tier of a name with the same words in
+# another order, below an equal name (1.0).
+EXACT_PROPERTY = BELOW_EXACT
 
 
 class LexicalCandidate(Protocol):
@@ -83,7 +88,7 @@ def lexical_scores(query: str, entities: Sequence[LexicalCandidate]) -> list[flo
     if owners:
         found = similarities[count:]
         # The weight is for inexact matches: 1.0 is an equal normalised value.
-        weighted = np.where(found == 1.0, 1.0, np.asarray(weights) * found)
+        weighted = np.where(found == 1.0, EXACT_PROPERTY, np.asarray(weights) * found)
         np.maximum.at(scores, np.asarray(owners), weighted)
     return scores.tolist()  # type: ignore[no-any-return]
 
