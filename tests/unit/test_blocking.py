@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from redstring.domain.blocking import (
+    MAX_KEYED_ALIASES,
     blocking_keys_for,
     deletions,
     lookup_keys,
@@ -166,3 +167,20 @@ def test_lookup_keys_drop_only_the_type_key() -> None:
     keys = blocking_keys_for("Acme Thing", "thing")
     assert lookup_keys(keys) == tuple(k for k in keys if k != "t:thing")
     assert set(lookup_keys(keys)) <= set(query_blocking_keys("Acme Thing "))
+
+
+def test_an_entity_is_keyed_under_each_alias_as_under_its_name() -> None:
+    keys = blocking_keys_for("International Business Machines", "org", ["IBM", "Big Blue"])
+    named = blocking_keys_for("International Business Machines", "org")
+    assert set(named) < set(keys)
+    for alias in ("IBM", "Big Blue"):
+        assert set(blocking_keys_for(alias, "org")) <= set(keys)
+    assert keys[-1] == "t:org"  # the type key once, last
+    assert len(keys) == len(set(keys))
+
+
+def test_aliases_past_the_keyed_count_add_no_keys() -> None:
+    aliases = [f"Alias{chr(ord('a') + i)}q" for i in range(MAX_KEYED_ALIASES + 1)]
+    keys = blocking_keys_for("Zephyr", "org", aliases)
+    assert f"w:{aliases[MAX_KEYED_ALIASES - 1].lower()}" in keys
+    assert f"w:{aliases[MAX_KEYED_ALIASES].lower()}" not in keys

@@ -34,6 +34,27 @@ def test_derived_fields() -> None:
     assert entity.blocking_keys[:3] == ("p:acme", "s:A252", "w:acme")
 
 
+@pytest.mark.parametrize(
+    ("aliases", "keyed"),
+    [
+        (["IBM", "Big Blue"], ["IBM", "Big Blue"]),
+        ("IBM", ["IBM"]),  # one alias as a string
+        (["IBM", 7, True], ["IBM"]),  # only the strings of a list
+    ],
+)
+def test_blocking_keys_are_derived_from_the_aliases_too(aliases: object, keyed: list[str]) -> None:
+    entity = make_entity(
+        new_tenant(),
+        "International Business Machines",
+        "org",
+        properties={"aliases": aliases, "city": "Armonk"},
+    )
+    assert entity.blocking_keys == blocking_keys_for(
+        "International Business Machines", "org", keyed
+    )
+    assert "w:armonk" not in entity.blocking_keys  # other properties add no keys
+
+
 def test_given_derived_fields_are_kept() -> None:
     entity = Entity(
         id=EntityId(uuid.uuid4()),

@@ -681,3 +681,22 @@ async def test_a_failed_channel_cancels_the_other_and_raises_its_own_error() -> 
     with pytest.raises(StoreUnavailableError, match="graph store down"):
         await asyncio.wait_for(retriever.retrieve("Acme", new_tenant(), k=3), timeout=10)
     assert vectors.cancelled
+
+
+@pytest.mark.parametrize("query", ["IBM", "Big Blu"])
+async def test_an_alias_unlike_the_name_finds_its_entity_in_lexical_mode(query: str) -> None:
+    tenant = new_tenant()
+    ibm = make_entity(
+        tenant,
+        "International Business Machines",
+        "org",
+        properties={"aliases": ["IBM", "Big Blue"]},
+    )
+    entities = [
+        ibm,
+        make_entity(tenant, "Ibex Bank", "org"),
+        make_entity(tenant, "Blue Ridge", "org"),
+    ]
+    retriever, _ = await _retriever(entities)
+    result = await retriever.retrieve(query, tenant, k=3, mode=RetrievalMode.LEXICAL)
+    assert _names(result)[0] == "International Business Machines"

@@ -3,7 +3,9 @@
 An entity carries `p:` (first 5 characters of its normalised name), `s:`
 (soundex of its ASCII letters), `w:` (one per identifying word), `d:` (each
 identifying word of `MIN_TYPO_LENGTH` letters or more with one letter
-deleted) and `t:` (its type). A query asks for `p:`, `s:`, `w:` and `d:`
+deleted), the same keys of each of its first `MAX_KEYED_ALIASES` aliases (the
+`aliases` property: `IBM` finds International Business Machines when that is
+one), and `t:` (its type). A query asks for `p:`, `s:`, `w:` and `d:`
 keys, never `t:`: every entity of a type carries that key, so it would turn
 candidate generation into a scan. A query word one edit away from a name's
 word (a letter deleted, inserted, replaced, or two swapped) shares a key
@@ -14,6 +16,8 @@ and how blocks are bounded: docs/adr/0003.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import jellyfish
 
@@ -35,6 +39,9 @@ MAX_BLOCK_SIZE = 300
 # names that share nothing else with the query (docs/adr/0003).
 MAX_PREFIX_SIZE = 100
 _MIN_TOKEN_LENGTH = 2
+# Aliases past this many add no keys (an entity's keys stay bounded); their entity
+# is still scored against every one of them.
+MAX_KEYED_ALIASES = 10
 
 
 def deletions(word: str) -> list[str]:
@@ -70,9 +77,13 @@ def _unique(keys: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(keys))
 
 
-def blocking_keys_for(name: str, entity_type: str) -> tuple[str, ...]:
-    """Every key an entity is indexed under, in a stable order without repeats."""
-    return _unique([*_entity_name_keys(name), TYPE_KEY_PREFIX + normalize_name(entity_type)])
+def blocking_keys_for(name: str, entity_type: str, aliases: Sequence[str] = ()) -> tuple[str, ...]:
+    """Every key an entity of `name`, `entity_type` and `aliases` (its other names) is
+    indexed under, in a stable order without repeats."""
+    keys = _entity_name_keys(name)
+    for alias in aliases[:MAX_KEYED_ALIASES]:
+        keys += _entity_name_keys(alias)
+    return _unique([*keys, TYPE_KEY_PREFIX + normalize_name(entity_type)])
 
 
 def lookup_keys(keys: tuple[str, ...]) -> tuple[str, ...]:

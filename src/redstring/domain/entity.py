@@ -11,7 +11,7 @@ from redstring.domain.blocking import blocking_keys_for
 from redstring.domain.errors import InvalidFieldsError
 from redstring.domain.ids import TenantId, entity_id_for, tenant_id_of
 from redstring.domain.normalization import normalize_name
-from redstring.domain.properties import Properties, no_properties, string_values
+from redstring.domain.properties import Properties, alias_names, no_properties, string_values
 from redstring.domain.record import EntityIdField, Record, TenantIdField
 from redstring.domain.text import check_nonblank, check_storable
 
@@ -19,8 +19,9 @@ from redstring.domain.text import check_nonblank, check_storable
 class Entity(Record):
     """A named thing of one tenant. Identity is `(tenant_id, id)`.
 
-    `normalized_name` and `blocking_keys` are derived from the name and type
-    when not given, so every store indexes the same keys. Immutable: results
+    `normalized_name` and `blocking_keys` are derived from the name, type and
+    aliases (the `aliases` property) when not given, so every store indexes the
+    same keys. Immutable: results
     can be shared without copying.
     """
 
@@ -76,7 +77,8 @@ class Entity(Record):
             if not derived.get("normalized_name"):
                 derived["normalized_name"] = normalize_name(name)
             if not derived.get("blocking_keys"):
-                derived["blocking_keys"] = blocking_keys_for(name, entity_type)
+                aliases = alias_names(derived.get("properties"))
+                derived["blocking_keys"] = blocking_keys_for(name, entity_type, aliases)
         return derived
 
     @field_validator("normalized_name")

@@ -100,6 +100,25 @@ def freeze_properties(raw: Mapping[str, PropertyValue]) -> Mapping[str, Property
     return FrozenProperties(checked) if checked else NO_PROPERTIES
 
 
+# The property that holds an entity's other names (a string, or a list of strings):
+# indexed under the same blocking keys as its name (`blocking_keys_for`).
+ALIASES = "aliases"
+
+
+def alias_names(properties: object) -> list[str]:
+    """The strings of `properties[ALIASES]` (one string, or a list's string items), in
+    order; none when `properties` is not a mapping or holds no such value. Reads raw
+    input too: whatever else is there is the properties validator's to refuse."""
+    if not isinstance(properties, Mapping):
+        return []
+    value = properties.get(ALIASES)
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [item for item in value if isinstance(item, str)]
+    return []
+
+
 def string_values(properties: Mapping[str, PropertyValue]) -> list[str]:
     """Every string value of `properties`, list items included, in order."""
     out: list[str] = []

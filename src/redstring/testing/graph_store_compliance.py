@@ -132,6 +132,33 @@ class GraphStoreCompliance:
         assert await _ids(graph_store, "w:nothing-here", tenant=tenant) == []
         assert await graph_store.find_lexical_candidates([], tenant) == []
 
+    async def test_an_entity_is_a_candidate_under_its_aliases_keys(
+        self, graph_store: GraphStore
+    ) -> None:
+        """An alias adds its keys; an alias taken away takes its keys with it."""
+        tenant = new_tenant()
+        ibm = make_entity(
+            tenant,
+            "International Business Machines",
+            "org",
+            properties={"aliases": ("IBM", "Big Blue"), "city": "Armonk"},
+        )
+        await graph_store.upsert_entities([ibm])
+        for query in ("IBM", "Big Blue", "International Business Machines"):
+            assert await _ids(graph_store, *query_blocking_keys(query), tenant=tenant) == [ibm.id]
+        # Other string properties are scored, not keyed.
+        assert await _ids(graph_store, *query_blocking_keys("Armonk"), tenant=tenant) == []
+        fewer = make_entity(
+            tenant,
+            "International Business Machines",
+            "org",
+            entity_id=ibm.id,
+            properties={"aliases": ("Big Blue",)},
+        )
+        await graph_store.upsert_entities([fewer])
+        assert await _ids(graph_store, *query_blocking_keys("IBM"), tenant=tenant) == []
+        assert await _ids(graph_store, *query_blocking_keys("Big Blue"), tenant=tenant) == [ibm.id]
+
     async def test_each_block_reads_its_members(self, graph_store: GraphStore) -> None:
         """A key reads exactly its block, with the fields the lexical channel scores,
         also for an entity in several blocks and next to entities without a
