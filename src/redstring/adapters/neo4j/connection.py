@@ -102,14 +102,15 @@ _UNAVAILABLE = (
 )
 
 
-# A read that fails on a transient server error (a cluster electing a leader, a
-# follower not yet at the asked bookmark, a lock) is tried again after this delay,
+# A read or write that fails on a transient server error (a cluster electing a leader,
+# a follower not yet at the asked bookmark, a lock) is tried again after this delay,
 # doubled each time up to `_MAX_RETRY_DELAY`, within `Neo4jSettings.max_retry_time`.
 _FIRST_RETRY_DELAY = 0.05
 _MAX_RETRY_DELAY = 1.0
-# A member lost mid-read (`SessionExpired`, `ServiceUnavailable`) is tried again
-# this many times at once: a routing driver has dropped it from its table by then,
-# and a single server that refuses connections still fails within milliseconds.
+# One that lost its member (`SessionExpired`, `ServiceUnavailable`) is tried again this
+# many times at once (a routing driver has dropped the member from its table by then,
+# and a single server that refuses connections still fails within milliseconds), then
+# with the same delays within `Neo4jSettings.outage_retry_time`.
 _LOST_MEMBER_RETRIES = 1
 # Seconds a write transaction's answer may come after the server's own timeout.
 _ANSWER_SLACK = 10.0
