@@ -45,6 +45,10 @@ class InvalidLineError(InvalidInputError):
         self.line_number = line_number
         self.reason = reason
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the arguments that build it (`args` holds only the message)."""
+        return (type(self), (self.line_number, self.reason), self.__dict__)
+
 
 # Names a file is likely to use again soon (entities just loaded, hubs): about 4 MB at most.
 ENTITY_ID_CACHE_SIZE = 16_384

@@ -53,6 +53,10 @@ class InvalidFieldsError(InvalidInputError):
         self.problems = tuple(problems)
         super().__init__(self.describe(record))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the arguments that build it (`args` holds only the message)."""
+        return (type(self), (self.record, self.problems), self.__dict__)
+
     def describe(self, where: str = "", names: Mapping[str, str] | None = None) -> str:
         """The problems as `describe_problems` spells them, under `where`."""
         return describe_problems(self.problems, where, names)
@@ -80,7 +84,8 @@ class FrozenRecordError(RedstringError, AttributeError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as the arguments that build it (`args` holds only the message)."""
-        return (partial(FrozenRecordError, deleting=self.deleting), (self.obj, self.name))
+        build = partial(FrozenRecordError, deleting=self.deleting)
+        return (build, (self.obj, self.name), self.__dict__)
 
 
 class DimensionMismatchError(RedstringError, ValueError):
@@ -94,6 +99,11 @@ class DimensionMismatchError(RedstringError, ValueError):
         super().__init__(f"{what} has dimension {actual}, expected {expected}")
         self.expected = expected
         self.actual = actual
+        self.what = what
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the arguments that build it (`args` holds only the message)."""
+        return (type(self), (self.expected, self.actual, self.what), self.__dict__)
 
 
 class VectorIndexMismatchError(RedstringError, ValueError):
@@ -113,6 +123,10 @@ class MissingEndpointError(InvalidInputError):
         super().__init__(
             "relationship endpoint(s) not found in this tenant: " + ", ".join(self.missing)
         )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the arguments that build it (`args` holds only the message)."""
+        return (type(self), ([UUID(m) for m in self.missing],), self.__dict__)
 
 
 class TenantAccessDeniedError(RedstringError):
@@ -137,3 +151,8 @@ class EmbeddingUnavailableError(StoreUnavailableError):
         super().__init__(message)
         self.attempts = attempts
         self.status_code = status_code
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the arguments that build it (`attempts` is keyword-only)."""
+        build = partial(type(self), attempts=self.attempts, status_code=self.status_code)
+        return (build, self.args, self.__dict__)

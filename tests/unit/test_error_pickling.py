@@ -1,0 +1,68 @@
+"""Every error redstring raises crosses a process boundary whole (a worker pool's
+result, a multiprocessing queue): pickled and read back, it is the same class with
+the same message and fields."""
+
+from __future__ import annotations
+
+import pickle
+from uuid import UUID
+
+import pytest
+
+import redstring.api.api_keys
+import redstring.api.jsonl
+from redstring.api.jsonl import InvalidLineError
+from redstring.domain import errors
+from redstring.domain.errors import (
+    DimensionMismatchError,
+    EmbeddingUnavailableError,
+    FrozenRecordError,
+    InvalidFieldsError,
+    MissingEndpointError,
+    RedstringError,
+)
+from redstring.testing import make_entity, new_tenant
+
+assert redstring.api.api_keys  # imported for its error classes, found by subclassing
+
+ACME = make_entity(new_tenant(), "Acme Corp", "org")
+
+SAMPLES: list[RedstringError] = [
+    RedstringError("broken"),
+    errors.InvalidInputError("k must be positive"),
+    InvalidFieldsError("Entity", [(("name",), "must not be blank"), ((), "whole record")]),
+    FrozenRecordError(ACME, "name"),
+    DimensionMismatchError(384, 3, "query vector"),
+    errors.VectorIndexMismatchError("index redstring_vectors has other options"),
+    MissingEndpointError([UUID(int=2), UUID(int=1)]),
+    errors.TenantAccessDeniedError("not this tenant"),
+    errors.StoreUnavailableError("Neo4j did not answer"),
+    EmbeddingUnavailableError("provider refused", attempts=3, status_code=429),
+    EmbeddingUnavailableError("no reply", attempts=1),
+    InvalidLineError(7, "name: must not be blank"),
+    redstring.api.api_keys.UnknownKeyError("no key k_1"),
+]
+
+
+def _subclasses(cls: type) -> set[type]:
+    found = set(cls.__subclasses__())
+    return found.union(*(_subclasses(sub) for sub in found)) if found else found
+
+
+def test_every_error_class_has_a_sample() -> None:
+    redstring_classes = {
+        cls for cls in _subclasses(RedstringError) if cls.__module__.startswith("redstring.")
+    }
+    assert redstring_classes | {RedstringError} <= {type(sample) for sample in SAMPLES}
+
+
+@pytest.mark.parametrize("error", SAMPLES, ids=lambda e: type(e).__name__)
+def test_an_error_pickles_whole(error: RedstringError) -> None:
+    error.add_note("while loading people.jsonl")
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is type(error)
+    assert str(copy) == str(error)
+    assert copy.args == error.args
+    fields = {k: v for k, v in vars(error).items() if k != "obj"}
+    assert {k: v for k, v in vars(copy).items() if k != "obj"} == fields
+    assert copy.__notes__ == ["while loading people.jsonl"]
