@@ -311,3 +311,35 @@ def test_create_names_only_the_fields_that_are_wrong(
         Entity.create(new_tenant(), name, entity_type)  # type: ignore[arg-type]
     assert [path for path, _ in raised.value.problems] == [(field,) for field in fields]
     assert isinstance(raised.value.__cause__, ValidationError)
+
+
+def test_a_copy_with_changes_is_checked_and_derives_again() -> None:
+    """`model_copy(update=...)` checks the changes as the constructor does (pydantic's own
+    copy does not), and derives the name's fields again from a changed source."""
+    acme = make_entity(new_tenant(), "Acme Corp", "org", description="makes anvils")
+    renamed = acme.model_copy(update={"name": "Globex Inc"})
+    fresh = Entity(id=acme.id, tenant_id=acme.tenant_id, name="Globex Inc", entity_type="org")
+    assert (renamed.normalized_name, renamed.blocking_keys) == (
+        fresh.normalized_name,
+        fresh.blocking_keys,
+    )
+    assert (renamed.id, renamed.description) == (acme.id, "makes anvils")
+    aliased = acme.model_copy(update={"properties": {"aliases": ["Roadrunner Supply"]}})
+    assert aliased.blocking_keys == blocking_keys_for("Acme Corp", "org", ["Roadrunner Supply"])
+    retyped = acme.model_copy(update={"entity_type": "Person"})
+    assert retyped.blocking_keys == blocking_keys_for("Acme Corp", "Person")
+    described = acme.model_copy(update={"description": "sells anvils"})
+    assert described.blocking_keys == acme.blocking_keys
+    assert acme.model_copy(deep=True) == acme
+    with pytest.raises(InvalidFieldsError, match=r"^Entity\.name: name must not be blank$"):
+        acme.model_copy(update={"name": " "})
+    with pytest.raises(InvalidFieldsError, match=r"^Entity\.nmae: Extra inputs"):
+        acme.model_copy(update={"nmae": "Globex"})
+    record = VectorRecord(
+        entity_id=acme.id, tenant_id=acme.tenant_id, vector=(1.0, 0.0), entity_type="org"
+    )
+    with pytest.raises(InvalidFieldsError, match=r"^VectorRecord\.vector: "):
+        record.model_copy(update={"vector": (float("nan"), 0.0)})
+    relationship = make_relationship(acme, make_entity(acme.tenant_id, "Initech", "org"))
+    with pytest.raises(InvalidFieldsError, match=r"^Relationship\.confidence: "):
+        relationship.model_copy(update={"confidence": 2.0})

@@ -83,7 +83,7 @@ def test_the_error_crosses_a_process_boundary_whole(deleting: bool) -> None:
 
 
 def test_a_changed_copy_is_still_built_by_model_copy() -> None:
-    """The refusal is of changes in place: pydantic's copying is untouched."""
+    """The refusal is of changes in place: a changed copy is still made by `model_copy`."""
     relationship = make_relationship(ACME, GLOBEX)
     changed = relationship.model_copy(update={"confidence": 0.25})
     assert (changed.confidence, relationship.confidence) == (0.25, 1.0)

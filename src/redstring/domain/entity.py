@@ -15,6 +15,10 @@ from redstring.domain.properties import Properties, alias_names, no_properties, 
 from redstring.domain.record import EntityIdField, Record, TenantIdField
 from redstring.domain.text import check_nonblank, check_storable
 
+# The fields an entity derives, and those it derives them from.
+_DERIVED = frozenset({"normalized_name", "blocking_keys"})
+_DERIVED_FROM = frozenset({"name", "entity_type", "properties"})
+
 
 class Entity(Record):
     """A named thing of one tenant. Identity is `(tenant_id, id)`.
@@ -55,6 +59,15 @@ class Entity(Record):
             # what is wrong with those, not that the id is missing.
             problems = [problem for problem in exc.problems if problem[0] != ("id",)]
             raise InvalidFieldsError(exc.record, problems) from exc.__cause__
+
+    def _fields_changed_by(self, update: Mapping[str, Any]) -> dict[str, Any]:
+        """A copy's fields: those derived from a changed name, type or properties are
+        derived again, unless `update` gives them."""
+        fields = super()._fields_changed_by(update)
+        if _DERIVED_FROM & update.keys():
+            for derived in _DERIVED.difference(update):
+                del fields[derived]
+        return fields
 
     @field_validator("name", "entity_type")
     @classmethod
