@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the end-to-end tests (tests/e2e) need, and nothing twice:
 # Debian's Chromium (apt, as root) and the pinned Node packages of e2e/
-# (npm ci from e2e/package-lock.json, redone only when the lock changes).
+# (npm ci from e2e/package-lock.json, redone only when the lock changes; its options,
+# no install scripts and quiet, are e2e/.npmrc, a link to the GraphiQL bundle's).
 # Browsers are never downloaded by playwright: the tests drive /usr/bin/chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +35,7 @@ stamp=e2e/node_modules/.lock-sha256
 lock_hash=$(sha256sum e2e/package-lock.json | cut -d' ' -f1)
 if [[ ! -f $stamp || $(cat "$stamp") != "$lock_hash" ]]; then
   echo "e2e_setup: npm ci in e2e/"
-  (cd e2e && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  (cd e2e && npm ci)
   echo "$lock_hash" >"$stamp"
 fi
 echo "e2e_setup: ready (node $(node --version), $(chromium --version 2>/dev/null | head -n1))"
