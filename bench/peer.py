@@ -5,13 +5,14 @@
                                    [--seconds 20] [--graphql-size 10000] [--ingest-repeats 2]
                                    [--parts 60]
                                    [--ingest-side 20000] [--warm-up 20] [--load wrk|httpx]
-                                   [--tiny]
+                                   [--peer-hnsw server|redstring] [--tiny]
 
 The peer is the library a user would pick instead: neo4j-graphrag's
 `HybridRetriever` (default naive ranker, `top_k=10`) over nodes of a label of
 the run's own, with a full-text index of their names and a vector index
-(cosine, unquantised, the dimension of the vectors) on the same vectors as
-redstring's. Every size gets a fresh tenant of `bench.corpus` names, and its
+(cosine, unquantised, the dimension of the vectors; the server's HNSW settings,
+or with `--peer-hnsw redstring` redstring's `m` and `ef_construction`) on the
+same vectors as redstring's. Every size gets a fresh tenant of `bench.corpus` names, and its
 vectors are computed once, before any timing, by redstring's default
 embedding provider (`Redstring.in_memory()`'s), for the entities and the
 queries; both systems get those vectors: redstring through a provider that
@@ -101,6 +102,7 @@ from redstring import (
     TenantId,
 )
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_driver, cypher
+from redstring.adapters.neo4j.vector_store import DEFAULT_HNSW_EF_CONSTRUCTION, DEFAULT_HNSW_M
 from redstring.api.app import create_app
 from redstring.api.settings import Settings
 
@@ -203,8 +205,11 @@ class Neo4jRun:
     graph store (deleted through the store), and labels carrying the run id, with
     their nodes, indexes and constraints."""
 
-    def __init__(self, uri: str, auth: tuple[str, str]) -> None:
+    def __init__(self, uri: str, auth: tuple[str, str], peer_hnsw: str = "server") -> None:
         self.driver = connect_driver(uri, auth)
+        # graphrag's vector index: the server's HNSW settings, as its `create_vector_index`
+        # makes it, or redstring's (`--peer-hnsw redstring`).
+        self.peer_hnsw = peer_hnsw
         self.sync_driver = neo4j.GraphDatabase.driver(uri, auth=auth)
         self.graph = Neo4jGraphStore(self.driver)
         self.id = uuid.uuid4().hex[:8]
@@ -251,6 +256,13 @@ class Neo4jRun:
 # --- ingestion ---------------------------------------------------------------------------
 
 
+PEER_HNSW = {
+    "server": "the server's HNSW settings, as graphrag's create_vector_index makes it",
+    "redstring": f"redstring's HNSW settings (m {DEFAULT_HNSW_M}, "
+    f"ef_construction {DEFAULT_HNSW_EF_CONSTRUCTION})",
+}
+
+
 def rag_indexes(label: str) -> tuple[str, str]:
     """graphrag's full-text and vector index names for its nodes of `label`."""
     return f"{label}_name", f"{label}_embedding"
@@ -282,10 +294,16 @@ async def load_graphrag(
     create_fulltext_index(run.sync_driver, fulltext, label, ["name"])
     # As graphrag's `create_vector_index`, but unquantised (redstring's index is too),
     # which that function cannot ask for.
+    hnsw = (
+        f", `vector.hnsw.m`: {DEFAULT_HNSW_M}, "
+        f"`vector.hnsw.ef_construction`: {DEFAULT_HNSW_EF_CONSTRUCTION}"
+        if run.peer_hnsw == "redstring"
+        else ""
+    )
     run.sync_driver.execute_query(
         f"CREATE VECTOR INDEX `{vector_index}` IF NOT EXISTS FOR (n:`{label}`) ON n.embedding "
         f"OPTIONS {{indexConfig: {{`vector.dimensions`: {vectors.dimension}, "
-        "`vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}"
+        f"`vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false{hnsw}}}}}"
     )
     await run.await_indexes()
     started = time.perf_counter()
@@ -650,7 +668,7 @@ async def main(args: argparse.Namespace) -> None:
         args.graphql_size = sizes[0]
     default = Redstring.in_memory()
     provider = default.embeddings
-    run = Neo4jRun(uri, auth)
+    run = Neo4jRun(uri, auth, args.peer_hnsw)
     results: list[SizeResult] = []
     try:
         for position, size in enumerate(sizes):
@@ -810,6 +828,7 @@ def report(
     lines = [
         f"machine: {machine()}; Neo4j at {uri}; run took {seconds / 60:.1f} min",
         f"vectors: redstring's default provider ({provider}), computed once, given to both",
+        f"graphrag's vector index: {PEER_HNSW[args.peer_hnsw]}",
         "",
         "### Retrieval: redstring HYBRID against graphrag HybridRetriever (naive), k=10, "
         "query vector given",
@@ -851,6 +870,12 @@ if __name__ == "__main__":
     parser.add_argument("--ingest-repeats", type=int, default=2, help="timed loads a size")
     parser.add_argument(
         "--ingest-side", type=int, default=20_000, help="entities of the loads after the first"
+    )
+    parser.add_argument(
+        "--peer-hnsw",
+        choices=sorted(PEER_HNSW),
+        default="server",
+        help="graphrag's vector index: the server's HNSW settings or redstring's",
     )
     parser.add_argument("--graphql-size", type=int, help="the size GraphQL runs at (the first)")
     parser.add_argument("--clients", type=int, default=16)
