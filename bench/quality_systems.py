@@ -5,10 +5,10 @@ Neo4j adapters and over the in-memory stores, built as the `Redstring` client bu
 neo4j-graphrag: `HybridRetriever` (naive ranker; linear ranker at several alphas)
 and `VectorRetriever`, over nodes of their own (one label a set) carrying the
 same vectors (one property and vector index a provider) and a full-text index
-of the names, as its documentation sets them up (the vector index unquantised,
-as redstring's is). Its full-text query is the
-query text lower-cased with Lucene's syntax characters escaped (what a caller
-must do; graphrag passes the text through as a Lucene query).
+of the names and aliases, as its documentation sets them up (the vector index
+unquantised, as redstring's is). Its full-text query is the query text
+lower-cased with Lucene's syntax characters escaped (what a caller must do;
+graphrag passes the text through as a Lucene query).
 
 Every system is handed the query's vector computed beforehand, so a latency
 holds retrieval alone, never the embedding of the query.
@@ -30,6 +30,7 @@ import numpy as np
 from bench.quality_sets import QualitySet, Query
 from redstring import (
     EmbeddingProvider,
+    Entity,
     EntityId,
     InMemoryGraphStore,
     InMemoryVectorStore,
@@ -39,6 +40,7 @@ from redstring import (
 )
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, cypher
 from redstring.composition.client import Redstring
+from redstring.domain.properties import alias_names
 
 K = 10
 ALPHAS = (0.25, 0.5, 0.75)
@@ -53,6 +55,13 @@ def lucene_text(text: str) -> str:
     that AND, OR and NOT are words, not operators) with Lucene's syntax characters
     escaped (graphrag passes the text through as a Lucene query)."""
     return _LUCENE.sub(r"\\\1", text.lower())
+
+
+def aliases_of(entity: Entity) -> dict[str, list[str]]:
+    """An entity's aliases as a graphrag node's `aliases` property (a list of strings, which
+    its full-text index reads beside the name), or nothing when it has none."""
+    aliases = alias_names(entity.properties)
+    return {"aliases": aliases} if aliases else {}
 
 
 @dataclass(frozen=True)
@@ -172,7 +181,7 @@ class Neo4jSide:
         self.rag_labels.append(label)
         fulltext = f"{label}_names"
         self.indexes.append(fulltext)
-        rows = [{"id": str(e.id), "name": e.name} for e in data.entities]
+        rows = [{"id": str(e.id), "name": e.name, **aliases_of(e)} for e in data.entities]
         async with self.driver.session() as session:
             for low in range(0, len(rows), 2000):
                 await session.run(
@@ -180,7 +189,7 @@ class Neo4jSide:
                     rows=rows[low : low + 2000],
                 )
             await session.run(
-                f"CREATE FULLTEXT INDEX `{fulltext}` IF NOT EXISTS FOR (n:`{label}`) ON EACH [n.name]"
+                f"CREATE FULLTEXT INDEX `{fulltext}` IF NOT EXISTS FOR (n:`{label}`) ON EACH [n.name, n.aliases]"
             )
 
     async def systems(self, data: QualitySet, embedded: Embedded, tenant: TenantId) -> list[System]:

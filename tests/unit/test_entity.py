@@ -21,7 +21,7 @@ from redstring import (
     TenantId,
     VectorRecord,
 )
-from redstring.domain.blocking import blocking_keys_for
+from redstring.domain.blocking import MAX_KEYED_ALIASES, blocking_keys_for
 from redstring.domain.ids import entity_id_for, relationship_id_for
 from redstring.testing import make_entity, make_relationship, new_tenant
 
@@ -53,6 +53,33 @@ def test_blocking_keys_are_derived_from_the_aliases_too(aliases: object, keyed: 
         "International Business Machines", "org", keyed
     )
     assert "w:armonk" not in entity.blocking_keys  # other properties add no keys
+
+
+@pytest.mark.parametrize(
+    ("fields", "text"),
+    [
+        ({}, "Acme Corp. org"),
+        ({"description": "A maker of anvils"}, "Acme Corp. org. A maker of anvils"),
+        (
+            {"properties": {"aliases": ["ACME", "Acme Anvils"]}},
+            "Acme Corp (ACME, Acme Anvils). org",
+        ),
+        ({"properties": {"aliases": "ACME", "city": "Armonk"}}, "Acme Corp (ACME). org"),
+        ({"properties": {"aliases": ["ACME", 7]}}, "Acme Corp (ACME). org"),
+        ({"properties": {"aliases": []}}, "Acme Corp. org"),
+    ],
+)
+def test_embedding_text_is_the_name_its_aliases_type_and_description(
+    fields: dict[str, object], text: str
+) -> None:
+    assert make_entity(new_tenant(), "Acme Corp", "org", **fields).embedding_text() == text
+
+
+def test_embedding_text_holds_the_keyed_aliases_only() -> None:
+    aliases = [f"Alias {i}" for i in range(MAX_KEYED_ALIASES + 2)]
+    entity = make_entity(new_tenant(), "Acme", "org", properties={"aliases": aliases})
+    shown = ", ".join(aliases[:MAX_KEYED_ALIASES])
+    assert entity.embedding_text() == f"Acme ({shown}). org"
 
 
 def test_given_derived_fields_are_kept() -> None:

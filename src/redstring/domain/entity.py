@@ -7,7 +7,7 @@ from typing import Any, Self
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from redstring.domain.blocking import blocking_keys_for
+from redstring.domain.blocking import MAX_KEYED_ALIASES, blocking_keys_for
 from redstring.domain.errors import InvalidFieldsError
 from redstring.domain.ids import TenantId, entity_id_for, tenant_id_of
 from redstring.domain.normalization import normalize_name
@@ -107,8 +107,12 @@ class Entity(Record):
         return string_values(self.properties)
 
     def embedding_text(self) -> str:
-        """What the semantic channel embeds for this entity: name, type, description."""
-        parts = [self.name, self.entity_type]
+        """What the semantic channel embeds for this entity: name, then its keyed aliases
+        in brackets, type, description (`IBM (International Business Machines).
+        company`)."""
+        aliases = alias_names(self.properties)[:MAX_KEYED_ALIASES]
+        name = f"{self.name} ({', '.join(aliases)})" if aliases else self.name
+        parts = [name, self.entity_type]
         if self.description:
             parts.append(self.description)
         return ". ".join(parts)
