@@ -5,9 +5,11 @@
 Two tenants of `--size` entities each, dimension 384, hashing provider.
 Prints build time, hybrid/semantic/lexical medians, the semantic channel
 against a bare numpy matmul + argpartition over the same vectors (same run),
-and peak RSS with both tenants loaded (read before the bare matrix is
-built). Targets (issue 2): hybrid k=10 median <= 25 ms; semantic <= 1.5x
-bare numpy; build_graph of 100,000 entities <= 20 s.
+peak RSS with both tenants loaded (read before the bare matrix is built), and
+type-ahead (hybrid, a name's first 4 letters) with and without an entity of
+new keys upserted (untimed) before each query. Targets (issue 2): hybrid k=10
+median <= 25 ms; semantic <= 1.5x bare numpy; build_graph of 100,000
+entities <= 20 s; type-ahead between writes <= 1.5x type-ahead alone.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from bench.corpus import make_corpus
 from bench.measure import machine, median_ms, peak_rss_mib
 from bench.options import parse_args
 from redstring import (
+    Entity,
     HashingEmbeddingProvider,
     Redstring,
     RetrievalMode,
@@ -67,6 +70,20 @@ async def main(size: int, repeats: int) -> None:
         )
 
     loaded_rss = peak_rss_mib()
+    typed = [q[:4] for q in queries]
+
+    async def type_ahead() -> object:
+        return await rs.retrieve(typed[next(cursor) % len(typed)], tenant_a, k=10)
+
+    alone_ms = await median_ms(type_ahead, repeats)
+    between: list[float] = []
+    for i in range(repeats):
+        # A name no other has, so that its keys are new ones.
+        await rs.upsert([Entity.create(tenant_a, f"Xq{i:04d} Vantrel{rng.random()}", "company")])
+        start = time.perf_counter()
+        await type_ahead()
+        between.append((time.perf_counter() - start) * 1000)
+    between_ms = sorted(between)[len(between) // 2]
     # The semantic channel alone, against the bare numpy work over the same vectors:
     # tenant A's unit vectors, one row each, as a hand-written search would hold them.
     [query_vector] = await embeddings.embed_query(["Globex Kamira Holdings"])
@@ -93,6 +110,10 @@ async def main(size: int, repeats: int) -> None:
     print(f"bare numpy matmul+argpartition median: {bare_ms:.2f} ms")
     print(f"semantic channel / bare numpy: {channel_ms / bare_ms:.2f}x")
     print(f"peak RSS (both tenants loaded): {loaded_rss:.0f} MiB")
+    print(
+        f"type-ahead median: {alone_ms:.2f} ms alone, {between_ms:.2f} ms after a write: "
+        f"{between_ms / alone_ms:.2f}x"
+    )
 
 
 if __name__ == "__main__":

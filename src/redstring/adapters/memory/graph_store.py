@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
+
+from sortedcontainers import SortedList
 
 from redstring.domain.arguments import items_of
 from redstring.domain.entity import Entity
@@ -34,9 +35,11 @@ class _Tenant:
     incident: dict[EntityId, dict[RelationshipId, None]] = field(default_factory=dict)
     # blocking key -> its entities in `id_order_key` order, built when a capped read needs it
     sorted_blocks: dict[str, list[Entity]] = field(default_factory=dict)
-    # every key that had a block, sorted, for prefix seeks; keys added since the last seek
-    # wait in `new_keys` (merged on the next seek), keys whose block emptied are skipped
-    sorted_keys: list[str] = field(default_factory=list)
+    # the keys with a block, sorted, for prefix seeks: a key whose block empties leaves at
+    # once, a new key waits in `new_keys` until the next seek adds them all (a bulk
+    # load's keys in one step); each costs O(log n), so a write does not make the next
+    # seek re-sort the tenant's keys
+    sorted_keys: SortedList = field(default_factory=SortedList)
     new_keys: list[str] = field(default_factory=list)
 
     def index_entity(self, entity: Entity) -> None:
@@ -59,20 +62,13 @@ class _Tenant:
     def keys_from(self, prefix: str) -> Iterator[str]:
         """The keys with a block that begin with `prefix`, in key order."""
         if self.new_keys:
-            # Two sorted runs: the sort merges them in linear time.
-            self.sorted_keys += sorted(set(self.new_keys))
-            self.sorted_keys.sort()
-            self.sorted_keys = list(dict.fromkeys(self.sorted_keys))
+            # A key whose block emptied before this seek is not added.
+            self.sorted_keys.update({key for key in self.new_keys if key in self.blocks})
             self.new_keys.clear()
-            if len(self.sorted_keys) > 2 * len(self.blocks) + 1024:  # mostly emptied keys
-                self.sorted_keys = sorted(self.blocks)
-        keys = self.sorted_keys
-        for position in range(bisect_left(keys, prefix), len(keys)):
-            key = keys[position]
+        for key in self.sorted_keys.irange(minimum=prefix):
             if not key.startswith(prefix):
                 return
-            if key in self.blocks:
-                yield key
+            yield key
 
     def prefix_head(
         self, prefix: str, limit: int | None, wanted: frozenset[str] | None = None
@@ -111,6 +107,7 @@ class _Tenant:
                 block.pop(entity.id, None)
                 if not block:
                     del self.blocks[key]
+                    self.sorted_keys.discard(key)
 
     def unlink(self, relationship: Relationship) -> None:
         for end in (relationship.source_entity_id, relationship.target_entity_id):
