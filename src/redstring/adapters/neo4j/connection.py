@@ -27,6 +27,7 @@ from typing import Any, Self, TypeVar
 import neo4j
 from neo4j import exceptions as neo4j_errors
 
+from redstring.adapters.neo4j import cypher
 from redstring.adapters.neo4j.records import Rows, batches_of
 from redstring.domain.errors import InvalidInputError, StoreUnavailableError
 from redstring.ports.consistency import record_written, required_positions
@@ -305,6 +306,15 @@ class Neo4jConnection:
                 await asyncio.sleep(pause)
                 delay = min(2 * delay, _MAX_RETRY_DELAY)
 
+    async def last_started(self) -> str:
+        """When the database last started on each server that hosts it, as one string
+        (`StartReads.last_started`): one read of `SHOW DATABASE`."""
+        if self.database is None:
+            rows = await self.query(cypher.HOME_DATABASE_STARTS, {})
+        else:
+            rows = await self.query(cypher.DATABASE_STARTS, {"name": self.database})
+        return " ".join(sorted(f"{row['serverID']}@{row['lastStartTime']}" for row in rows))
+
     async def run_schema(self, statement: str, **parameters: Any) -> None:
         """Run one schema statement in an auto-commit transaction."""
         with translated_errors():
@@ -330,7 +340,8 @@ def _client_error(exc: neo4j_errors.ClientError) -> Exception | None:
 
 class OwnedConnection:
     """What both stores share: a `Neo4jConnection`, closed by `close()` or `async with`
-    (which closes the driver only when the store made it)."""
+    (which closes the driver only when the store made it), and the read of when its
+    database last started (`StartReads`)."""
 
     _db: Neo4jConnection
 
@@ -340,6 +351,11 @@ class OwnedConnection:
 
     async def close(self) -> None:
         await self._db.close()
+
+    async def last_started(self) -> str:
+        """`StartReads.last_started`: when the store's database last started
+        (`Neo4jConnection.last_started`)."""
+        return await self._db.last_started()
 
     async def __aenter__(self) -> Self:
         return self

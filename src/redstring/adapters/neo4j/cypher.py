@@ -28,6 +28,14 @@ GRAPH_SCHEMA = (
     "FOR ()-[r:RELATES]-() REQUIRE (r.tenant_id, r.id) IS UNIQUE",
 )
 
+# --- the database's starts ----------------------------------------------------
+
+# When the database last started on each server that hosts it (a cluster has one row a
+# member): `SHOW DATABASE` of the name the stores use, or of the user's home database,
+# which a driver without a database name reads.
+DATABASE_STARTS = "SHOW DATABASE $name YIELD serverID, lastStartTime"
+HOME_DATABASE_STARTS = "SHOW HOME DATABASE YIELD serverID, lastStartTime"
+
 # --- graph store -------------------------------------------------------------
 
 # `SET e.name` first takes the entity's write lock, so the keys read next are the
