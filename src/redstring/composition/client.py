@@ -38,6 +38,7 @@ from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import EndReads, GraphStore
+from redstring.ports.restarts import StartReads
 from redstring.ports.vector_store import VectorStore
 
 Closer = Callable[[], Awaitable[None]]
@@ -153,6 +154,10 @@ class Redstring:
         self.closers = tuple(closers)
         self._starter: Callable[[], Awaitable[None]] | None = None
         self._starting: asyncio.Future[None] | None = None
+        # The stores that can tell when their database last started, and what they told
+        # the last warm-up (or the first readiness check, before any warm-up).
+        self._start_reads = tuple(s for s in (graph, vectors) if isinstance(s, StartReads))
+        self._warm_starts: tuple[str, ...] | None = None
 
     @classmethod
     def in_memory(
@@ -393,11 +398,26 @@ class Redstring:
         )
         return observed
 
-    async def check_ready(self) -> None:
-        """Raise when a store does not answer a cheap read (a random, empty tenant)."""
+    async def check_ready(self) -> bool:
+        """Raise when a store does not answer a cheap read (a random, empty tenant); else
+        whether the stores are warm.
+
+        They are not when a store's database has started again since the last
+        `warm_up` (`StartReads`): what that warm-up filled is gone, though no read
+        failed. Stores that never start again (in memory) are always warm; before
+        any warm-up, the first check takes the stores as it finds them.
+        """
+        starts = await self._answer_and_starts()
+        if self._warm_starts is None:
+            self._warm_starts = starts
+        return starts == self._warm_starts
+
+    async def _answer_and_starts(self) -> tuple[str, ...]:
+        """The readiness check's reads, then when each `StartReads` store last started."""
         tenant = TenantId(uuid.uuid4())
         await self.graph.get_entities([EntityId(uuid.uuid4())], tenant)
         await self.vectors.search(self._probe_vector(), tenant, k=1)
+        return tuple([await store.last_started() for store in self._start_reads])
 
     async def warm_up(self) -> None:
         """Run the readiness check and each read a retrieve or a traversal makes, once, in
@@ -405,9 +425,10 @@ class Redstring:
 
         A database plans a statement the first time it runs it: warmed up, neither the
         first readiness check (whose deadline is short) nor the first request pays for it.
+        Once done, `check_ready` measures restarts from the starts read at its beginning.
         """
         tenant = TenantId(uuid.uuid4())
-        await self.check_ready()
+        starts = await self._answer_and_starts()
         probe = self._probe_vector()
         await self.vectors.search(probe, tenant, k=1, entity_types=["warm-up"])
         # A retrieve's one read in each of its shapes: both channels (with and without a
@@ -432,6 +453,7 @@ class Redstring:
                 await self.graph.relationships_with_ends(
                     nowhere, tenant, direction=direction, limit_per_entity=1
                 )
+        self._warm_starts = starts
 
     def _probe_vector(self) -> list[float]:
         return [1.0] + [0.0] * (self.vectors.dimension - 1)
