@@ -1,5 +1,5 @@
 """`/readyz` after an outage or a restart: a check that passes again warms the stores up
-before ready, and so does one that finds the database started again since the last warm-up."""
+before ready, and so does one that finds the server started again since the last warm-up."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from redstring import Entity, EntityId, StoreUnavailableError, TenantId
 from redstring.adapters.memory import InMemoryGraphStore
 from redstring.api import create_app
 from redstring.api.settings import Settings
+from redstring.ports.restarts import ServerStart
 from tests.api.support import memory_services, services_with_graph
 
 
@@ -50,15 +51,15 @@ class OutageGraphStore(InMemoryGraphStore):
 
 
 class RestartingGraphStore(OutageGraphStore):
-    """An `OutageGraphStore` that tells when its database last started (`StartReads`):
-    `started`, which a test changes to restart the database between two checks."""
+    """An `OutageGraphStore` that tells when its server started (`StartReads`):
+    `started`, which a test changes to restart the server between two checks."""
 
     def __init__(self) -> None:
         super().__init__()
         self.started = "first start"
 
-    async def last_started(self) -> str:
-        return self.started
+    async def last_started(self) -> ServerStart:
+        return ServerStart(server="127.0.0.1:7687", started=self.started)
 
 
 async def _readiness(http: httpx.AsyncClient) -> tuple[int, str | None]:
@@ -178,7 +179,7 @@ async def test_a_restart_that_no_check_saw_is_warmed_up_before_ready(
         assert reads >= 3
         assert await _readiness(http) == (200, None)
         assert graph.relationship_reads == reads
-    assert "a store's database started again" in caplog.text
+    assert "a store's server started again" in caplog.text
     assert "warm-up done" in caplog.text
 
 
@@ -203,5 +204,5 @@ async def test_a_restart_during_a_warm_up_is_warmed_up_again(
         graph.release.set()
         await _until_ready(http)
         assert await _readiness(http) == (200, None)
-    assert caplog.text.count("a store's database started again") == 2
+    assert caplog.text.count("a store's server started again") == 2
     assert caplog.text.count("warm-up done") == 2

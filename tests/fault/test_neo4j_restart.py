@@ -226,7 +226,7 @@ def test_neo4j_stopped_and_started_again_under_a_running_server(server: str) -> 
 
 
 def test_neo4j_restarted_between_two_readiness_checks(own_neo4j: dict[str, str]) -> None:
-    """No check sees the server down: the first one after its restart finds its database
+    """No check sees the server down: the first one after its restart finds it
     started again and warms the stores up before ready. The readiness deadline is long,
     so that a cold server's slow first answer is not a failed check (which would warm
     up for another reason)."""
@@ -242,4 +242,4 @@ def test_neo4j_restarted_between_two_readiness_checks(own_neo4j: dict[str, str])
         assert (first.status_code, first.json().get("reason")) == (503, "warming_up")
         ready = readiness_after(http, 200, timeout=READY_AFTER_RESTART_S)
         print(f"ready {ready * 1000:.0f} ms after the first check")
-        assert "a store's database started again" in process.output
+        assert "a store's server started again" in process.output

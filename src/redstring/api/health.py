@@ -30,7 +30,7 @@ class Readiness:
     503 with a reason code.
 
     A failed check marks the stores cold, and so does a check that finds a store's
-    database started again since the last warm-up (`Redstring.check_ready`), though no
+    server started again since the last warm-up (`Redstring.check_ready`), though no
     check saw it down. The first check that passes on cold stores starts
     `Redstring.warm_up` in the background and answers 503 `warming_up` until it has
     ended, when checks decide again. A database plans each statement on its first
@@ -63,7 +63,7 @@ class Readiness:
             logger.info("the stores answer again: warming up before reporting ready")
         elif not warm:
             self._cold = True
-            logger.info("a store's database started again: warming up before reporting ready")
+            logger.info("a store's server started again: warming up before reporting ready")
         else:
             return JSONResponse({"status": "ready"})
         self._warming = asyncio.create_task(self._services().warm_up())

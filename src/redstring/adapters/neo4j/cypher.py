@@ -28,13 +28,14 @@ GRAPH_SCHEMA = (
     "FOR ()-[r:RELATES]-() REQUIRE (r.tenant_id, r.id) IS UNIQUE",
 )
 
-# --- the database's starts ----------------------------------------------------
+# --- the server's start -------------------------------------------------------
 
-# When the database last started on each server that hosts it (a cluster has one row a
-# member): `SHOW DATABASE` of the name the stores use, or of the user's home database,
-# which a driver without a database name reads.
-DATABASE_STARTS = "SHOW DATABASE $name YIELD serverID, lastStartTime"
-HOME_DATABASE_STARTS = "SHOW HOME DATABASE YIELD serverID, lastStartTime"
+# When the Java process of the server answering started (ms since the epoch). A
+# database's `lastStartTime` (`SHOW DATABASE`) is not it: a server restarted keeps it.
+SERVER_START = """
+CALL dbms.queryJmx('java.lang:type=Runtime') YIELD attributes
+RETURN attributes.StartTime.value AS started
+"""
 
 # --- graph store -------------------------------------------------------------
 
