@@ -1,4 +1,5 @@
-"""`/readyz` after an outage: a check that passes again warms the stores up before ready."""
+"""`/readyz` after an outage or a restart: a check that passes again warms the stores up
+before ready, and so does one that finds the server started again since the last warm-up."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from redstring import Entity, EntityId, StoreUnavailableError, TenantId
 from redstring.adapters.memory import InMemoryGraphStore
 from redstring.api import create_app
 from redstring.api.settings import Settings
+from redstring.ports.restarts import ServerStart
 from tests.api.support import memory_services, services_with_graph
 
 
@@ -46,6 +48,18 @@ class OutageGraphStore(InMemoryGraphStore):
         if self.warm_up_fails:
             raise StoreUnavailableError("the connection closed again")
         return await super().relationships_of(*args, **kwargs)
+
+
+class RestartingGraphStore(OutageGraphStore):
+    """An `OutageGraphStore` that tells when its server started (`StartReads`):
+    `started`, which a test changes to restart the server between two checks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = "first start"
+
+    async def last_started(self) -> ServerStart:
+        return ServerStart(server="127.0.0.1:7687", started=self.started)
 
 
 async def _readiness(http: httpx.AsyncClient) -> tuple[int, str | None]:
@@ -141,3 +155,54 @@ async def test_the_lifespan_cancels_a_warm_up_in_flight(graph: OutageGraphStore)
             await asyncio.sleep(0.005)
         assert graph.relationship_reads == 1  # the warm-up waits in its first hop read
     await asyncio.wait_for(graph.cancelled.wait(), timeout=5)
+
+
+async def test_a_restart_that_no_check_saw_is_warmed_up_before_ready(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="redstring.api")
+    graph = RestartingGraphStore()
+    app = create_app(Settings(), services=services_with_graph(memory_services(), graph))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        assert await _readiness(http) == (200, None)
+        assert await _readiness(http) == (200, None)
+        assert graph.relationship_reads == 0
+        # Down and up again between two checks: every read of the next one passes.
+        graph.started = "second start"
+        graph.release.clear()
+        assert await _readiness(http) == (503, "warming_up")
+        assert await _readiness(http) == (503, "warming_up")
+        graph.release.set()
+        await _until_ready(http)
+        reads = graph.relationship_reads
+        assert reads >= 3
+        assert await _readiness(http) == (200, None)
+        assert graph.relationship_reads == reads
+    assert "a store's server started again" in caplog.text
+    assert "warm-up done" in caplog.text
+
+
+async def test_a_restart_during_a_warm_up_is_warmed_up_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="redstring.api")
+    graph = RestartingGraphStore()
+    app = create_app(Settings(), services=services_with_graph(memory_services(), graph))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        assert await _readiness(http) == (200, None)
+        graph.started = "second start"
+        graph.release.clear()
+        assert await _readiness(http) == (503, "warming_up")
+        for _ in range(200):
+            if graph.relationship_reads:
+                break
+            await asyncio.sleep(0.005)
+        # Started again after the warm-up read the starts: what it warms is lost too.
+        graph.started = "third start"
+        graph.release.set()
+        await _until_ready(http)
+        assert await _readiness(http) == (200, None)
+    assert caplog.text.count("a store's server started again") == 2
+    assert caplog.text.count("warm-up done") == 2

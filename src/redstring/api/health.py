@@ -29,9 +29,11 @@ class Readiness:
     """`/readyz`: 200 when the stores answer a cheap read within `timeout` seconds, else
     503 with a reason code.
 
-    A failed check marks the stores cold. The first check that passes after that
-    starts `Redstring.warm_up` in the background and answers 503 `warming_up` until it
-    has ended, when checks decide again. A database plans each statement on its first
+    A failed check marks the stores cold, and so does a check that finds a store's
+    server started again since the last warm-up (`Redstring.check_ready`), though no
+    check saw it down. The first check that passes on cold stores starts
+    `Redstring.warm_up` in the background and answers 503 `warming_up` until it has
+    ended, when checks decide again. A database plans each statement on its first
     run: a Neo4j just restarted took 4 to 18 s to answer the check's reads in time,
     and a request routed to it meanwhile paid that planning.
 
@@ -50,7 +52,7 @@ class Readiness:
         if self._warming is not None:
             return _not_ready("warming_up")
         try:
-            await asyncio.wait_for(self._services().check_ready(), self._timeout)
+            warm = await asyncio.wait_for(self._services().check_ready(), self._timeout)
         except Exception as exc:
             self._cold = True
             reason, cause = _failure(exc, self._timeout)
@@ -59,10 +61,14 @@ class Readiness:
             return _not_ready(reason)
         if self._cold:
             logger.info("the stores answer again: warming up before reporting ready")
-            self._warming = asyncio.create_task(self._services().warm_up())
-            self._warming.add_done_callback(self._warmed)
-            return _not_ready("warming_up")
-        return JSONResponse({"status": "ready"})
+        elif not warm:
+            self._cold = True
+            logger.info("a store's server started again: warming up before reporting ready")
+        else:
+            return JSONResponse({"status": "ready"})
+        self._warming = asyncio.create_task(self._services().warm_up())
+        self._warming.add_done_callback(self._warmed)
+        return _not_ready("warming_up")
 
     def _warmed(self, task: asyncio.Task[None]) -> None:
         """Take an ended warm-up's outcome: warm, or still cold with its cause logged (the

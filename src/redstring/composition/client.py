@@ -38,6 +38,7 @@ from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import EndReads, GraphStore
+from redstring.ports.restarts import ServerStart, StartReads
 from redstring.ports.vector_store import VectorStore
 
 Closer = Callable[[], Awaitable[None]]
@@ -153,6 +154,11 @@ class Redstring:
         self.closers = tuple(closers)
         self._starter: Callable[[], Awaitable[None]] | None = None
         self._starting: asyncio.Future[None] | None = None
+        # The stores that can tell when their server started, and for each server, the
+        # start the last warm-up read (or the first readiness check that met it). Shared
+        # with `observed` copies, which read the same stores.
+        self._start_reads = tuple(s for s in (graph, vectors) if isinstance(s, StartReads))
+        self._warm_starts: dict[str, str] = {}
 
     @classmethod
     def in_memory(
@@ -393,11 +399,26 @@ class Redstring:
         )
         return observed
 
-    async def check_ready(self) -> None:
-        """Raise when a store does not answer a cheap read (a random, empty tenant)."""
+    async def check_ready(self) -> bool:
+        """Raise when a store does not answer a cheap read (a random, empty tenant); else
+        whether the stores are warm.
+
+        They are not when the server answering a store has started again since the
+        last `warm_up` read its start (`StartReads`): what that warm-up filled is gone,
+        though no read failed. Stores that never start again (in memory) are always
+        warm; a server no warm-up has met is taken as the check finds it.
+        """
+        starts = await self._answer_and_starts()
+        return all([self._warm_starts.setdefault(s.server, s.started) == s.started for s in starts])
+
+    async def _answer_and_starts(self) -> list[ServerStart]:
+        """The readiness check's reads, then the start of the server each `StartReads`
+        store reads from (those that tell)."""
         tenant = TenantId(uuid.uuid4())
         await self.graph.get_entities([EntityId(uuid.uuid4())], tenant)
         await self.vectors.search(self._probe_vector(), tenant, k=1)
+        starts = [await store.last_started() for store in self._start_reads]
+        return [start for start in starts if start is not None]
 
     async def warm_up(self) -> None:
         """Run the readiness check and each read a retrieve or a traversal makes, once, in
@@ -405,9 +426,10 @@ class Redstring:
 
         A database plans a statement the first time it runs it: warmed up, neither the
         first readiness check (whose deadline is short) nor the first request pays for it.
+        Once done, `check_ready` measures restarts from the starts read at its beginning.
         """
         tenant = TenantId(uuid.uuid4())
-        await self.check_ready()
+        starts = await self._answer_and_starts()
         probe = self._probe_vector()
         await self.vectors.search(probe, tenant, k=1, entity_types=["warm-up"])
         # A retrieve's one read in each of its shapes: both channels (with and without a
@@ -432,6 +454,7 @@ class Redstring:
                 await self.graph.relationships_with_ends(
                     nowhere, tenant, direction=direction, limit_per_entity=1
                 )
+        self._warm_starts.update(starts)
 
     def _probe_vector(self) -> list[float]:
         return [1.0] + [0.0] * (self.vectors.dimension - 1)

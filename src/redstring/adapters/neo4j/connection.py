@@ -16,6 +16,7 @@ through another process), and each write reports its bookmarks there.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
@@ -27,11 +28,14 @@ from typing import Any, Self, TypeVar
 import neo4j
 from neo4j import exceptions as neo4j_errors
 
+from redstring.adapters.neo4j import cypher
 from redstring.adapters.neo4j.records import Rows, batches_of
 from redstring.domain.errors import InvalidInputError, StoreUnavailableError
 from redstring.ports.consistency import record_written, required_positions
+from redstring.ports.restarts import ServerStart
 
 T = TypeVar("T")
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,7 @@ class Neo4jConnection:
         self.settings = settings
         self._owned = owned
         self._packs_vectors: bool | None = None
+        self._start_refused = False
 
     async def close(self) -> None:
         if self._owned:
@@ -305,6 +310,31 @@ class Neo4jConnection:
                 await asyncio.sleep(pause)
                 delay = min(2 * delay, _MAX_RETRY_DELAY)
 
+    async def last_started(self) -> ServerStart | None:
+        """The server that answers a read and when its process started
+        (`StartReads.last_started`): one read of its JMX runtime bean. None when the
+        server refuses that read (a procedure not allowed), logged once."""
+        timed = neo4j.Query(cypher.SERVER_START, timeout=self.settings.transaction_timeout)
+
+        async def attempt() -> ServerStart:
+            async with self._session(neo4j.READ_ACCESS) as session:
+                result = await session.run(timed)
+                record = await result.single(strict=True)
+                summary = await result.consume()
+            return ServerStart(server=str(summary.server.address), started=str(record["started"]))
+
+        try:
+            return await self._retried(attempt)
+        except neo4j_errors.ClientError as exc:
+            if not self._start_refused:
+                self._start_refused = True
+                _log.warning(
+                    "Neo4j does not tell when it started (%s): a restart between two "
+                    "readiness checks goes unnoticed",
+                    exc.code,
+                )
+            return None
+
     async def run_schema(self, statement: str, **parameters: Any) -> None:
         """Run one schema statement in an auto-commit transaction."""
         with translated_errors():
@@ -330,7 +360,8 @@ def _client_error(exc: neo4j_errors.ClientError) -> Exception | None:
 
 class OwnedConnection:
     """What both stores share: a `Neo4jConnection`, closed by `close()` or `async with`
-    (which closes the driver only when the store made it)."""
+    (which closes the driver only when the store made it), and the read of when its
+    server started (`StartReads`)."""
 
     _db: Neo4jConnection
 
@@ -340,6 +371,11 @@ class OwnedConnection:
 
     async def close(self) -> None:
         await self._db.close()
+
+    async def last_started(self) -> ServerStart | None:
+        """`StartReads.last_started`: the server answering and when it started
+        (`Neo4jConnection.last_started`)."""
+        return await self._db.last_started()
 
     async def __aenter__(self) -> Self:
         return self

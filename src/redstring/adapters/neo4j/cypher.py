@@ -28,6 +28,15 @@ GRAPH_SCHEMA = (
     "FOR ()-[r:RELATES]-() REQUIRE (r.tenant_id, r.id) IS UNIQUE",
 )
 
+# --- the server's start -------------------------------------------------------
+
+# When the Java process of the server answering started (ms since the epoch). A
+# database's `lastStartTime` (`SHOW DATABASE`) is not it: a server restarted keeps it.
+SERVER_START = """
+CALL dbms.queryJmx('java.lang:type=Runtime') YIELD attributes
+RETURN attributes.StartTime.value AS started
+"""
+
 # --- graph store -------------------------------------------------------------
 
 # `SET e.name` first takes the entity's write lock, so the keys read next are the
