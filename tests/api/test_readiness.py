@@ -75,15 +75,28 @@ async def _until_ready(http: httpx.AsyncClient) -> None:
     pytest.fail("/readyz never answered 200")
 
 
+async def _until_warm_up_reads(graph: OutageGraphStore) -> None:
+    """Until the warm-up has made its first relationship read."""
+    for _ in range(200):
+        if graph.relationship_reads:
+            return
+        await asyncio.sleep(0.005)
+
+
 @pytest.fixture
-def graph() -> OutageGraphStore:
-    return OutageGraphStore()
+def graph(request: pytest.FixtureRequest) -> OutageGraphStore:
+    """An `OutageGraphStore`, or the subclass a test names (`indirect` parametrizing)."""
+    store: OutageGraphStore = getattr(request, "param", OutageGraphStore)()
+    return store
 
 
 @pytest.fixture
 def http(graph: OutageGraphStore) -> httpx.AsyncClient:
     app = create_app(Settings(), services=services_with_graph(memory_services(), graph))
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+
+
+restarting = pytest.mark.parametrize("graph", [RestartingGraphStore], indirect=True)
 
 
 async def test_ready_stores_are_not_warmed_up_again(
@@ -149,22 +162,17 @@ async def test_the_lifespan_cancels_a_warm_up_in_flight(graph: OutageGraphStore)
         graph.down = False
         graph.release.clear()
         assert await _readiness(http) == (503, "warming_up")
-        for _ in range(200):
-            if graph.relationship_reads:
-                break
-            await asyncio.sleep(0.005)
+        await _until_warm_up_reads(graph)
         assert graph.relationship_reads == 1  # the warm-up waits in its first hop read
     await asyncio.wait_for(graph.cancelled.wait(), timeout=5)
 
 
+@restarting
 async def test_a_restart_that_no_check_saw_is_warmed_up_before_ready(
-    caplog: pytest.LogCaptureFixture,
+    http: httpx.AsyncClient, graph: RestartingGraphStore, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="redstring.api")
-    graph = RestartingGraphStore()
-    app = create_app(Settings(), services=services_with_graph(memory_services(), graph))
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+    async with http:
         assert await _readiness(http) == (200, None)
         assert await _readiness(http) == (200, None)
         assert graph.relationship_reads == 0
@@ -183,22 +191,17 @@ async def test_a_restart_that_no_check_saw_is_warmed_up_before_ready(
     assert "warm-up done" in caplog.text
 
 
+@restarting
 async def test_a_restart_during_a_warm_up_is_warmed_up_again(
-    caplog: pytest.LogCaptureFixture,
+    http: httpx.AsyncClient, graph: RestartingGraphStore, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="redstring.api")
-    graph = RestartingGraphStore()
-    app = create_app(Settings(), services=services_with_graph(memory_services(), graph))
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+    async with http:
         assert await _readiness(http) == (200, None)
         graph.started = "second start"
         graph.release.clear()
         assert await _readiness(http) == (503, "warming_up")
-        for _ in range(200):
-            if graph.relationship_reads:
-                break
-            await asyncio.sleep(0.005)
+        await _until_warm_up_reads(graph)
         # Started again after the warm-up read the starts: what it warms is lost too.
         graph.started = "third start"
         graph.release.set()
