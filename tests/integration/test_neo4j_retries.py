@@ -94,14 +94,25 @@ def _server_address(neo4j_auth: tuple[str, tuple[str, str]]) -> tuple[str, int]:
     return parsed.hostname, parsed.port or 7687
 
 
+@asynccontextmanager
+async def _through_proxy(
+    neo4j_auth: tuple[str, tuple[str, str]],
+    refusals: int | None,
+    settings: Neo4jSettings = _SETTINGS,
+) -> AsyncIterator[tuple[_Proxy, Neo4jConnection]]:
+    """A connection whose driver reaches the server through a `_Proxy` that refuses
+    `refusals` connections first (every one while None)."""
+    proxy = _Proxy(_server_address(neo4j_auth), refusals)
+    async with proxy.serving() as uri, connect_driver(uri, neo4j_auth[1], settings) as driver:
+        yield proxy, Neo4jConnection(driver, database=None, settings=settings, owned=False)
+
+
 async def test_a_read_is_tried_again_at_once_after_losing_the_server(
     neo4j_auth: tuple[str, tuple[str, str]],
 ) -> None:
     """The first connection is closed before Bolt's handshake (as by a server that went
     away); the read connects again at once and answers from the server."""
-    proxy = _Proxy(_server_address(neo4j_auth), refusals=1)
-    async with proxy.serving() as uri, connect_driver(uri, neo4j_auth[1], _SETTINGS) as driver:
-        connection = Neo4jConnection(driver, database=None, settings=_SETTINGS, owned=False)
+    async with _through_proxy(neo4j_auth, refusals=1) as (proxy, connection):
         [record] = await connection.query("RETURN $asked AS answer", {"asked": 42})
     assert record["answer"] == 42
     assert proxy.accepted == 2
@@ -114,9 +125,7 @@ async def test_a_read_from_a_server_that_stays_away_fails_after_one_retry(
     answers `StoreUnavailableError` at once (docs/neo4j.md, "Reads, routing and
     bookmarks"), however long the retry time."""
     settings = Neo4jSettings(connection_timeout=1.0, acquisition_timeout=2.0, max_retry_time=60)
-    proxy = _Proxy(_server_address(neo4j_auth), refusals=None)
-    async with proxy.serving() as uri, connect_driver(uri, neo4j_auth[1], settings) as driver:
-        connection = Neo4jConnection(driver, database=None, settings=settings, owned=False)
+    async with _through_proxy(neo4j_auth, None, settings) as (proxy, connection):
         with pytest.raises(StoreUnavailableError) as failed:
             await asyncio.wait_for(connection.query("RETURN 1 AS one", {}), timeout=10)
     assert isinstance(failed.value.__cause__, neo4j_errors.ServiceUnavailable)
@@ -144,10 +153,8 @@ async def _marks(driver: neo4j.AsyncDriver, mark: str) -> int:
 async def test_a_write_is_tried_again_at_once_after_losing_the_server(
     neo4j_auth: tuple[str, tuple[str, str]], driver: neo4j.AsyncDriver
 ) -> None:
-    proxy = _Proxy(_server_address(neo4j_auth), refusals=1)
     mark = f"once-{uuid.uuid4()}"
-    async with proxy.serving() as uri, connect_driver(uri, neo4j_auth[1], _SETTINGS) as through:
-        connection = Neo4jConnection(through, database=None, settings=_SETTINGS, owned=False)
+    async with _through_proxy(neo4j_auth, refusals=1) as (proxy, connection):
         assert await connection.write(lambda tx: _mark(tx, mark)) == mark
     assert proxy.accepted == 2
     assert await _marks(driver, mark) == 1
@@ -159,9 +166,7 @@ async def test_a_write_to_a_server_that_stays_away_fails_after_one_retry(
     """As a read: a mutation against a server that is down answers SERVICE_UNAVAILABLE
     at once, however long `max_retry_time` (transient errors) is."""
     settings = Neo4jSettings(connection_timeout=1.0, acquisition_timeout=2.0, max_retry_time=60)
-    proxy = _Proxy(_server_address(neo4j_auth), refusals=None)
-    async with proxy.serving() as uri, connect_driver(uri, neo4j_auth[1], settings) as through:
-        connection = Neo4jConnection(through, database=None, settings=settings, owned=False)
+    async with _through_proxy(neo4j_auth, None, settings) as (proxy, connection):
         with pytest.raises(StoreUnavailableError) as failed:
             await asyncio.wait_for(connection.write(lambda tx: _mark(tx, "never")), timeout=10)
     assert isinstance(failed.value.__cause__, neo4j_errors.ServiceUnavailable)
@@ -180,10 +185,8 @@ async def test_outage_retry_time_rides_out_a_short_outage(
     settings = Neo4jSettings(
         connection_timeout=1.0, acquisition_timeout=2.0, max_retry_time=0, outage_retry_time=30
     )
-    proxy = _Proxy(_server_address(neo4j_auth), refusals=5)
     mark = f"outage-{uuid.uuid4()}"
-    async with proxy.serving() as uri, connect_driver(uri, neo4j_auth[1], settings) as through:
-        connection = Neo4jConnection(through, database=None, settings=settings, owned=False)
+    async with _through_proxy(neo4j_auth, 5, settings) as (proxy, connection):
         if access == "write":
             assert await connection.write(lambda tx: _mark(tx, mark)) == mark
         else:
@@ -201,9 +204,7 @@ async def test_an_outage_longer_than_outage_retry_time_fails(
     neo4j_auth: tuple[str, tuple[str, str]], pauses: list[float]
 ) -> None:
     settings = Neo4jSettings(connection_timeout=1.0, acquisition_timeout=2.0, outage_retry_time=1)
-    proxy = _Proxy(_server_address(neo4j_auth), refusals=None)
-    async with proxy.serving() as uri, connect_driver(uri, neo4j_auth[1], settings) as through:
-        connection = Neo4jConnection(through, database=None, settings=settings, owned=False)
+    async with _through_proxy(neo4j_auth, None, settings) as (_, connection):
         with pytest.raises(StoreUnavailableError):
             await asyncio.wait_for(connection.write(lambda tx: _mark(tx, "never")), timeout=10)
     assert len(pauses) >= 3
@@ -246,20 +247,19 @@ class _Session:
     async def __aexit__(self, *exc_info: Any) -> None:
         await self._session.__aexit__(*exc_info)
 
-    async def run(self, query: neo4j.Query, parameters: dict[str, Any]) -> neo4j.AsyncResult:
+    def _answer_or_fail(self) -> None:
         if self._owner.fails_now():
             error = neo4j_errors.TransientError("the database cannot answer right now")
             self._owner.raised.append(error)
             raise error
         self._owner.answered += 1
+
+    async def run(self, query: neo4j.Query, parameters: dict[str, Any]) -> neo4j.AsyncResult:
+        self._answer_or_fail()
         return await self._session.run(query, parameters)
 
     async def begin_transaction(self, **config: Any) -> neo4j.AsyncTransaction:
-        if self._owner.fails_now():
-            error = neo4j_errors.TransientError("the database cannot answer right now")
-            self._owner.raised.append(error)
-            raise error
-        self._owner.answered += 1
+        self._answer_or_fail()
         return await self._session.begin_transaction(**config)
 
     async def last_bookmarks(self) -> neo4j.Bookmarks:
