@@ -22,7 +22,7 @@ from redstring.adapters.neo4j.connection import (
 )
 from redstring.adapters.neo4j.records import query_vector, stored_vectors
 from redstring.domain.arguments import items_of
-from redstring.domain.errors import VectorIndexMismatchError
+from redstring.domain.errors import DimensionMismatchError, VectorIndexMismatchError
 from redstring.domain.ids import (
     EntityId,
     TenantId,
@@ -34,7 +34,6 @@ from redstring.domain.ids import (
 from redstring.domain.vectors import (
     VectorMatch,
     VectorRecord,
-    check_dimension,
     checked_vector,
     checked_vectors,
     has_direction,
@@ -164,6 +163,18 @@ def _hnsw_differences(
         if found is not None and int(found) != wanted:
             differences.append(f"{key} {found} instead of {wanted}")
     return differences
+
+
+def _dimension_remedy(index: str, label: str, dimension: int) -> str:
+    """What to do about an existing vector index of another dimension than the store's."""
+    return (
+        f"vector index {index} exists with dimension {dimension}, as do the vectors "
+        f"of label {label} written for it. Use a store of dimension {dimension}, or "
+        f"another label; or, to give label {label} the new dimension, drop the index "
+        f"(DROP INDEX {index}) and the label's vectors (MATCH (v:{label}) DETACH "
+        f"DELETE v), run ensure_schema again to rebuild the index, and write the "
+        f"vectors again"
+    )
 
 
 def _index_problems(
@@ -300,8 +311,9 @@ class Neo4jVectorStore(OwnedConnection):
         An existing index of another dimension raises `DimensionMismatchError`; one of
         other labels, properties, similarity or quantization, or built with
         `vector.hnsw.ef_construction` below `MIN_HNSW_EF_CONSTRUCTION` (the server
-        cannot write to it), `VectorIndexMismatchError`, naming the `DROP INDEX` after
-        which this builds it again. One of other HNSW settings is kept, with a warning.
+        cannot write to it), `VectorIndexMismatchError`. Both messages name the index
+        and the `DROP INDEX` after which this builds it again. One of other HNSW
+        settings is kept, with a warning.
         """
         for statement in cypher.vector_schema(
             self._label,
@@ -316,9 +328,12 @@ class Neo4jVectorStore(OwnedConnection):
         if found:
             config = found[0]["config"] or {}
             existing = config.get("vector.dimensions")
-            if existing is not None:
-                check_dimension(
-                    int(existing), self._dimension, f"the vector store for label {self._label}"
+            if existing is not None and int(existing) != self._dimension:
+                raise DimensionMismatchError(
+                    int(existing),
+                    self._dimension,
+                    f"the vector store for label {self._label}",
+                    remedy=_dimension_remedy(name, self._label, int(existing)),
                 )
             problems = _index_problems(
                 self._label, found[0]["labels"], found[0]["properties"], config
