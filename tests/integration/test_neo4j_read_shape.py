@@ -27,6 +27,7 @@ from redstring import (
 )
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, cypher
 from redstring.adapters.neo4j.connection import Neo4jConnection
+from redstring.adapters.neo4j.vector_store import NearestSearch
 from redstring.api import create_app
 from redstring.api.settings import Settings
 from redstring.composition.observer import NoObserver
@@ -274,7 +275,7 @@ async def test_a_tie_just_past_the_cut_is_settled_by_the_first_search(
     searches = 0
     nearest = vectors._nearest
 
-    async def counted(*args: Any) -> list[tuple[EntityId, float]]:
+    async def counted(*args: Any) -> tuple[list[tuple[EntityId, float]], NearestSearch]:
         nonlocal searches
         searches += 1
         return await nearest(*args)
@@ -290,8 +291,9 @@ async def test_the_candidate_reader_asks_again_when_the_cut_is_tied_past_its_fet
     driver: neo4j.AsyncDriver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Sixty equal vectors through the index: the one statement fetches a few of them,
-    in the index's order, so the reader asks the vector store again, which widens until
-    the tie is settled by id, as a search of the store alone answers."""
+    in the index's order, so the reader asks the vector store again, from twice the
+    statement's fetch, and it widens until the tie is settled by id, as a search of the
+    store alone answers."""
     graph = Neo4jGraphStore(driver)
     vectors = Neo4jVectorStore(driver, COMPLIANCE_DIMENSION, label=COMPLIANCE_LABEL, exact_below=0)
     await graph.ensure_schema()
@@ -304,15 +306,14 @@ async def test_the_candidate_reader_asks_again_when_the_cut_is_tied_past_its_fet
     await vectors.upsert(
         [VectorRecord(entity_id=i, tenant_id=tenant, vector=same, entity_type="org") for i in ids]
     )
-    searches = 0
-    search = vectors.search
+    fetches: list[int] = []
+    answer = vectors.answer
 
-    async def counted(*args: Any, **kwargs: Any) -> Any:
-        nonlocal searches
-        searches += 1
-        return await search(*args, **kwargs)
+    async def counted(plan: NearestSearch) -> Any:
+        fetches.append(plan.fetch)
+        return await answer(plan)
 
-    monkeypatch.setattr(vectors, "search", counted)
+    monkeypatch.setattr(vectors, "answer", counted)
     found = await reader.find_candidates(tenant, vector=same, k=5, keys=[])
     assert [m.entity_id for m in found.semantic] == sorted(ids, key=id_order_key)[:5]
-    assert searches == 1
+    assert fetches == [2 * (5 + 1 + 5 // 4)]

@@ -175,9 +175,23 @@ async def test_ensure_schema_makes_what_the_adapters_need(
 async def test_index_of_another_dimension_is_refused(
     driver: neo4j.AsyncDriver, probe_label: str
 ) -> None:
+    """The message names the index and the `DROP INDEX` after which `ensure_schema`
+    builds the index of the new dimension, which it then does."""
     await Neo4jVectorStore(driver, 8, label=probe_label).ensure_schema()
-    with pytest.raises(DimensionMismatchError):
+    with pytest.raises(DimensionMismatchError) as refused:
         await Neo4jVectorStore(driver, 9, label=probe_label).ensure_schema()
+    index = cypher.vector_index_name(probe_label)
+    assert (refused.value.expected, refused.value.actual) == (8, 9)
+    message = str(refused.value)
+    assert message.startswith(f"the vector store for label {probe_label} has dimension 9, ")
+    assert f"vector index {index} exists with dimension 8" in message
+    assert f"(DROP INDEX {index})" in message
+    assert f"MATCH (v:{probe_label}) DETACH DELETE v" in message
+    async with driver.session() as session:
+        await (await session.run(f"DROP INDEX {index}")).consume()
+    await Neo4jVectorStore(driver, 9, label=probe_label).ensure_schema()
+    rebuilt = (await _shown(driver))[("index", index)]
+    assert rebuilt["options"]["indexConfig"]["vector.dimensions"] == 9
 
 
 @pytest.mark.parametrize(

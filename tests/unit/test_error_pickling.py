@@ -33,6 +33,7 @@ SAMPLES: list[RedstringError] = [
     InvalidFieldsError("Entity", [(("name",), "must not be blank"), ((), "whole record")]),
     FrozenRecordError(ACME, "name"),
     DimensionMismatchError(384, 3, "query vector"),
+    DimensionMismatchError(8, 9, "the vector store", remedy="drop the index"),
     errors.VectorIndexMismatchError("index redstring_vectors has other options"),
     MissingEndpointError([UUID(int=2), UUID(int=1)]),
     errors.TenantAccessDeniedError("not this tenant"),

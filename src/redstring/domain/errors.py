@@ -92,18 +92,22 @@ class DimensionMismatchError(RedstringError, ValueError):
     """Two vector dimensions that must agree do not.
 
     A configuration fault (provider, store and index disagree), not bad input
-    from a caller: the API reports it as an internal error.
+    from a caller: the API reports it as an internal error. `remedy`, when given,
+    ends the message with what a user can do about it (the adapter that knows).
     """
 
-    def __init__(self, expected: int, actual: int, what: str) -> None:
-        super().__init__(f"{what} has dimension {actual}, expected {expected}")
+    def __init__(self, expected: int, actual: int, what: str, *, remedy: str = "") -> None:
+        message = f"{what} has dimension {actual}, expected {expected}"
+        super().__init__(f"{message}: {remedy}" if remedy else message)
         self.expected = expected
         self.actual = actual
         self.what = what
+        self.remedy = remedy
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as the arguments that build it (`args` holds only the message)."""
-        return (type(self), (self.expected, self.actual, self.what), self.__dict__)
+        build = partial(type(self), remedy=self.remedy)
+        return (build, (self.expected, self.actual, self.what), self.__dict__)
 
 
 class VectorIndexMismatchError(RedstringError, ValueError):

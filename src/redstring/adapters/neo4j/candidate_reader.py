@@ -10,6 +10,7 @@ import neo4j
 from neo4j import exceptions as neo4j_errors
 
 from redstring.adapters.neo4j import cypher
+from redstring.adapters.neo4j.fallback_episode import FallbackEpisode
 from redstring.adapters.neo4j.graph_store import Neo4jGraphStore, block_lookup
 from redstring.adapters.neo4j.records import StoredEntities, candidates_from_columns
 from redstring.adapters.neo4j.vector_store import NearestSearch, Neo4jVectorStore, matches_from
@@ -25,15 +26,22 @@ class Neo4jCandidateReader:
     matches in one statement, so one round trip (docs/adr/0006), for a graph store and
     a vector store on the same driver and database (`Neo4jGraphStore.candidate_reader`).
 
-    When the `k`-th match is tied past what the statement fetched, or the vector
-    index fails the statement, the vector search is asked again on its own
-    (`Neo4jVectorStore.search`, which fetches more or scans exactly). While the
-    vector index is missing or not online yet, the statement runs again with an
-    exact scan in its place (`Neo4jVectorStore.index_unavailable`)."""
+    When the `k`-th match is tied past what the statement fetched, the vector
+    search fetches more on its own (`Neo4jVectorStore.answer`). While the vector
+    index is missing or not online yet, the statement runs again with an exact scan
+    in its place (`Neo4jVectorStore.index_unavailable`), as does the rest of that
+    search. When the server fails the statement (a `DatabaseError`), the two stores
+    are read apart; the first such failure logs a warning, the next ones log at
+    debug level until the statement answers again (`FallbackEpisode`)."""
 
     def __init__(self, graph: Neo4jGraphStore, vectors: Neo4jVectorStore) -> None:
         self._graph = graph
         self._vectors = vectors
+        self._joint = FallbackEpisode(
+            _log,
+            f"the candidate statement of label {vectors.label}",
+            "separate reads of the two stores",
+        )
 
     async def find_candidates(
         self,
@@ -64,20 +72,24 @@ class Neo4jCandidateReader:
             "tenant_id": str(tenant_id),
         }
         try:
-            record = await self._read(search, lookup is not None, parameters)
+            record, search = await self._read(search, lookup is not None, parameters)
         except neo4j_errors.DatabaseError as exc:
-            _log.warning("candidate read failed (%s); the stores are read apart", exc.code)
+            self._joint.failed(
+                "the candidate statement of label %s failed (%s: %s): it is answered by "
+                "separate reads of the graph and vector stores, as is every candidate "
+                "read it fails until it answers again (docs/neo4j.md)",
+                self._vectors.label,
+                exc.code,
+                exc.message,
+            )
             return await self._apart(
                 tenant_id, vector, k, keys, prefixes, limit_per_key, limit_per_prefix, entity_types
             )
+        self._joint.answered()
         semantic: list[VectorMatch] = []
-        if search is not None and vector is not None:
+        if search is not None:
             ranked = search.ranked(matches_from(record["matches"]))
-            semantic = (
-                ranked
-                if ranked is not None
-                else await self._vectors.search(vector, tenant_id, k=k, entity_types=entity_types)
-            )
+            semantic = ranked if ranked is not None else await self._vectors.answer(search.wider())
         return Candidates(
             semantic=semantic,
             lexical=candidates_from_columns(tenant_id, record) if lookup is not None else [],
@@ -86,9 +98,10 @@ class Neo4jCandidateReader:
 
     async def _read(
         self, search: NearestSearch | None, lexical: bool, parameters: dict[str, Any]
-    ) -> neo4j.Record:
-        """The one record of `cypher.find_candidates`; of the same statement with the
-        exact scan in place of the index when the vector index cannot be searched."""
+    ) -> tuple[neo4j.Record, NearestSearch | None]:
+        """The one record of `cypher.find_candidates`, and the search that answered its
+        matches: of the same statement with the exact scan in place of the index, and
+        the search made exact, when the vector index cannot be searched."""
         label = self._vectors.label
         indexed = search is not None and not search.exact
         statement = cypher.find_candidates(
@@ -97,14 +110,16 @@ class Neo4jCandidateReader:
         try:
             [record] = await self._graph.connection.query(statement, parameters)
         except neo4j_errors.ClientError as exc:
-            if not indexed or not self._vectors.index_unavailable(exc):
+            if search is None or not indexed or not self._vectors.index_unavailable(exc):
                 raise
-            exact = cypher.find_candidates(label, "exact", lexical)
-            [record] = await self._graph.connection.query(exact, parameters)
+            search = search.scanned()
+            [record] = await self._graph.connection.query(
+                cypher.find_candidates(label, search.nearest, lexical), parameters
+            )
         else:
             if indexed:
                 self._vectors.index_answered()
-        return record
+        return record, search
 
     async def _apart(
         self,

@@ -20,9 +20,10 @@ from redstring.adapters.neo4j.connection import (
     OwnedConnection,
     connect_driver,
 )
+from redstring.adapters.neo4j.fallback_episode import FallbackEpisode
 from redstring.adapters.neo4j.records import query_vector, stored_vectors
 from redstring.domain.arguments import items_of
-from redstring.domain.errors import VectorIndexMismatchError
+from redstring.domain.errors import DimensionMismatchError, VectorIndexMismatchError
 from redstring.domain.ids import (
     EntityId,
     TenantId,
@@ -34,7 +35,6 @@ from redstring.domain.ids import (
 from redstring.domain.vectors import (
     VectorMatch,
     VectorRecord,
-    check_dimension,
     checked_vector,
     checked_vectors,
     has_direction,
@@ -101,7 +101,9 @@ def matches_from(pairs: Sequence[Sequence[Any]]) -> list[tuple[EntityId, float]]
 
 @dataclass(frozen=True)
 class NearestSearch:
-    """One vector search's statement parameters and how many matches it fetches."""
+    """One vector search's statement parameters and how many matches it fetches;
+    `exact` when the exact scan answers it (`VectorSearchMode.EXACT`, or the index
+    failed it)."""
 
     label: str
     exact: bool
@@ -149,6 +151,10 @@ class NearestSearch:
     def wider(self) -> NearestSearch:
         return replace(self, fetch=self.fetch * 2)
 
+    def scanned(self) -> NearestSearch:
+        """The same search answered by the exact scan, for when the index cannot."""
+        return replace(self, exact=True)
+
 
 def _hnsw_differences(
     config: dict[str, Any], *, hnsw_m: int, hnsw_ef_construction: int
@@ -164,6 +170,18 @@ def _hnsw_differences(
         if found is not None and int(found) != wanted:
             differences.append(f"{key} {found} instead of {wanted}")
     return differences
+
+
+def _dimension_remedy(index: str, label: str, dimension: int) -> str:
+    """What to do about an existing vector index of another dimension than the store's."""
+    return (
+        f"vector index {index} exists with dimension {dimension}, as do the vectors "
+        f"of label {label} written for it. Use a store of dimension {dimension}, or "
+        f"another label; or, to give label {label} the new dimension, drop the index "
+        f"(DROP INDEX {index}) and the label's vectors (MATCH (v:{label}) DETACH "
+        f"DELETE v), run ensure_schema again to rebuild the index, and write the "
+        f"vectors again"
+    )
 
 
 def _index_problems(
@@ -256,7 +274,13 @@ class Neo4jVectorStore(OwnedConnection):
         self._label = cypher.vector_label(label)
         self._mode = VectorSearchMode(search_mode)
         self._db = Neo4jConnection(driver, database=database, settings=settings, owned=_owned)
-        self._warned_unavailable = False
+        index = cypher.vector_index_name(self._label)
+        # The index missing or not online (IndexNotFound), and the index failing a search
+        # of the store's own (a DatabaseError): two episodes, each logged once.
+        self._unavailable = FallbackEpisode(_log, f"vector index {index}", "the exact scan")
+        self._faulty = FallbackEpisode(
+            _log, f"vector index {index} (searches of the vector store)", "the exact scan"
+        )
 
     @classmethod
     def connect(
@@ -300,8 +324,9 @@ class Neo4jVectorStore(OwnedConnection):
         An existing index of another dimension raises `DimensionMismatchError`; one of
         other labels, properties, similarity or quantization, or built with
         `vector.hnsw.ef_construction` below `MIN_HNSW_EF_CONSTRUCTION` (the server
-        cannot write to it), `VectorIndexMismatchError`, naming the `DROP INDEX` after
-        which this builds it again. One of other HNSW settings is kept, with a warning.
+        cannot write to it), `VectorIndexMismatchError`. Both messages name the index
+        and the `DROP INDEX` after which this builds it again. One of other HNSW
+        settings is kept, with a warning.
         """
         for statement in cypher.vector_schema(
             self._label,
@@ -316,9 +341,12 @@ class Neo4jVectorStore(OwnedConnection):
         if found:
             config = found[0]["config"] or {}
             existing = config.get("vector.dimensions")
-            if existing is not None:
-                check_dimension(
-                    int(existing), self._dimension, f"the vector store for label {self._label}"
+            if existing is not None and int(existing) != self._dimension:
+                raise DimensionMismatchError(
+                    int(existing),
+                    self._dimension,
+                    f"the vector store for label {self._label}",
+                    remedy=_dimension_remedy(name, self._label, int(existing)),
                 )
             problems = _index_problems(
                 self._label, found[0]["labels"], found[0]["properties"], config
@@ -387,13 +415,7 @@ class Neo4jVectorStore(OwnedConnection):
         entity_types: Sequence[str] | None = None,
     ) -> list[VectorMatch]:
         plan = await self.plan_search(vector, tenant_id, k=k, entity_types=entity_types)
-        if plan is None:
-            return []
-        while True:
-            ranked = plan.ranked(await self._nearest(plan))
-            if ranked is not None:
-                return ranked
-            plan = plan.wider()
+        return [] if plan is None else await self.answer(plan)
 
     async def plan_search(
         self,
@@ -432,45 +454,71 @@ class Neo4jVectorStore(OwnedConnection):
         """Whether `error` is the server saying that the store's vector index does not
         exist (dropped, never created) or is not online yet (being built), so that an
         exact scan must answer instead. The first such error logs a warning that says
-        what to do; the next ones log nothing until the index answers again
-        (`index_answered`)."""
+        what to do, the next ones log at debug level, and the first search the index
+        answers after them logs that it answers again (`index_answered`)."""
         if error.code != _INDEX_NOT_FOUND:
             return False
-        if not self._warned_unavailable:
-            self._warned_unavailable = True
-            _log.warning(
-                "vector index %s cannot be searched (%s): until it is online, vector "
-                "searches of label %s are answered by an exact scan of the tenant's "
-                "vectors, which grows slower with the tenant. Run ensure_schema(), which "
-                "creates the index if it is missing and waits until it is online "
-                "(docs/neo4j.md)",
-                cypher.vector_index_name(self._label),
-                error.message,
-                self._label,
-            )
+        self._unavailable.failed(
+            "vector index %s cannot be searched (%s): until it is online, vector "
+            "searches of label %s are answered by an exact scan of the tenant's "
+            "vectors, which grows slower with the tenant. Run ensure_schema(), which "
+            "creates the index if it is missing and waits until it is online "
+            "(docs/neo4j.md)",
+            cypher.vector_index_name(self._label),
+            error.message,
+            self._label,
+        )
         return True
 
     def index_answered(self) -> None:
-        """Note that the vector index answered a search: should it become unavailable
-        again, `index_unavailable` warns again."""
-        self._warned_unavailable = False
+        """Note that the vector index answered a search: the end of an episode of
+        `index_unavailable`, logged once; should the index become unavailable again,
+        it warns again."""
+        self._unavailable.answered()
 
-    async def _nearest(self, plan: NearestSearch) -> list[tuple[EntityId, float]]:
+    async def answer(self, plan: NearestSearch) -> list[VectorMatch]:
+        """The best `plan.k` matches of `plan`, fetching more while the `k`-th is tied
+        past the last one fetched. Once the exact scan has answered a round trip in
+        place of the index, it answers the rest of the search too: the index is not
+        asked again within one search."""
+        while True:
+            rows, plan = await self._nearest(plan)
+            ranked = plan.ranked(rows)
+            if ranked is not None:
+                return ranked
+            plan = plan.wider()
+
+    async def _nearest(
+        self, plan: NearestSearch
+    ) -> tuple[list[tuple[EntityId, float]], NearestSearch]:
+        """One round trip's rows, and the plan that answered them: `plan` made exact
+        when the index failed it and the exact scan answered."""
         if plan.exact:
             records = await self._db.query(plan.exact_statement(), plan.parameters())
         else:
             try:
                 records = await self._db.query(plan.statement(), plan.parameters())
             except neo4j_errors.DatabaseError as exc:
-                _log.warning("vector index search failed (%s); answered by an exact scan", exc.code)
+                self._faulty.failed(
+                    "vector index %s failed a search of label %s (%s: %s): it is answered "
+                    "by an exact scan of the tenant's vectors, as is every search the index "
+                    "fails until it answers again (docs/neo4j.md)",
+                    cypher.vector_index_name(self._label),
+                    self._label,
+                    exc.code,
+                    exc.message,
+                )
+                plan = plan.scanned()
                 records = await self._db.query(plan.exact_statement(), plan.parameters())
             except neo4j_errors.ClientError as exc:
                 if not self.index_unavailable(exc):
                     raise
+                plan = plan.scanned()
                 records = await self._db.query(plan.exact_statement(), plan.parameters())
             else:
+                self._faulty.answered()
                 self.index_answered()
-        return [match for record in records for match in matches_from(record["matches"])]
+        return [match for record in records for match in matches_from(record["matches"])], plan
 
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
         entity_ids = entity_ids_of(entity_ids, "entity_ids")
