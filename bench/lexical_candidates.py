@@ -122,7 +122,7 @@ async def measure(
     by_kind: dict[str, list[int]] = defaultdict(list)
     for q in queries:
         rows = kinds_read(graph, tenant, q.text)
-        for name in [*(f"kind {k}" for k in ("p:", "s:", "w:", "d:", "prefix"))] + [
+        for name in [*(f"kind {k}" for k in ("p:", "s:", "w:", "d:", "i:", "prefix"))] + [
             f"block {bucket(s)}" for s in (*SIZE_BUCKETS, 10**9)
         ]:
             by_kind[name].append(rows.get(name, 0))

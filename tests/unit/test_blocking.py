@@ -10,7 +10,9 @@ from redstring.domain.blocking import (
     blocking_keys_for,
     deletions,
     lookup_keys,
+    name_initials,
     query_blocking_keys,
+    query_initials,
     query_prefix,
 )
 from redstring.domain.name_forms import NON_IDENTIFYING
@@ -34,6 +36,7 @@ def test_entity_keys() -> None:
         "d:wigt",
         "d:widt",
         "d:widg",
+        "i:aw",
         "t:org",
     )
 
@@ -57,7 +60,7 @@ def test_no_letters_no_soundex() -> None:
     assert query_blocking_keys("1234 56789 ") == ("p:1234", "w:1234", "d:1234", "w:56789",
         "d:56789", "w:6789", "w:5789", "w:5689", "w:5679", "w:5678", "d:6789", "d:5789",
         "d:5689", "d:5679", "d:5678")  # fmt: skip
-    assert query_blocking_keys("東京") == ("p:東京", "w:東京")
+    assert query_blocking_keys("東京") == ("p:東京", "w:東京", "i:東京")  # letters of any script
 
 
 def test_legal_forms_titles_and_stopwords_are_no_word_keys() -> None:
@@ -88,14 +91,54 @@ def test_any_identifying_word_of_a_name_is_a_shared_key(name_words: list[str], p
 @given(st.text(max_size=40))
 def test_query_keys_hold_the_entity_keys_of_the_same_text(text: str) -> None:
     """A query asks for every lookup key of its own text (the word sought by prefix
-    through the seek, whose range starts with that word's key)."""
+    through the seek, whose range starts with that word's key), but the initials key:
+    a query is read as initials only when it is one word."""
     query_keys = query_blocking_keys(text)
     assert len(set(query_keys)) == len(query_keys)
     assert not any(k.startswith("t:") for k in query_keys)
     if text.strip():
         prefix = query_prefix(text)
         asked = {*query_keys, *([] if prefix is None else [prefix])}
-        assert set(lookup_keys(blocking_keys_for(text, "thing"))) <= asked
+        own = {k for k in lookup_keys(blocking_keys_for(text, "thing")) if k[:2] != "i:"}
+        assert own <= asked
+
+
+def test_a_name_of_two_to_six_words_is_keyed_under_its_initials() -> None:
+    keys = blocking_keys_for("Alder & Birchwood Foods Ltd", "org")
+    assert [k for k in keys if k.startswith("i:")] == ["i:abf"]  # `&` and the legal form out
+    assert name_initials("The Bank of Northern Lights") == "bnl"  # stopwords out
+    assert name_initials("Ada Lovelace") == "al"
+    assert name_initials("Lovelace Corp") is None  # one identifying word
+    assert name_initials("Bo Cy Di Ed Fa Gu Hi") is None  # seven
+    assert name_initials("Route 66 Diner") is None  # a word begins with a digit
+    assert name_initials("Ödön Ügyes") == "ou"
+    keys = blocking_keys_for("Zephyr", "org", ["Big Blue", "IBM"])
+    assert [k for k in keys if k.startswith("i:")] == ["i:bb"]  # an alias's too
+
+
+def test_a_query_of_one_short_word_or_single_letters_asks_for_initials() -> None:
+    assert query_initials("ABF") == "abf"
+    assert query_initials("a.b.f.") == query_initials("A B F") == "abf"
+    assert query_initials("ab") == "ab"  # a legal form is read as initials too
+    assert query_initials("abcdef") == "abcdef"
+    for text in ("a", "abcdefg", "Alder Birchwood", "A Bf", "A1", "3M", "", "..."):
+        assert query_initials(text) is None, text
+    assert "i:abf" in query_blocking_keys("ABF")
+    assert not any(k.startswith("i:") for k in query_blocking_keys("Alder Birchwood"))
+
+
+initials_words = st.text(alphabet="abcdefghijklmnopqrstuvwxyzé", min_size=2, max_size=8).filter(
+    lambda w: normalize_name(w) not in NON_IDENTIFYING and w.isalpha()
+)
+
+
+@given(st.lists(initials_words, min_size=2, max_size=6))
+def test_the_initials_of_a_name_share_its_initials_key(name_words: list[str]) -> None:
+    name = " ".join(name_words)
+    typed = "".join(normalize_name(w)[0] for w in name_words).upper()
+    assert "i:" + typed.lower() in set(query_blocking_keys(typed)) & set(
+        blocking_keys_for(name, "thing")
+    )
 
 
 EDITS = ("delete", "insert", "replace", "swap")
@@ -166,7 +209,8 @@ def test_normalize_name_remembered_gives_the_same_answer() -> None:
 def test_lookup_keys_drop_only_the_type_key() -> None:
     keys = blocking_keys_for("Acme Thing", "thing")
     assert lookup_keys(keys) == tuple(k for k in keys if k != "t:thing")
-    assert set(lookup_keys(keys)) <= set(query_blocking_keys("Acme Thing "))
+    assert "i:at" in lookup_keys(keys)  # asked by `AT`, not by the name
+    assert set(lookup_keys(keys)) - {"i:at"} <= set(query_blocking_keys("Acme Thing "))
 
 
 def test_an_entity_is_keyed_under_each_alias_as_under_its_name() -> None:

@@ -1,11 +1,19 @@
 """lexical_score: the name decides, and a string property value counts
-`PROPERTY_WEIGHT` times unless it equals the query once normalised."""
+`PROPERTY_WEIGHT` times unless it equals the query once normalised; a query that
+is the initials of a name or an alias scores `INITIALS_MATCH`."""
 
 from __future__ import annotations
 
 import pytest
 
-from redstring.domain.lexical import EXACT_PROPERTY, PROPERTY_WEIGHT, lexical_score, lexical_scores
+from redstring.domain.lexical import (
+    EXACT_PROPERTY,
+    INITIALS_MATCH,
+    PROPERTY_WEIGHT,
+    lexical_score,
+    lexical_scores,
+)
+from redstring.domain.ranking import LEXICAL_VOTE_MARGIN
 from redstring.domain.similarity import string_similarity
 from redstring.testing import make_entity, new_tenant
 
@@ -56,3 +64,36 @@ def test_an_equal_name_ranks_above_an_equal_property_value() -> None:
     city_score, company_score = lexical_scores("Berlin", [city, company])
     assert city_score == 1.0
     assert string_similarity("Berlin", company.name) < company_score < city_score
+
+
+ALDER = make_entity(TENANT, "Alder & Birchwood Foods Ltd")
+
+
+@pytest.mark.parametrize("query", ["ABF", "abf", "A.B.F.", "a b f"])
+def test_the_initials_of_a_name_score_initials_match(query: str) -> None:
+    assert string_similarity(query, ALDER.name) == 0.0
+    assert lexical_score(query, ALDER) == INITIALS_MATCH
+    for other in ("ABFL", "AB", "BAF", "ABF Foods", "A B"):
+        assert lexical_score(other, ALDER) < INITIALS_MATCH, other
+
+
+def test_the_initials_of_an_alias_count_as_the_names() -> None:
+    holder = make_entity(TENANT, "Zephyr", properties={"aliases": ("Big Blue Holdings",)})
+    ticker = make_entity(TENANT, "Zephyr", properties={"ticker": "Big Blue Holdings"})
+    assert lexical_scores("BBH", [holder, ticker]) == [INITIALS_MATCH, 0.0]
+
+
+def test_initials_rank_below_a_word_the_query_begins_by_more_than_the_vote_margin() -> None:
+    """`Gla` typed: a name with a word it begins is read first, and an initials match is
+    no candidate the lexical channel votes for beside it (docs/adr/0003)."""
+    begun = make_entity(TENANT, "Kestrel Orchard Wrenfield Umberfield Glassworks Northgate")
+    initials = make_entity(TENANT, "Granite Larkspur Amberly")
+    begun_score, initials_score = lexical_scores("Gla", [begun, initials])
+    assert initials_score == INITIALS_MATCH
+    assert begun_score - LEXICAL_VOTE_MARGIN > initials_score
+
+
+def test_an_equal_name_or_alias_ranks_above_initials() -> None:
+    named = make_entity(TENANT, "ABF")
+    aliased = make_entity(TENANT, "Zephyr", properties={"aliases": ("ABF",)})
+    assert lexical_scores("ABF", [named, aliased, ALDER]) == [1.0, EXACT_PROPERTY, INITIALS_MATCH]

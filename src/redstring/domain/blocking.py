@@ -3,14 +3,16 @@
 An entity carries `p:` (first 5 characters of its normalised name), `s:`
 (soundex of its ASCII letters), `w:` (one per identifying word), `d:` (each
 identifying word of `MIN_TYPO_LENGTH` letters or more with one letter
-deleted), the same keys of each of its first `MAX_KEYED_ALIASES` aliases (the
-`aliases` property: `IBM` finds International Business Machines when that is
-one), and `t:` (its type). A query asks for `p:`, `s:`, `w:` and `d:`
-keys, never `t:`: every entity of a type carries that key, so it would turn
-candidate generation into a scan. A query word one edit away from a name's
-word (a letter deleted, inserted, replaced, or two swapped) shares a key
-with it: `query_blocking_keys` asks for each query word and its deletions
-under both `w:` and `d:`. The last query word may be unfinished:
+deleted), `i:` (the initials of its identifying words, `name_initials`: `abf`
+for `Alder & Birchwood Foods Ltd`, when it has 2 to 6 of them), the same keys
+of each of its first `MAX_KEYED_ALIASES` aliases (the `aliases` property: `IBM`
+finds International Business Machines when that is one), and `t:` (its type).
+A query asks for `p:`, `s:`, `w:` and `d:` keys, and `i:` when it is one short
+word (`query_initials`), never `t:`: every entity of a type carries that key,
+so it would turn candidate generation into a scan. A query word one edit away
+from a name's word (a letter deleted, inserted, replaced, or two swapped)
+shares a key with it: `query_blocking_keys` asks for each query word and its
+deletions under both `w:` and `d:`. The last query word may be unfinished:
 `query_prefix` is the key prefix a store seeks for it. Why each key exists
 and how blocks are bounded: docs/adr/0003.
 """
@@ -18,6 +20,7 @@ and how blocks are bounded: docs/adr/0003.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import jellyfish
 
@@ -39,6 +42,10 @@ MAX_BLOCK_SIZE = 300
 # names that share nothing else with the query (docs/adr/0003).
 MAX_PREFIX_SIZE = 100
 _MIN_TOKEN_LENGTH = 2
+# An initials (`i:`) key is the first letters of 2 to 6 identifying words; a query of
+# one word of as many letters asks for it (`query_initials`).
+MIN_INITIALS = 2
+MAX_INITIALS = 6
 # Aliases past this many add no keys (an entity's keys stay bounded); their entity
 # is still scored against every one of them.
 MAX_KEYED_ALIASES = 10
@@ -64,12 +71,41 @@ def _words(name: str) -> list[str]:
     return [t for t in identifying_tokens(name_tokens(name)) if len(t) >= _MIN_TOKEN_LENGTH]
 
 
+# Names recur (an entity's keys, then its candidacy on every query that is initials).
+@lru_cache(maxsize=1 << 16)
+def name_initials(name: str) -> str | None:
+    """The first letters of the name's identifying words (`Alder & Birchwood Foods Ltd`:
+    `abf`), when it has `MIN_INITIALS` to `MAX_INITIALS` of them, each beginning with a
+    letter; else None (a query is never initials of one word or of seven)."""
+    words = identifying_tokens(name_tokens(name))
+    initials = "".join(w[0] for w in words)
+    if MIN_INITIALS <= len(words) <= MAX_INITIALS and initials.isalpha():
+        return initials
+    return None
+
+
+def query_initials(query: str) -> str | None:
+    """What the query is when it may be a name's initials, else None: one word of
+    `MIN_INITIALS` to `MAX_INITIALS` letters (`ABF`), or as many single letters
+    (`A.B.F.`, `a b f`), lower case."""
+    tokens = name_tokens(query)
+    word = tokens[0] if len(tokens) == 1 else "".join(tokens)
+    if len(tokens) > 1 and len(word) != len(tokens):
+        return None
+    if MIN_INITIALS <= len(word) <= MAX_INITIALS and word.isalpha():
+        return word
+    return None
+
+
 def _entity_name_keys(name: str) -> list[str]:
     words = _words(name)
     keys = _spelling_keys(name) + ["w:" + w for w in words]
     for word in words:
         if len(word) >= MIN_TYPO_LENGTH:
             keys += ["d:" + d for d in deletions(word)]
+    initials = name_initials(name)
+    if initials is not None:
+        keys.append("i:" + initials)
     return keys
 
 
@@ -97,7 +133,9 @@ def lookup_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
 def query_blocking_keys(query: str) -> tuple[str, ...]:
     """The keys a query looks up: those of names one edit away from the query's words.
 
-    Every lookup key of the query's own text is among them, and for each word
+    Every lookup key of the query's own text but its initials is among them
+    (`i:` is asked only for a query that may itself be initials,
+    `query_initials`), and for each word
     of `MIN_TYPO_LENGTH - 1` letters or more: `d:` of the word (a name's word
     with a letter more), `w:` and `d:` of its deletions (a letter too many, or
     one replaced or two swapped). The word `query_prefix` seeks is left out:
@@ -113,6 +151,9 @@ def query_blocking_keys(query: str) -> tuple[str, ...]:
                 shorter = deletions(word)
                 keys += ["w:" + d for d in shorter if len(d) >= _MIN_TOKEN_LENGTH]
                 keys += ["d:" + d for d in shorter]
+    initials = query_initials(query)
+    if initials is not None:
+        keys.append("i:" + initials)
     return _unique(keys)
 
 

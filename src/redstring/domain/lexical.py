@@ -11,6 +11,9 @@ still ranks the city named `Berlin` above a company whose `city` is `Berlin`
 may end in an unfinished word (`query_prefix`), a name word it begins counts
 as a match worth less than the whole word (`string_similarities(open_end=True)`),
 so `Ada Lov` finds `Ada Lovelace` while `Acme` still ranks `Acme` over `Acmeson`.
+A query that may be initials (`query_initials`: `ABF`) and is those of the name or
+of an alias (`name_initials`) scores at least `INITIALS_MATCH`, below any name
+whose word such a query begins.
 """
 
 from __future__ import annotations
@@ -20,17 +23,21 @@ from typing import Protocol
 
 import numpy as np
 
-from redstring.domain.blocking import query_prefix
+from redstring.domain.blocking import name_initials, query_initials, query_prefix
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.normalization import normalize_name
-from redstring.domain.properties import PropertyValue
+from redstring.domain.properties import PropertyValue, alias_names
 from redstring.domain.similarity import BELOW_EXACT, string_similarities
 
 PROPERTY_WEIGHT = 0.6
 # A property value equal to the query: the tier of a name with the same words in
 # another order, below an equal name (1.0).
 EXACT_PROPERTY = BELOW_EXACT
+# A query that is the initials of the name or of an alias (`query_initials`): below
+# every name a three-letter query begins a word of (0.56 at the least) by more than
+# the lexical vote margin, so an unfinished word is read as a beginning first.
+INITIALS_MATCH = 0.5
 
 
 class LexicalCandidate(Protocol):
@@ -90,6 +97,12 @@ def lexical_scores(query: str, entities: Sequence[LexicalCandidate]) -> list[flo
         # The weight is for inexact matches: 1.0 is an equal normalised value.
         weighted = np.where(found == 1.0, EXACT_PROPERTY, np.asarray(weights) * found)
         np.maximum.at(scores, np.asarray(owners), weighted)
+    initials = query_initials(query)
+    if initials is not None:
+        for index, entity in enumerate(entities):
+            names = [entity.name, *alias_names(entity.properties)]
+            if any(name_initials(name) == initials for name in names):
+                scores[index] = max(scores[index], INITIALS_MATCH)
     return scores.tolist()  # type: ignore[no-any-return]
 
 

@@ -153,11 +153,31 @@ class GraphStoreCompliance:
             "International Business Machines",
             "org",
             entity_id=ibm.id,
-            properties={"aliases": ("Big Blue",)},
+            properties={"aliases": ("IBM",)},
         )
         await graph_store.upsert_entities([fewer])
-        assert await _ids(graph_store, *query_blocking_keys("IBM"), tenant=tenant) == []
-        assert await _ids(graph_store, *query_blocking_keys("Big Blue"), tenant=tenant) == [ibm.id]
+        assert await _ids(graph_store, *query_blocking_keys("Big Blue"), tenant=tenant) == []
+        assert await _ids(graph_store, *query_blocking_keys("IBM"), tenant=tenant) == [ibm.id]
+
+    async def test_an_entity_is_a_candidate_under_its_initials(
+        self, graph_store: GraphStore
+    ) -> None:
+        """A query of one short word meets the names and aliases it is the initials of
+        (their identifying words'); a new name takes the old initials away."""
+        tenant = new_tenant()
+        alder = make_entity(tenant, "Alder & Birchwood Foods Ltd", "org")
+        apex = make_entity(tenant, "Apex Birchwood Corp", "org")
+        zephyr = make_entity(
+            tenant, "Zephyr", "org", properties={"aliases": ("Big Blue Holdings",)}
+        )
+        await graph_store.upsert_entities([alder, apex, zephyr])
+        for query, found in (("ABF", alder), ("a.b.f.", alder), ("AB", apex), ("bbh", zephyr)):
+            keys = query_blocking_keys(query)
+            assert await _ids(graph_store, *keys, tenant=tenant) == [found.id], query
+        renamed = make_entity(tenant, "Alder Foods Ltd", "org", entity_id=alder.id)
+        await graph_store.upsert_entities([renamed])
+        assert await _ids(graph_store, *query_blocking_keys("ABF"), tenant=tenant) == []
+        assert await _ids(graph_store, *query_blocking_keys("AF"), tenant=tenant) == [alder.id]
 
     async def test_each_block_reads_its_members(self, graph_store: GraphStore) -> None:
         """A key reads exactly its block, with the fields the lexical channel scores,
