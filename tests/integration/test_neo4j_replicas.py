@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from redstring.api import bookmarks
+from redstring.testing import new_tenant
 from tests.integration.test_neo4j_routing import routing_uri
 from tests.processes import REPO, LoggedProcess, child_environment, free_loopback_port
 
@@ -69,7 +70,7 @@ def _post(
 def test_an_upsert_through_one_replica_is_retrieved_through_the_other_with_its_bookmark(
     replicas: tuple[str, str],
 ) -> None:
-    tenant = str(uuid.uuid4())
+    tenant = str(new_tenant())
     writer_base, reader_base = replicas
     with (
         httpx.Client(base_url=writer_base, timeout=30.0) as writer,

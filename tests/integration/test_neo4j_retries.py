@@ -23,11 +23,12 @@ import neo4j
 import pytest
 from neo4j import exceptions as neo4j_errors
 
-from redstring import Entity, Redstring, TenantId
+from redstring import Entity, Redstring
 from redstring.adapters.neo4j import Neo4jSettings, connect_driver
 from redstring.adapters.neo4j.connection import Neo4jConnection
 from redstring.api.settings import Settings
 from redstring.domain.errors import StoreUnavailableError
+from redstring.testing import new_tenant
 
 
 class _Proxy:
@@ -335,7 +336,7 @@ async def test_the_outage_retry_setting_carries_a_client_over_a_restart(
     """`REDSTRING_NEO4J_OUTAGE_RETRY` (what `redstring load` sets) reaches both stores:
     a write and a retrieve made while the server is away answer once it is back."""
     proxy = _Proxy(_server_address(neo4j_auth), refusals=0)
-    tenant = TenantId(uuid.uuid4())
+    tenant = new_tenant()
     async with proxy.serving() as uri:
         settings = Settings(
             backend="neo4j",

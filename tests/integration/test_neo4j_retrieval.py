@@ -14,12 +14,14 @@ from redstring.domain.errors import StoreUnavailableError
 from redstring.domain.lexical import EXACT_PROPERTY
 from redstring.testing import make_entity, make_relationship, new_tenant
 
-DIMENSION = 128
+from .conftest import run_label
+
+LABEL, DIMENSION = run_label("RetrievalVector128"), 128
 
 
 async def test_hybrid_retrieval_over_neo4j(driver: neo4j.AsyncDriver) -> None:
     graph = Neo4jGraphStore(driver)
-    vectors = Neo4jVectorStore(driver, DIMENSION, label="RetrievalVector128")
+    vectors = Neo4jVectorStore(driver, DIMENSION, label=LABEL)
     await graph.ensure_schema()
     await vectors.ensure_schema()
     tenant, other = new_tenant(), new_tenant()
@@ -58,7 +60,7 @@ async def test_an_alias_equal_to_the_query_ranks_first_over_neo4j(
 ) -> None:
     """The lexical score reads aliases from the store's candidates as it does in memory."""
     graph = Neo4jGraphStore(driver)
-    vectors = Neo4jVectorStore(driver, DIMENSION, label="RetrievalVector128")
+    vectors = Neo4jVectorStore(driver, DIMENSION, label=LABEL)
     await graph.ensure_schema()
     await vectors.ensure_schema()
     tenant = new_tenant()

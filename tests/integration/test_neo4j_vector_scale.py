@@ -11,7 +11,12 @@ from redstring import EntityId, TenantId, VectorRecord
 from redstring.adapters.neo4j import Neo4jVectorStore, VectorSearchMode
 from redstring.testing import new_tenant
 
+from .conftest import run_label
+
 DIMENSION = 64
+SCALE_LABEL = run_label("ScaleVector64")
+RECALL_LABEL = run_label("RecallVector64")
+PLAN_LABEL = run_label("PlanVector64")
 
 
 def _records(tenant: TenantId, vectors: np.ndarray, entity_type: str) -> list[VectorRecord]:
@@ -33,7 +38,7 @@ def _near(rng: np.random.Generator, query: np.ndarray, n: int, noise: float) -> 
 async def test_a_small_tenant_keeps_its_k_under_a_nearer_flood(driver: neo4j.AsyncDriver) -> None:
     rng = np.random.default_rng(11)
     query = rng.normal(size=DIMENSION)
-    store = Neo4jVectorStore(driver, DIMENSION, label="ScaleVector64")
+    store = Neo4jVectorStore(driver, DIMENSION, label=SCALE_LABEL)
     await store.ensure_schema()
     small, big = new_tenant(), new_tenant()
     mine = _records(small, _near(rng, query, 5, 3.0), "person")
@@ -43,14 +48,14 @@ async def test_a_small_tenant_keeps_its_k_under_a_nearer_flood(driver: neo4j.Asy
 
     found = await store.search(query.tolist(), small, k=5, entity_types=["person"])
     assert {m.entity_id for m in found} == {r.entity_id for r in mine}
-    only_small = Neo4jVectorStore(driver, DIMENSION, label="ScaleVector64")
+    only_small = Neo4jVectorStore(driver, DIMENSION, label=SCALE_LABEL)
     by_tenant = await only_small.search(query.tolist(), big, k=5)
     assert len(by_tenant) == 5
     flood_ids = {r.entity_id for r in flood}
     assert all(m.entity_id in flood_ids for m in by_tenant)
 
     # The same filters answered inside the index (both filters pass > exact_below records).
-    indexed = Neo4jVectorStore(driver, DIMENSION, label="ScaleVector64", exact_below=100)
+    indexed = Neo4jVectorStore(driver, DIMENSION, label=SCALE_LABEL, exact_below=100)
     typed = await indexed.search(query.tolist(), small, k=5, entity_types=["org"])
     same_ids = {r.entity_id for r in same_tenant_flood}
     assert len(typed) == 5
@@ -67,11 +72,11 @@ async def test_index_recall_at_10_against_exact_search(driver: neo4j.AsyncDriver
     assignment = rng.integers(0, len(centres), size=50_000)
     vectors = centres[assignment] + 0.6 * rng.normal(size=(50_000, DIMENSION))
     records = _records(tenant, vectors, "thing")
-    store = Neo4jVectorStore(driver, DIMENSION, label="RecallVector64", exact_below=0)
+    store = Neo4jVectorStore(driver, DIMENSION, label=RECALL_LABEL, exact_below=0)
     await store.ensure_schema()
     await store.upsert(records)
     exact = Neo4jVectorStore(
-        driver, DIMENSION, label="RecallVector64", search_mode=VectorSearchMode.EXACT
+        driver, DIMENSION, label=RECALL_LABEL, search_mode=VectorSearchMode.EXACT
     )
     queries = centres[rng.integers(0, len(centres), size=40)] + 0.6 * rng.normal(
         size=(40, DIMENSION)
@@ -107,7 +112,7 @@ async def test_an_indexed_search_reads_no_more_than_the_count(driver: neo4j.Asyn
     from redstring.adapters.neo4j import cypher
 
     rng = np.random.default_rng(12)
-    store = Neo4jVectorStore(driver, DIMENSION, label="PlanVector64", exact_below=100)
+    store = Neo4jVectorStore(driver, DIMENSION, label=PLAN_LABEL, exact_below=100)
     await store.ensure_schema()
     tenant = new_tenant()
     await store.upsert(_records(tenant, rng.normal(size=(400, DIMENSION)), "person"))
@@ -115,7 +120,7 @@ async def test_an_indexed_search_reads_no_more_than_the_count(driver: neo4j.Asyn
     assert len(await store.search(query, tenant, k=5)) == 5
 
     for typed, types in ((False, None), (True, ["person"])):
-        statement = cypher.search_vectors("PlanVector64", typed=typed)
+        statement = cypher.search_vectors(PLAN_LABEL, typed=typed)
         params = {"vector": query, "tenant_id": str(tenant), "k": 5, "types": types}
         async with driver.session() as session:
             result = await session.run(

@@ -19,8 +19,10 @@ from redstring.api.settings import Settings
 from redstring.composition.client import Redstring
 from redstring.testing import new_tenant
 
+from .conftest import run_label
+
 # The store and label of test_neo4j_retrieval: no index is made for this test alone.
-LABEL, DIMENSION = "RetrievalVector128", 128
+LABEL, DIMENSION = run_label("RetrievalVector128"), 128
 
 UPSERT = """mutation ($t: ID!, $entities: [EntityInput!]!) {
   upsertEntities(tenantId: $t, entities: $entities) { ids }

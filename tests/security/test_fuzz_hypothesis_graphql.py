@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 import uuid
 from collections import Counter
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
+import neo4j
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -54,12 +56,29 @@ class Target:
     tenant: TenantId
 
 
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+
 def _serve(
-    backend: Backend, runner: asyncio.Runner, services: Redstring, tenant: TenantId
+    backend: Backend,
+    runner: asyncio.Runner,
+    services: Redstring,
+    tenant: TenantId,
+    named: set[str] | None = None,
 ) -> Iterator[Target]:
+    """`named`, if given, gathers every UUID a request names (any may be a tenant)."""
     runner.run(load_demo(services, tenant))
     app = create_app(Settings(graphiql=False, gc_freeze=False), services=services)
-    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+
+    async def note_uuids(request: httpx.Request) -> None:
+        assert named is not None
+        named.update(str(uuid.UUID(found)) for found in _UUID.findall(request.content.decode()))
+
+    http = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app),
+        base_url="http://test",
+        event_hooks={"request": [note_uuids] if named is not None else []},
+    )
     try:
         yield Target(backend, runner, http, tenant)
     finally:
@@ -74,22 +93,32 @@ def memory_target() -> Iterator[Target]:
 
 @pytest.fixture
 def neo4j_target() -> Iterator[Target]:
-    """The real server's settings on the shared Neo4j, demo data in a fresh tenant."""
+    """The real server's settings on the shared Neo4j, demo data in a fresh tenant. The
+    nodes of that tenant, and of any other a request names, are deleted afterwards."""
     uri = os.environ.get("NEO4J_URI")
     if not uri:
         pytest.fail("NEO4J_URI is not set: run `make test`, which starts a throwaway Neo4j")
+    auth = (os.environ.get("NEO4J_USER", "neo4j"), os.environ["NEO4J_PASSWORD"])
     server = Settings(
-        backend=Backend.NEO4J,
-        neo4j_uri=uri,
-        neo4j_user=os.environ.get("NEO4J_USER", "neo4j"),
-        neo4j_password=os.environ["NEO4J_PASSWORD"],
+        backend=Backend.NEO4J, neo4j_uri=uri, neo4j_user=auth[0], neo4j_password=auth[1]
     )
-    with asyncio.Runner() as runner:
-        services = runner.run(open_client(server))
-        try:
-            yield from _serve(Backend.NEO4J, runner, services, TenantId(uuid.uuid4()))
-        finally:
-            runner.run(services.aclose())
+    tenant = TenantId(uuid.uuid4())
+    named = {str(tenant)}
+    try:
+        with asyncio.Runner() as runner:
+            services = runner.run(open_client(server))
+            try:
+                yield from _serve(Backend.NEO4J, runner, services, tenant, named)
+            finally:
+                runner.run(services.aclose())
+    finally:
+        with neo4j.GraphDatabase.driver(uri, auth=auth) as driver:
+            for label, key in (("Entity", "id"), ("EntityVector", "entity_id")):
+                driver.execute_query(
+                    f"MATCH (n:{label}) WHERE n.tenant_id IN $tenants AND n.{key} IS NOT NULL "
+                    "DETACH DELETE n",
+                    tenants=sorted(named),
+                )
 
 
 def documents(tenant: TenantId) -> st.SearchStrategy[str]:

@@ -7,8 +7,9 @@ Subclass a suite in a test module and provide its fixture::
         def graph_store(self) -> GraphStore:
             return MyGraphStore()
 
-Every test works in fresh random tenants, so a store shared between tests
-(a server, say) is fine. Needs pytest and pytest-asyncio in auto mode.
+Every test works in fresh random tenants (`new_tenant`), so a store shared
+between tests (a server, say) is fine; `tenants_made` names them, for a fixture
+to delete what a test wrote. Needs pytest and pytest-asyncio in auto mode.
 """
 
 from redstring.testing.candidate_reader_compliance import (
@@ -20,7 +21,12 @@ from redstring.testing.doubles import (
     CountingGraphStoreWithEnds,
     counting_graph_store,
 )
-from redstring.testing.factories import make_entity, make_relationship, new_tenant
+from redstring.testing.factories import (
+    make_entity,
+    make_relationship,
+    new_tenant,
+    tenants_made,
+)
 from redstring.testing.graph_store_compliance import GraphStoreCompliance
 from redstring.testing.vector_store_compliance import VectorStoreCompliance
 
@@ -35,4 +41,5 @@ __all__ = [
     "make_entity",
     "make_relationship",
     "new_tenant",
+    "tenants_made",
 ]

@@ -3,16 +3,35 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, RelationshipId, TenantId
 from redstring.domain.properties import PropertyValue
 from redstring.domain.relationship import Relationship
 
+_recording: list[list[TenantId]] = []
+
 
 def new_tenant() -> TenantId:
     """A fresh random tenant, so tests never see each other's data."""
-    return TenantId(uuid.uuid4())
+    made = TenantId(uuid.uuid4())
+    for tenants in _recording:
+        tenants.append(made)
+    return made
+
+
+@contextmanager
+def tenants_made() -> Iterator[list[TenantId]]:
+    """Every tenant `new_tenant` makes inside the block, in order: the data a test wrote to
+    a store shared between tests (a server, say), for it to delete afterwards."""
+    tenants: list[TenantId] = []
+    _recording.append(tenants)
+    try:
+        yield tenants
+    finally:
+        _recording[:] = [other for other in _recording if other is not tenants]
 
 
 def make_entity(
