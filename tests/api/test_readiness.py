@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import httpx
@@ -57,8 +57,14 @@ class RestartingGraphStore(OutageGraphStore):
     def __init__(self) -> None:
         super().__init__()
         self.started = "first start"
+        self.start_reads = 0
+
+    @property
+    def start_source(self) -> Hashable:
+        return self
 
     async def last_started(self) -> ServerStart:
+        self.start_reads += 1
         return ServerStart(server="127.0.0.1:7687", started=self.started)
 
 

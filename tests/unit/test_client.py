@@ -17,6 +17,7 @@ from redstring import (
 )
 from redstring.api.schema.inputs import EntityInput, RelationshipInput
 from redstring.api.settings import Settings
+from redstring.ports.restarts import ServerStart
 from redstring.testing import new_tenant
 from tests.embeddings.fake_server import EmbeddingAPI, serving
 
@@ -108,3 +109,43 @@ async def test_aclose_closes_an_owned_provider_and_leaves_a_given_one_open() -> 
             pass
         assert len(await holder.embeddings.embed_query(["acme"])) == 1
         await holder.aclose()
+
+
+class _StartCounting:
+    """Counts `last_started` reads (`StartReads`) of stores reading through `source`."""
+
+    def __init__(self, source: object) -> None:
+        self.source = source
+        self.reads = 0
+
+    @property
+    def start_source(self) -> object:
+        return self.source
+
+    async def last_started(self) -> ServerStart:
+        self.reads += 1
+        return ServerStart(server="127.0.0.1:7687", started="once")
+
+
+class _StartGraph(_StartCounting, InMemoryGraphStore):
+    def __init__(self, source: object) -> None:
+        InMemoryGraphStore.__init__(self)
+        _StartCounting.__init__(self, source)
+
+
+class _StartVectors(_StartCounting, InMemoryVectorStore):
+    def __init__(self, source: object, dimension: int) -> None:
+        InMemoryVectorStore.__init__(self, dimension)
+        _StartCounting.__init__(self, source)
+
+
+@pytest.mark.parametrize("shared", [True, False])
+async def test_a_readiness_check_reads_a_server_s_start_once_a_source(shared: bool) -> None:
+    """Both stores on one driver (one source) read the server's start once a check; on two
+    sources, each reads it."""
+    first, second = object(), object()
+    graph = _StartGraph(first)
+    vectors = _StartVectors(first if shared else second, 16)
+    rs = Redstring(embeddings=HashingEmbeddingProvider(16), vectors=vectors, graph=graph)
+    assert await rs.check_ready()
+    assert graph.reads + vectors.reads == (1 if shared else 2)

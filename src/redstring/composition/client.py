@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
@@ -157,7 +157,12 @@ class Redstring:
         # The stores that can tell when their server started, and for each server, the
         # start the last warm-up read (or the first readiness check that met it). Shared
         # with `observed` copies, which read the same stores.
-        self._start_reads = tuple(s for s in (graph, vectors) if isinstance(s, StartReads))
+        # One store a source: two stores reading through one driver read one start.
+        start_reads: dict[Hashable, StartReads] = {}
+        for store in (graph, vectors):
+            if isinstance(store, StartReads):
+                start_reads.setdefault(store.start_source, store)
+        self._start_reads = tuple(start_reads.values())
         self._warm_starts: dict[str, str] = {}
 
     @classmethod

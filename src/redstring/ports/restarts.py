@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import NamedTuple, Protocol, runtime_checkable
 
 
@@ -22,6 +23,12 @@ class StartReads(Protocol):
     check `isinstance(store, StartReads)`; a store that lives in the process (in
     memory) never starts again and does not offer it.
     """
+
+    @property
+    def start_source(self) -> Hashable:
+        """What this store reads its start through (opaque): stores with equal sources
+        read the same server's start, so one read a check serves them all."""
+        ...
 
     async def last_started(self) -> ServerStart | None:
         """The server that answers this read and when it started; None when the server

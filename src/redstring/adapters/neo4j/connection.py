@@ -19,7 +19,7 @@ import asyncio
 import logging
 import random
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from types import TracebackType
@@ -371,6 +371,12 @@ class OwnedConnection:
 
     async def close(self) -> None:
         await self._db.close()
+
+    @property
+    def start_source(self) -> Hashable:
+        """`StartReads.start_source`: the driver, which reaches the same server whatever
+        the database (stores built on one driver read one start)."""
+        return self._db.driver
 
     async def last_started(self) -> ServerStart | None:
         """`StartReads.last_started`: the server answering and when it started
