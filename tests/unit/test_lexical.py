@@ -1,6 +1,6 @@
-"""lexical_score: the name decides, and a string property value counts
-`PROPERTY_WEIGHT` times unless it equals the query once normalised; a query that
-is the initials of a name or an alias scores `INITIALS_MATCH`."""
+"""lexical_score: the name and the aliases decide, and another string property value
+counts `PROPERTY_WEIGHT` times unless it equals the query once normalised; a query
+that is the initials of a name or an alias scores `INITIALS_MATCH`."""
 
 from __future__ import annotations
 
@@ -32,19 +32,42 @@ def test_an_alias_equal_to_the_query_scores_just_below_an_equal_name(query: str)
     assert string_similarity(query, MCU.name) > string_similarity(query, SEMICONDUCTORS.name)
 
 
-@pytest.mark.parametrize(
-    "alias",
-    [
-        "Corvid Labs",  # the query is part of the alias
-        "Corvid Inc",  # the same identifying word under a legal form: alike, not equal
-        "Corvidae",  # the query begins the alias's word
-    ],
-)
-def test_an_alias_that_matches_in_part_counts_property_weight_times(alias: str) -> None:
+PARTIAL = [
+    "Corvid Labs",  # the query is part of the value
+    "Corvid Inc",  # the same identifying word under a legal form: alike, not equal
+    "Corvidae",  # the query begins the value's word
+]
+
+
+@pytest.mark.parametrize("alias", PARTIAL)
+def test_an_alias_that_matches_in_part_counts_as_a_name(alias: str) -> None:
+    """An alias is another name: the entity scores as one named so would."""
     holder = make_entity(TENANT, "Zephyr Holdings", properties={"aliases": (alias,)})
+    named = make_entity(TENANT, alias)
     score = lexical_score("CORVID.", holder)
-    assert score == pytest.approx(PROPERTY_WEIGHT * string_similarity("CORVID.", alias))
+    assert score == pytest.approx(string_similarity("CORVID.", alias))
+    assert score == lexical_score("CORVID.", named)
+
+
+@pytest.mark.parametrize("value", PARTIAL)
+def test_another_property_that_matches_in_part_counts_property_weight_times(value: str) -> None:
+    holder = make_entity(TENANT, "Zephyr Holdings", properties={"former_name": value})
+    score = lexical_score("CORVID.", holder)
+    assert score == pytest.approx(PROPERTY_WEIGHT * string_similarity("CORVID.", value))
     assert 0 < score < lexical_score("CORVID.", MCU)
+
+
+def test_a_typo_in_an_alias_ranks_its_entity_above_a_name_sharing_its_words() -> None:
+    """`Bélanger Østurgård` is one edit from the alias `Bélanger Østergård`; the other
+    name holds both words, reordered, beside another."""
+    aliased = make_entity(
+        TENANT,
+        "Bélanger Østergård Semiconductors Co",
+        properties={"aliases": ("Bélanger Østergård",)},
+    )
+    other = make_entity(TENANT, "Østergård Bélanger Dairy LLC")
+    aliased_score, other_score = lexical_scores("Bélanger Østurgård", [aliased, other])
+    assert aliased_score > other_score
 
 
 def test_an_exact_value_scores_the_same_whatever_the_property_or_its_place() -> None:

@@ -1,8 +1,9 @@
 """The lexical channel's score: name similarity, not BM25 (docs/adr/0003).
 
 `lexical_score(query, entity)` is the best of `string_similarity` against the
-name, against the normalised name, and against each string property value
-(aliases, tickers, former names), where a property value's similarity counts
+name, against the normalised name, against each alias (the `aliases` property,
+other names: each counts as the name does) and against each other string property
+value (tickers, former names, a city), whose similarity counts
 `PROPERTY_WEIGHT` times unless it is exact: a value equal to the query once
 normalised scores `EXACT_PROPERTY`, just below an equal name, so `Corvid` ranks
 the entity whose alias is `Corvid` above `Corvid Lowpower MCU`, and `Berlin`
@@ -87,9 +88,11 @@ def lexical_scores(query: str, entities: Sequence[LexicalCandidate]) -> list[flo
             weights.append(1.0)
         strings = entity.property_strings()
         if strings:
+            # An alias is another name: it counts as the name does, other values less.
+            aliases = set(alias_names(entity.properties))
             texts += strings
             owners += [index] * len(strings)
-            weights += [PROPERTY_WEIGHT] * len(strings)
+            weights += [1.0 if s in aliases else PROPERTY_WEIGHT for s in strings]
     similarities = string_similarities(query, texts, open_end=query_prefix(query) is not None)
     scores = similarities[:count]
     if owners:
