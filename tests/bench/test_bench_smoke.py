@@ -20,7 +20,6 @@ be dropped by the run that made it.
 
 from __future__ import annotations
 
-import inspect
 import os
 import subprocess
 import sys
@@ -29,15 +28,14 @@ from pathlib import Path
 
 import neo4j
 import pytest
+from bench.neo4j_cleanup import DEFAULT_VECTOR_LABEL
 
-from redstring.adapters.neo4j import Neo4jVectorStore, cypher
+from redstring.adapters.neo4j import cypher
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 # A guard against a hang, not a speed target: a tiny run takes seconds.
 TIMEOUT_S = 180
-# The label of `Neo4jVectorStore`'s nodes unless it is given another.
-DEFAULT_VECTOR_LABEL: str = inspect.signature(Neo4jVectorStore).parameters["label"].default
 
 
 @dataclass(frozen=True)
