@@ -27,12 +27,15 @@ The loader's CPU time (user + system, from `wait4`) is printed beside the
 wall time: on a machine shared with other jobs it shows what the load
 itself cost.
 
-The Neo4j rows are skipped without NEO4J_URI or with `--no-neo4j`.
+The Neo4j rows are skipped without NEO4J_URI or with `--no-neo4j`. The
+Neo4j tenants are deleted at the end of the run, after the timings and
+whether or not the loads succeeded (bench/neo4j_cleanup.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import random
@@ -134,6 +137,17 @@ def environment(backend: str) -> dict[str, str]:
     return env
 
 
+async def delete_from_neo4j(tenants: list[uuid.UUID]) -> None:
+    """The nodes `redstring load` wrote for `tenants` (entities and default-label vectors)."""
+    from bench.neo4j_cleanup import Written
+    from redstring import TenantId
+    from redstring.adapters.neo4j import connect_driver
+
+    auth = (os.environ.get("NEO4J_USER", "neo4j"), os.environ["NEO4J_PASSWORD"])
+    async with connect_driver(os.environ["NEO4J_URI"], auth) as driver:
+        await Written(driver, tenants=[TenantId(t) for t in tenants]).remove()
+
+
 def main(entities: int, relationships: int, small: int, batch_size: int, neo4j: bool) -> None:
     small_relationships = relationships * small // entities
     with tempfile.TemporaryDirectory(prefix="redstring-ingest-") as folder:
@@ -153,8 +167,12 @@ def main(entities: int, relationships: int, small: int, batch_size: int, neo4j: 
         rows.append(("memory", entities, load(large_file, uuid.uuid4(), batch_size, memory)))
         if neo4j:
             graph = environment("neo4j")
-            rows.append(("neo4j", entities, load(large_file, uuid.uuid4(), batch_size, graph)))
-            rows.append(("neo4j", small, load(small_file, uuid.uuid4(), batch_size, graph)))
+            tenants = [uuid.uuid4(), uuid.uuid4()]
+            try:
+                rows.append(("neo4j", entities, load(large_file, tenants[0], batch_size, graph)))
+                rows.append(("neo4j", small, load(small_file, tenants[1], batch_size, graph)))
+            finally:
+                asyncio.run(delete_from_neo4j(tenants))
         rows.append(("memory", small, load(small_file, uuid.uuid4(), batch_size, memory)))
         print("| backend | entities | wall time | loader CPU | entities/s | records/s | peak RSS |")
         print("|---|---|---|---|---|---|---|")

@@ -10,6 +10,8 @@ runs `composition.ingest` in process over the hashing provider (dimension
 tenant of each backend, and prints the wall time. While one batch's vectors
 and relationships are written, the next batch is embedded and its entities
 written, so the provider's wait overlaps the writes of the batch before.
+The Neo4j tenant is deleted after its timing, whether or not the load
+succeeded (bench/neo4j_cleanup.py).
 """
 
 from __future__ import annotations
@@ -24,7 +26,13 @@ from collections.abc import Sequence
 from bench.corpus import make_corpus
 from bench.measure import machine
 from bench.options import parse_args
-from redstring import HashingEmbeddingProvider, InMemoryGraphStore, InMemoryVectorStore, TenantId
+from redstring import (
+    Entity,
+    HashingEmbeddingProvider,
+    InMemoryGraphStore,
+    InMemoryVectorStore,
+    TenantId,
+)
 from redstring.composition.client import Redstring
 from redstring.composition.ingest import ingest
 
@@ -46,28 +54,38 @@ class SlowProvider(HashingEmbeddingProvider):
 async def timed_load(backend: str, entities: int, latency: float, batch_size: int) -> float:
     tenant = TenantId(uuid.uuid4())
     provider = SlowProvider(DIMENSION, latency)
-    driver = None
-    if backend == "neo4j":
-        from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_driver
-
-        driver = connect_driver(
-            os.environ["NEO4J_URI"], (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
+    records = list(enumerate(make_corpus(tenant, entities, seed=5), start=1))
+    if backend != "neo4j":
+        services = Redstring(
+            embeddings=provider, vectors=InMemoryVectorStore(DIMENSION), graph=InMemoryGraphStore()
         )
+        return await timed_ingest(records, services, batch_size)
+    from bench.neo4j_cleanup import Written
+    from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_driver
+
+    driver = connect_driver(
+        os.environ["NEO4J_URI"], (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
+    )
+    written = Written(driver, tenants=[tenant])
+    try:
         graph, vectors = Neo4jGraphStore(driver), Neo4jVectorStore(driver, DIMENSION)
         await graph.ensure_schema()
         await vectors.ensure_schema()
         services = Redstring(embeddings=provider, vectors=vectors, graph=graph)
-    else:
-        services = Redstring(
-            embeddings=provider, vectors=InMemoryVectorStore(DIMENSION), graph=InMemoryGraphStore()
-        )
-    records = list(enumerate(make_corpus(tenant, entities, seed=5), start=1))
+        return await timed_ingest(records, services, batch_size)
+    finally:
+        try:
+            await written.remove()
+        finally:
+            await driver.close()
+
+
+async def timed_ingest(
+    records: list[tuple[int, Entity]], services: Redstring, batch_size: int
+) -> float:
     started = time.perf_counter()
     await ingest(records, services, batch_size=batch_size)
-    seconds = time.perf_counter() - started
-    if driver is not None:
-        await driver.close()
-    return seconds
+    return time.perf_counter() - started
 
 
 async def main(entities: int, latency_ms: float, batch_size: int, neo4j: bool) -> None:

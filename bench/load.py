@@ -34,7 +34,8 @@ one, so neither the clients' work nor the worst query's large answer delays
 the probe's readings; all three share the machine's cores with the server.
 The Neo4j run needs `NEO4J_URI`, `NEO4J_USER` and `NEO4J_PASSWORD` (as `make
 neo4j-start` writes them) and is skipped with a note without them. The
-bench's tenants are deleted at the end (`--keep` keeps them).
+bench's entities are deleted through the API at the end of each backend's
+run, after its timings, whether or not they succeeded (`--keep` keeps them).
 
 Per backend it prints: requests, errors by HTTP status and
 `extensions.code` (target: none), throughput, p50/p95/p99 latency of each
@@ -526,23 +527,29 @@ async def run_backend(backend: str, options: Options, folder: Path) -> None:
         async with httpx.AsyncClient(
             base_url=server.base_url, headers=options.headers, timeout=120
         ) as client:
-            started = time.perf_counter()
-            await load_corpus(client, tenant, entities, links)
-            loaded_in = time.perf_counter() - started
-            print(
-                f"{backend}: {len(entities):,} entities and {len(links):,} relationships loaded "
-                f"through the API in {loaded_in:.1f} s (tenant {tenant})",
-                flush=True,
-            )
-            await warm_up(client, tenant, queries_for(entities))
-            await asyncio.gather(*pool_ready)
-            with pool:
-                result, probes, worst = await measure(
-                    pool, server.base_url, backend, tenant, write_tenant, entities, options
+            # The write tenant's ids come back with the clients' results: a run whose
+            # clients failed deletes the loaded tenant's entities only.
+            written: list[str] = []
+            try:
+                started = time.perf_counter()
+                await load_corpus(client, tenant, entities, links)
+                loaded_in = time.perf_counter() - started
+                print(
+                    f"{backend}: {len(entities):,} entities and {len(links):,} relationships "
+                    f"loaded through the API in {loaded_in:.1f} s (tenant {tenant})",
+                    flush=True,
                 )
-            if not options.keep:
-                await delete_all(client, tenant, [str(e.id) for e in entities])
-                await delete_all(client, write_tenant, result.written)
+                await warm_up(client, tenant, queries_for(entities))
+                await asyncio.gather(*pool_ready)
+                with pool:
+                    result, probes, worst = await measure(
+                        pool, server.base_url, backend, tenant, write_tenant, entities, options
+                    )
+                written = result.written
+            finally:
+                if not options.keep:
+                    await delete_all(client, tenant, [str(e.id) for e in entities])
+                    await delete_all(client, write_tenant, written)
         report(backend, options, result, probes, worst)
     finally:
         server.stop()

@@ -24,6 +24,10 @@ Lucene's merge threads, show only in the total.
 
 To compare server settings, start a server with each and run this against
 them in turn, the same `--seed` on both (docs/neo4j.md, "Server memory").
+
+At the end, after the last reading and whether or not the loads succeeded,
+the run deletes its tenants and, once `BenchCpuVector384` holds no node,
+that label's vector index and constraint (bench/neo4j_cleanup.py).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from bench.corpus import make_corpus
+from bench.neo4j_cleanup import Written
 from bench.options import parse_args
 from bench.retrieval_neo4j import DIMENSION, precomputed_vectors
 from redstring import HashingEmbeddingProvider, TenantId
@@ -105,6 +110,7 @@ class Idle:
 
 
 async def load(
+    written: Written,
     graph: Neo4jGraphStore,
     vectors: Neo4jVectorStore,
     pid: int | None,
@@ -112,7 +118,7 @@ async def load(
     size: int,
     seed: int,
 ) -> None:
-    corpus = make_corpus(TenantId(uuid.uuid4()), size, seed=seed)
+    corpus = make_corpus(written.tenant(TenantId(uuid.uuid4())), size, seed=seed)
     records = await precomputed_vectors(HashingEmbeddingProvider(DIMENSION), corpus)
     if pid is not None:
         await until_idle(pid, idle.window, idle.timeout)
@@ -155,15 +161,21 @@ async def main(size: int, loads: int, pid: int | None, seed: int, idle: Idle) ->
     driver = connect_driver(uri, (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"]))
     graph = Neo4jGraphStore(driver)
     vectors = Neo4jVectorStore(driver, DIMENSION, label=LABEL)
-    await graph.ensure_schema()
-    await vectors.ensure_schema()
-    if pid is None:
-        print(f"Neo4j at {uri}; no local server pid (--pid): the server's CPU is not measured")
-    else:
-        print(f"Neo4j at {uri}, pid {pid}")
-    for n in range(loads):
-        await load(graph, vectors, pid, idle, size, seed + n)
-    await driver.close()
+    written = Written(driver, vector_labels=(LABEL,))
+    try:
+        await graph.ensure_schema()
+        await vectors.ensure_schema()
+        if pid is None:
+            print(f"Neo4j at {uri}; no local server pid (--pid): the server's CPU is not measured")
+        else:
+            print(f"Neo4j at {uri}, pid {pid}")
+        for n in range(loads):
+            await load(written, graph, vectors, pid, idle, size, seed + n)
+    finally:
+        try:
+            await written.remove()
+        finally:
+            await driver.close()
 
 
 if __name__ == "__main__":

@@ -88,6 +88,7 @@ from bench.corpus import make_corpus
 from bench.graphql import LoadFigures, run_load, wait_ready
 from bench.load import percentile
 from bench.measure import free_port, machine
+from bench.neo4j_cleanup import drop_labels
 from bench.options import parse_args
 from bench.quality_sets import typo_in_name
 from bench.quality_systems import lucene_text
@@ -228,20 +229,8 @@ class Neo4jRun:
             await self.graph.delete_entities(ids[low : low + BATCH], tenant)
 
     async def remove_labels(self, wanted: Callable[[str], bool]) -> None:
-        """Every node of a label `wanted` accepts, then the constraints and indexes on
-        such labels (constraints first: they own their indexes)."""
-        async with self.driver.session() as session:
-            labels = [r["label"] for r in await (await session.run("CALL db.labels()")).data()]
-            for label in filter(wanted, labels):
-                await session.run(
-                    f"MATCH (n:`{label}`) CALL (n) {{ DETACH DELETE n }} "
-                    "IN TRANSACTIONS OF 5000 ROWS"
-                )
-            for kind, plural in (("CONSTRAINT", "CONSTRAINTS"), ("INDEX", "INDEXES")):
-                shown = await session.run(f"SHOW {plural} YIELD name, labelsOrTypes")
-                for row in await shown.data():
-                    if any(wanted(label) for label in row["labelsOrTypes"] or []):
-                        await session.run(f"DROP {kind} `{row['name']}` IF EXISTS")
+        """Every node of a label `wanted` accepts, with the constraints and indexes on it."""
+        await drop_labels(self.driver, wanted)
 
     async def clean_up(self) -> None:
         for tenant in list(self.tenants):

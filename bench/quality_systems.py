@@ -27,6 +27,7 @@ from typing import Any
 import neo4j
 import numpy as np
 
+from bench.neo4j_cleanup import drop_labels
 from bench.quality_sets import QualitySet, Query
 from redstring import (
     EmbeddingProvider,
@@ -38,7 +39,7 @@ from redstring import (
     TenantId,
     VectorRecord,
 )
-from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, cypher
+from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore
 from redstring.composition.client import Redstring
 from redstring.domain.properties import alias_names
 
@@ -167,7 +168,6 @@ class Neo4jSide:
         self.graph = Neo4jGraphStore(driver)
         self.vector_labels: list[str] = []
         self.rag_labels: list[str] = []
-        self.indexes: list[str] = []
         self.loaded: list[tuple[TenantId, list[EntityId]]] = []
 
     def rag_label(self, data: QualitySet) -> str:
@@ -180,7 +180,6 @@ class Neo4jSide:
         label = self.rag_label(data)
         self.rag_labels.append(label)
         fulltext = f"{label}_names"
-        self.indexes.append(fulltext)
         rows = [{"id": str(e.id), "name": e.name, **aliases_of(e)} for e in data.entities]
         async with self.driver.session() as session:
             for low in range(0, len(rows), 2000):
@@ -211,7 +210,6 @@ class Neo4jSide:
         label = self.rag_label(data)
         prop = "embedding_" + re.sub(r"\W", "_", embedded.provider)
         index = f"{label}_{prop}"
-        self.indexes.append(index)
         rows = [{"id": str(r.entity_id), "v": list(r.vector)} for r in embedded.records]
         async with self.driver.session() as session:
             for low in range(0, len(rows), 2000):
@@ -270,13 +268,5 @@ class Neo4jSide:
         for tenant, ids in self.loaded:
             for low in range(0, len(ids), 5000):
                 await self.graph.delete_entities(ids[low : low + 5000], tenant)
-        async with self.driver.session() as session:
-            for label in [*self.rag_labels, *map(cypher.vector_label, self.vector_labels)]:
-                await session.run(
-                    f"MATCH (n:`{label}`) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS"
-                )
-            for label in self.vector_labels:
-                await session.run(f"DROP INDEX `{cypher.vector_index_name(label)}` IF EXISTS")
-                await session.run(f"DROP CONSTRAINT `redstring_{label.lower()}_identity` IF EXISTS")
-            for index in self.indexes:
-                await session.run(f"DROP INDEX `{index}` IF EXISTS")
+        labels = {*self.rag_labels, *self.vector_labels}
+        await drop_labels(self.driver, labels.__contains__)

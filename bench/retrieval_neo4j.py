@@ -3,7 +3,7 @@
     make neo4j-start && set -a && . .cache/neo4j/env && set +a
     .venv/bin/python -m bench.retrieval_neo4j [--size 100000] [--repeats 50] [--tenant UUID]
                                               [--breakdown] [--warmup 20000] [--reference]
-                                              [--misspelt 300] [--tiny]
+                                              [--misspelt 300] [--keep] [--tiny]
 
 One fresh tenant of `--size` synthetic entities, dimension 384, hashing
 provider. Vectors are computed first, so ingestion is timed on the stores
@@ -37,8 +37,15 @@ entity named first and in the best 10. A yardstick for the ratio, not redstring'
 channel.
 
 `--tenant` reuses a tenant an earlier run of the same `--size` loaded into
-the same server (the run prints its tenant): ingestion is skipped, not timed,
-and the corpus is rebuilt deterministically for the queries.
+the same server and kept (`--keep`; the run prints its tenant): ingestion is
+skipped, not timed, and the corpus is rebuilt deterministically for the
+queries.
+
+At its end, after the timings and whether or not they succeeded, the run
+deletes what it wrote (bench/neo4j_cleanup.py): the warm-up's and the small
+loads' tenants, the tenant it measured (a reused one too) unless `--keep`
+is given, and the schema of `BenchVector384` and `BenchSideVector384` once
+no node is left under the label.
 """
 
 from __future__ import annotations
@@ -51,6 +58,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 
+import neo4j
 import numpy as np
 
 from bench import neo4j_reference
@@ -62,6 +70,7 @@ from bench.measure import (
     median_ms,
     peak_rss_mib,
 )
+from bench.neo4j_cleanup import Written
 from bench.options import parse_args
 from redstring import (
     Entity,
@@ -100,17 +109,54 @@ async def main(
     warmup: int,
     reference: bool,
     misspelt_count: int,
+    keep: bool,
 ) -> None:
+    """The run, then the removal of what it wrote (all but its tenant with `keep`)."""
     driver = connect_driver(
         os.environ["NEO4J_URI"], (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
     )
+    written = Written(driver, vector_labels=(LABEL, SIDE_LABEL))
+    tenant = reuse or TenantId(uuid.uuid4())
+    if not keep:
+        written.tenant(tenant)
+    try:
+        await measure(
+            driver,
+            written,
+            size,
+            repeats,
+            tenant,
+            reuse is not None,
+            breakdown,
+            warmup,
+            reference,
+            misspelt_count,
+        )
+    finally:
+        try:
+            await written.remove()
+        finally:
+            await driver.close()
+
+
+async def measure(
+    driver: neo4j.AsyncDriver,
+    written: Written,
+    size: int,
+    repeats: int,
+    tenant: TenantId,
+    reused: bool,
+    breakdown: bool,
+    warmup: int,
+    reference: bool,
+    misspelt_count: int,
+) -> None:
     graph = Neo4jGraphStore(driver)
     vectors = Neo4jVectorStore(driver, DIMENSION, label=LABEL)
     side = Neo4jVectorStore(driver, DIMENSION, label=SIDE_LABEL)
     await graph.ensure_schema()
     await vectors.ensure_schema()
     await side.ensure_schema()
-    tenant = reuse or TenantId(uuid.uuid4())
     embeddings = HashingEmbeddingProvider(DIMENSION)
     corpus = make_corpus(tenant, size, seed=3)
     rng = random.Random(4)
@@ -127,12 +173,12 @@ async def main(
     print(f"machine: {machine()}; Neo4j at {os.environ['NEO4J_URI']}")
     print(f"corpus: {size:,} entities, {len(relationships):,} relationships, dimension {DIMENSION}")
     print(f"tenant: {tenant}")
-    if reuse is None:
+    if not reused:
         if warmup:
-            rate = await load_small(graph, side, embeddings, warmup, overlap=False)
+            rate = await load_small(written, graph, side, embeddings, warmup, overlap=False)
             print(f"warm-up, not counted: {warmup:,} entities at {rate:,.0f} entities/s")
         await ingest(graph, vectors, embeddings, corpus, relationships)
-        await compare_overlap(graph, side, embeddings, size // 5)
+        await compare_overlap(written, graph, side, embeddings, size // 5)
     async with driver.session() as session:
         await (await session.run("CALL db.awaitIndexes(600)")).consume()
 
@@ -206,7 +252,6 @@ async def main(
     if breakdown:
         await print_breakdown(retriever, graph, vectors, tenant, queries, query_vectors, repeats)
     print(f"client peak RSS: {peak_rss_mib():.0f} MiB")
-    await driver.close()
 
 
 async def print_breakdown(
@@ -322,6 +367,7 @@ async def ingest(
 
 
 async def load_small(
+    written: Written,
     graph: Neo4jGraphStore,
     vectors: Neo4jVectorStore,
     embeddings: HashingEmbeddingProvider,
@@ -332,7 +378,7 @@ async def load_small(
     """Entities/s loading `size` entities into a tenant of their own. With `overlap`, as
     `redstring load` does: each batch's vectors beside the next batch's entities (never
     before their own); without, all entities then all vectors."""
-    corpus = make_corpus(TenantId(uuid.uuid4()), size, seed=5)
+    corpus = make_corpus(written.tenant(TenantId(uuid.uuid4())), size, seed=5)
     records = await precomputed_vectors(embeddings, corpus)
     start = time.perf_counter()
     if overlap:
@@ -349,6 +395,7 @@ async def load_small(
 
 
 async def compare_overlap(
+    written: Written,
     graph: Neo4jGraphStore,
     vectors: Neo4jVectorStore,
     embeddings: HashingEmbeddingProvider,
@@ -358,7 +405,9 @@ async def compare_overlap(
     rates: dict[bool, list[float]] = {False: [], True: []}
     for _ in range(2):
         for overlap in (False, True):
-            rates[overlap].append(await load_small(graph, vectors, embeddings, size, overlap))
+            rates[overlap].append(
+                await load_small(written, graph, vectors, embeddings, size, overlap)
+            )
     sequential, overlapped = (" / ".join(f"{r:,.0f}" for r in rates[o]) for o in (False, True))
     print(
         f"{size:,} entities a tenant, alternated: stores one after the other {sequential}; "
@@ -388,6 +437,11 @@ if __name__ == "__main__":
     parser.add_argument(
         "--misspelt", type=int, default=300, help="misspelt names for --reference's quality"
     )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the run's tenant in the server for a later run's --tenant",
+    )
     args = parse_args(parser, size=500, repeats=3, warmup=100, misspelt=20)
     tenant = None if args.tenant is None else TenantId(args.tenant)
     asyncio.run(
@@ -399,5 +453,6 @@ if __name__ == "__main__":
             args.warmup,
             args.reference,
             args.misspelt,
+            args.keep,
         )
     )

@@ -25,6 +25,10 @@ kept), for k=10 and k=30, and for k=10 with a type filter (a quarter of the
 records pass it); the exact scan (`VectorSearchMode.EXACT`) once, as the
 latency yardstick. Latencies are medians in ms on a machine shared with
 other work: compare rows of one run.
+
+At its end, after the searches and whether or not they succeeded, the run
+deletes its tenants and, once a label holds no node, that label's vector
+index and constraint (bench/neo4j_cleanup.py).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ import numpy as np
 
 from bench.corpus import make_corpus
 from bench.measure import machine
+from bench.neo4j_cleanup import Written
 from bench.neo4j_reference import misspelt
 from bench.options import parse_args
 from redstring import Entity, EntityId, VectorRecord
@@ -223,9 +228,16 @@ async def main() -> None:
     driver = neo4j.AsyncGraphDatabase.driver(
         os.environ["NEO4J_URI"], auth=(os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
     )
+    labels = [
+        f"RecallBench{args.provider.capitalize()}M{m}E{ef_construction}X{expansion:g}".replace(
+            ".", "_"
+        )
+        for m, ef_construction, expansion in indexes
+    ]
+    written = Written(driver, vector_labels=tuple(labels))
     try:
-        for m, ef_construction, expansion in indexes:
-            tenant = new_tenant()
+        for label, setting in zip(labels, indexes, strict=True):
+            tenant = written.tenant(new_tenant())
             records = [
                 VectorRecord(
                     entity_id=e.id,
@@ -235,14 +247,11 @@ async def main() -> None:
                 )
                 for e, row in zip(entities, vectors, strict=True)
             ]
-            label = (
-                f"RecallBench{args.provider.capitalize()}M{m}E{ef_construction}X{expansion:g}"
-            ).replace(".", "_")
-            setting = (m, ef_construction, expansion)
             rate = await load(driver, label, setting, dimension, records)
             tallies = await measure_index(
                 driver, label, records, matrix, entities, queries, ratios, dimension
             )
+            m, ef_construction, expansion = setting
             print(
                 f"\nindex m={m}, ef_construction={ef_construction}, search expansion "
                 f"{expansion:g}: {rate:,.0f} records/s written"
@@ -251,7 +260,10 @@ async def main() -> None:
             for name, t in tallies.items():
                 print(t.row(name, named="type" not in name))
     finally:
-        await driver.close()
+        try:
+            await written.remove()
+        finally:
+            await driver.close()
 
 
 if __name__ == "__main__":

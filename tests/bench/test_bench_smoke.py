@@ -5,6 +5,17 @@ its table. The benches that need Neo4j take it from `NEO4J_URI`,
 `NEO4J_USER` and `NEO4J_PASSWORD` (`make test` sets them) and are marked
 `neo4j`; the others run with those variables removed. The whole set took
 about a minute on a 2-core machine that other jobs were loading.
+
+A Neo4j run must leave the server as it found it: its node count by label,
+relationship count by type, and the names of its indexes and constraints are
+read before and after the run, and must be the same. The one difference
+allowed is redstring's shared schema (`SHARED_SCHEMA`), which the adapters
+create with `IF NOT EXISTS` for any user of the server: the graph store's
+constraints and index, and the identity constraint and vector index of the
+vector store's default label (`EntityVector`), which the client and the
+`redstring` server always use. Such a name may appear, never disappear; the
+schema of any other label (a bench's own, even when named `redstring_*`) must
+be dropped by the run that made it.
 """
 
 from __future__ import annotations
@@ -15,7 +26,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import neo4j
 import pytest
+from bench.neo4j_cleanup import DEFAULT_VECTOR_LABEL
+
+from redstring.adapters.neo4j import cypher
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
@@ -90,20 +105,82 @@ def environment(neo4j: bool) -> dict[str, str]:
     return env
 
 
+# The schema redstring's adapters share between every user of a server (see the
+# module's docstring): a run may leave these behind.
+SHARED_SCHEMA = frozenset(
+    [statement.split()[2] for statement in cypher.GRAPH_SCHEMA]
+    + [f"redstring_{DEFAULT_VECTOR_LABEL.lower()}_identity"]
+    + [cypher.vector_index_name(DEFAULT_VECTOR_LABEL)]
+)
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """What a run must leave as it found it: counts by node label and relationship
+    type (labels and types with none left out), and index and constraint names."""
+
+    nodes: dict[str, int]
+    relationships: dict[str, int]
+    schema: frozenset[str]
+
+    @classmethod
+    def read(cls) -> ServerState:
+        uri = os.environ["NEO4J_URI"]
+        auth = (os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD", ""))
+        with neo4j.GraphDatabase.driver(uri, auth=auth) as driver:
+            nodes = driver.execute_query(
+                "MATCH (n) UNWIND labels(n) AS label RETURN label, count(*) AS n"
+            ).records
+            relationships = driver.execute_query(
+                "MATCH ()-[r]->() RETURN type(r) AS type, count(*) AS n"
+            ).records
+            names = [
+                record["name"]
+                for shown in ("INDEXES", "CONSTRAINTS")
+                for record in driver.execute_query(f"SHOW {shown} YIELD name").records
+            ]
+        return cls(
+            {r["label"]: r["n"] for r in nodes},
+            {r["type"]: r["n"] for r in relationships},
+            frozenset(names),
+        )
+
+    def changes_since(self, before: ServerState) -> list[str]:
+        """How this state differs from `before`, beyond shared schema the run added."""
+        changes = [
+            f"{kind} {name}: {was.get(name, 0)} -> {now.get(name, 0)}"
+            for kind, was, now in (
+                ("nodes", before.nodes, self.nodes),
+                ("relationships", before.relationships, self.relationships),
+            )
+            for name in sorted(was.keys() | now.keys())
+            if was.get(name, 0) != now.get(name, 0)
+        ]
+        added = self.schema - before.schema - SHARED_SCHEMA
+        changes += [f"schema added: {name}" for name in sorted(added)]
+        changes += [f"schema dropped: {name}" for name in sorted(before.schema - self.schema)]
+        return changes
+
+
 @pytest.mark.parametrize(
     "run",
     [pytest.param(run, id=run.id, marks=[pytest.mark.neo4j] if run.neo4j else []) for run in RUNS],
 )
 def test_bench_runs_to_the_end(run: SmokeRun) -> None:
     command = [sys.executable, "-m", f"bench.{run.module}", "--tiny", *run.arguments]
+    env = environment(run.neo4j)
+    before = ServerState.read() if run.neo4j else None
     done = subprocess.run(
         command,
         cwd=ROOT,
-        env=environment(run.neo4j),
+        env=env,
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
         check=False,
     )
+    # Checked before the exit status: a failed run must clean up too.
+    left = ServerState.read().changes_since(before) if before else []
+    assert not left, f"the run left the server changed: {left}; stderr: {done.stderr[-2000:]}"
     assert done.returncode == 0, done.stderr[-3000:]
     assert run.last in done.stdout, done.stdout[-3000:]
