@@ -85,7 +85,7 @@ async def drop_schema_of_empty(driver: neo4j.AsyncDriver, labels: Iterable[str])
             )
             record = await result.single()
             if record is not None and record["n"] == 0:
-                empty.add(label)
+                empty.add(cypher.vector_label(label))
         await _drop_schema(session, empty.__contains__)
 
 
