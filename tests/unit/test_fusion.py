@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -37,23 +36,6 @@ def test_equal_fused_scores_tie_by_id() -> None:
     fused = reciprocal_rank_fusion([[high, filler[0], low], [low, filler[1], high]])
     assert fused[0][1] == fused[1][1]
     assert [fused[0][0], fused[1][0]] == [low, high]
-
-
-@pytest.mark.parametrize("listed_id_first", [True, False])
-def test_equal_fused_scores_break_by_the_tie_ranking_before_id(listed_id_first: bool) -> None:
-    """Firsts of two rankings tie (1/61 each): the one `tie_ranking` lists goes first,
-    whichever id is lower; ids it does not list keep the id order, after those it does."""
-    ids = sorted(_ids(4), key=id_order_key)
-    listed, unlisted = (ids[0], ids[1]) if listed_id_first else (ids[1], ids[0])
-    others = ids[2:]
-    fused = reciprocal_rank_fusion(
-        [[unlisted, others[0]], [listed, others[1]]], tie_ranking=[others[1], listed]
-    )
-    assert [e for e, _ in fused] == [listed, unlisted, others[1], others[0]]
-    assert fused[0][1] == fused[1][1]
-    assert fused[2][1] == fused[3][1]
-    # Without a tie ranking the lower id goes first.
-    assert reciprocal_rank_fusion([[unlisted], [listed]])[0][0] == min(ids[:2], key=id_order_key)
 
 
 def test_sum_beats_max() -> None:
@@ -100,19 +82,3 @@ def test_score_is_sum_over_rankings_at_best_rank(rs: list[list[EntityId]]) -> No
 def test_id_order_key_orders_as_the_id_strings_do(ids: list[uuid.UUID]) -> None:
     """The tie-break is documented (and done in Cypher) as ascending `str(id).lower()`."""
     assert sorted(ids, key=id_order_key) == sorted(ids, key=lambda i: str(i).lower())
-
-
-@given(rankings, st.lists(st.sampled_from(POOL), max_size=12))
-def test_a_tie_ranking_only_reorders_equal_scores(
-    rs: list[list[EntityId]], tie: list[EntityId]
-) -> None:
-    plain = reciprocal_rank_fusion(rs)
-    fused = reciprocal_rank_fusion(rs, tie_ranking=tie)
-    assert sorted(fused, key=lambda p: id_order_key(p[0])) == sorted(
-        plain, key=lambda p: id_order_key(p[0])
-    )
-    rank = {}
-    for i, e in enumerate(tie):
-        rank.setdefault(e, i)
-    keys = [(-score, rank.get(e, len(rank)), id_order_key(e)) for e, score in fused]
-    assert keys == sorted(keys)

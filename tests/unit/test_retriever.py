@@ -318,29 +318,6 @@ async def test_hybrid_fuses_only_the_lexical_candidates_within_the_margin() -> N
     assert _names(lexical) == ["Acme", "Acme Widgets"]  # alone, the channel ranks them all
 
 
-@pytest.mark.parametrize("lexical_id_first", [True, False])
-async def test_a_lexical_first_tying_a_semantic_first_goes_before_it(
-    lexical_id_first: bool,
-) -> None:
-    """`ABF`: the initials match, the lexical channel's first, and the semantic channel's
-    unrelated first fuse to 1/61 each; the tie breaks by the lexical ranking, so the
-    initials match is first whichever id is lower (docs/adr/0002)."""
-    tenant = new_tenant()
-    ids = sorted((uuid.uuid4() for _ in range(2)), key=id_order_key)
-    target_id, other_id = ids if lexical_id_first else ids[::-1]
-    target = make_entity(tenant, "Alder Birchwood Foods", entity_id=target_id)
-    other = make_entity(tenant, "Zzyzx", entity_id=other_id)
-    graph = InMemoryGraphStore()
-    await graph.upsert_entities([target, other])
-    vectors = _FixedVectors([(other.id, 0.6)])  # blind to the target
-    retriever = Retriever(embeddings=HashingEmbeddingProvider(DIM), vectors=vectors, graph=graph)
-    result = await retriever.retrieve("ABF", tenant, k=2)
-    assert _names(result) == ["Alder Birchwood Foods", "Zzyzx"]
-    assert result.matches[0].score == result.matches[1].score
-    assert result.matches[0].semantic is None
-    assert result.matches[1].lexical is None
-
-
 async def test_dangling_match_is_skipped_without_backfill() -> None:
     """A bad row (no entity) before good rows: skip it and go on, but do not refill to k."""
     tenant = new_tenant()

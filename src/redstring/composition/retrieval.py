@@ -41,8 +41,7 @@ class Retriever:
     that shares no key with the query is never a lexical candidate. In HYBRID
     the lexical channel votes in fusion only for its candidates scoring within
     `LEXICAL_VOTE_MARGIN` of its best, unless the semantic channel ranked
-    nothing (docs/adr/0003). Equal fused scores break by the lexical ranking, then
-    by id (docs/adr/0002). Each
+    nothing (docs/adr/0003). Each
     channel is asked for `k * overfetch` candidates, because an entity just
     past `k` in both channels can win fusion. Filters apply before `k`.
     At most `max_block_size` candidates are read per blocking key and
@@ -160,9 +159,7 @@ class Retriever:
             if mode is RetrievalMode.HYBRID and semantic
             else lexical
         )
-        fused = reciprocal_rank_fusion(
-            [[e for e, _ in semantic], [e for e, _ in votes]], tie_ranking=[e for e, _ in lexical]
-        )[:k]
+        fused = reciprocal_rank_fusion([[e for e, _ in semantic], [e for e, _ in votes]])[:k]
         # The kept matches whole: those the reader read along, the others in one call.
         entities = {e: found.entities[e] for e, _ in fused if e in found.entities}
         missing = [e for e, _ in fused if e not in entities]

@@ -18,15 +18,12 @@ from redstring.domain.ranking import rank_by_score
 RRF_K = 60
 
 
-def reciprocal_rank_fusion(
-    rankings: Sequence[Sequence[EntityId]], *, tie_ranking: Sequence[EntityId] = ()
-) -> list[tuple[EntityId, float]]:
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[EntityId]]) -> list[tuple[EntityId, float]]:
     """Fuse rankings (best first) into `(id, rrf score)` pairs, best first.
 
     An id repeated within one ranking counts once, at its best rank. Terms are
     summed with `math.fsum`, exactly rounded, so equal rank profiles give equal
-    scores whatever the order of the rankings. Equal scores break by the rank in
-    `tie_ranking` (an id it lists before one it lists later or not at all), then by id.
+    scores whatever the order of the rankings; ties then break by id.
     """
     # Keyed by `id_order_key`, an int: a UUID hashes in Python code, an int does not.
     ids: dict[int, EntityId] = {}
@@ -40,12 +37,4 @@ def reciprocal_rank_fusion(
             seen.add(key)
             ids[key] = entity_id
             terms.setdefault(key, []).append(1.0 / (RRF_K + rank))
-    fused = rank_by_score((ids[key], math.fsum(parts)) for key, parts in terms.items())
-    if not tie_ranking:
-        return fused
-    tie_rank: dict[int, int] = {}
-    for rank, entity_id in enumerate(tie_ranking):
-        tie_rank.setdefault(id_order_key(entity_id), rank)
-    unlisted = len(tie_rank)
-    # Stable: within a tie the id order `rank_by_score` gave is kept for equal tie ranks.
-    return sorted(fused, key=lambda pair: (-pair[1], tie_rank.get(id_order_key(pair[0]), unlisted)))
+    return rank_by_score((ids[key], math.fsum(parts)) for key, parts in terms.items())
