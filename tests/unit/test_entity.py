@@ -22,7 +22,6 @@ from redstring import (
     VectorRecord,
 )
 from redstring.domain.blocking import MAX_KEYED_ALIASES, blocking_keys_for
-from redstring.domain.entity import MIN_EMBEDDED_INITIALS
 from redstring.domain.ids import entity_id_for, relationship_id_for
 from redstring.testing import make_entity, make_relationship, new_tenant
 
@@ -81,29 +80,6 @@ def test_embedding_text_holds_the_keyed_aliases_only() -> None:
     entity = make_entity(new_tenant(), "Acme", "org", properties={"aliases": aliases})
     shown = ", ".join(aliases[:MAX_KEYED_ALIASES])
     assert entity.embedding_text() == f"Acme ({shown}). org"
-
-
-@pytest.mark.parametrize(
-    ("name", "aliases", "text"),
-    [
-        ("Alder & Birchwood Foods Ltd", (), "Alder & Birchwood Foods Ltd (ABF). org"),
-        (
-            "Alder & Birchwood Foods Ltd",
-            ("Alder",),
-            "Alder & Birchwood Foods Ltd (Alder, ABF). org",
-        ),
-        ("Alder & Birchwood Foods Ltd", ("a.b.f.",), "Alder & Birchwood Foods Ltd (a.b.f.). org"),
-        ("Ada Lovelace", (), "Ada Lovelace. org"),  # two letters: not embedded
-        ("Acme", (), "Acme. org"),
-    ],
-)
-def test_embedding_text_holds_the_initials_of_three_letters_or_more(
-    name: str, aliases: tuple[str, ...], text: str
-) -> None:
-    """Unless an alias already is them."""
-    assert MIN_EMBEDDED_INITIALS == 3
-    entity = make_entity(new_tenant(), name, "org", properties={"aliases": aliases})
-    assert entity.embedding_text() == text
 
 
 def test_given_derived_fields_are_kept() -> None:

@@ -318,26 +318,6 @@ async def test_hybrid_fuses_only_the_lexical_candidates_within_the_margin() -> N
     assert _names(lexical) == ["Acme", "Acme Widgets"]  # alone, the channel ranks them all
 
 
-@pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
-async def test_initials_find_their_name_first_in_both_channels(order: tuple[int, ...]) -> None:
-    """`ABF`: the semantic channel meets the initials embedded with the name, so it agrees
-    with the lexical channel's initials match, whatever the ids."""
-    tenant = new_tenant()
-    ids = sorted((uuid.uuid4() for _ in range(3)), key=id_order_key)
-    names = ["Alder & Birchwood Foods Ltd", "Abbot Fisheries", "Zephyr Holdings Inc"]
-    entities = [
-        make_entity(tenant, name, "org", entity_id=ids[i])
-        for name, i in zip(names, order, strict=True)
-    ]
-    retriever, _ = await _retriever(entities)
-    semantic = await retriever.retrieve("ABF", tenant, k=1, mode=RetrievalMode.SEMANTIC)
-    assert _names(semantic) == ["Alder & Birchwood Foods Ltd"]
-    hybrid = await retriever.retrieve("ABF", tenant, k=3)
-    assert _names(hybrid)[0] == "Alder & Birchwood Foods Ltd"
-    assert hybrid.matches[0].semantic is not None
-    assert hybrid.matches[0].lexical is not None
-
-
 async def test_dangling_match_is_skipped_without_backfill() -> None:
     """A bad row (no entity) before good rows: skip it and go on, but do not refill to k."""
     tenant = new_tenant()

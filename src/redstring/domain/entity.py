@@ -7,12 +7,7 @@ from typing import Any, Self
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from redstring.domain.blocking import (
-    MAX_KEYED_ALIASES,
-    blocking_keys_for,
-    name_initials,
-    query_initials,
-)
+from redstring.domain.blocking import MAX_KEYED_ALIASES, blocking_keys_for
 from redstring.domain.errors import InvalidFieldsError
 from redstring.domain.ids import TenantId, entity_id_for, tenant_id_of
 from redstring.domain.normalization import normalize_name
@@ -21,9 +16,6 @@ from redstring.domain.record import EntityIdField, Record, TenantIdField
 from redstring.domain.text import check_nonblank, check_storable
 
 # The fields an entity derives, and those it derives them from.
-# A name's initials are embedded with it from this many letters: two (a person's `JS`)
-# stand for too many names to point the semantic channel anywhere.
-MIN_EMBEDDED_INITIALS = 3
 _DERIVED = frozenset({"normalized_name", "blocking_keys"})
 _DERIVED_FROM = frozenset({"name", "entity_type", "properties"})
 
@@ -115,22 +107,11 @@ class Entity(Record):
         return string_values(self.properties)
 
     def embedding_text(self) -> str:
-        """What the semantic channel embeds for this entity: name, then in brackets its
-        keyed aliases and the name's initials of `MIN_EMBEDDED_INITIALS` letters or more
-        (unless an alias is them), type, description (`IBM (International Business
-        Machines). company`; `Alder & Birchwood Foods Ltd (ABF). company`).
-
-        The initials let a query that is them (`ABF`) meet the name in the semantic
-        channel too, as it does in the lexical one (`name_initials`)."""
-        others = alias_names(self.properties)[:MAX_KEYED_ALIASES]
-        initials = name_initials(self.name)
-        if (
-            initials is not None
-            and len(initials) >= MIN_EMBEDDED_INITIALS
-            and all(query_initials(alias) != initials for alias in others)
-        ):
-            others = [*others, initials.upper()]
-        name = f"{self.name} ({', '.join(others)})" if others else self.name
+        """What the semantic channel embeds for this entity: name, then its keyed aliases
+        in brackets, type, description (`IBM (International Business Machines).
+        company`)."""
+        aliases = alias_names(self.properties)[:MAX_KEYED_ALIASES]
+        name = f"{self.name} ({', '.join(aliases)})" if aliases else self.name
         parts = [name, self.entity_type]
         if self.description:
             parts.append(self.description)
