@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 from rapidfuzz import fuzz, process
 
+from redstring.domain.blocking import MIN_PREFIX_LENGTH
 from redstring.domain.name_forms import canonical_tokens, identifying_tokens
 from redstring.domain.normalization import normalize_name
 
@@ -56,10 +57,10 @@ COVERAGE_WEIGHT = 0.8
 CONFLICT_POWER = 2
 # The joined-word comparison counts from this ratio up.
 JOINED_FLOOR = 0.85
-# An unfinished last query word of at least this many letters matches a word it
-# begins with `PREFIX_CREDIT` plus up to `PREFIX_SPAN` for the share of it typed:
-# always less than the whole word, so a finished word wins.
-MIN_PREFIX_LENGTH = 3
+# An unfinished last query word of at least `MIN_PREFIX_LENGTH` letters (the length
+# the lexical channel seeks it from) matches a word it begins with `PREFIX_CREDIT` plus
+# up to `PREFIX_SPAN` for the share of it typed: always less than the whole word, so a
+# finished word wins.
 PREFIX_CREDIT = 0.75
 PREFIX_SPAN = 0.2
 # An unfinished last word's likeness to a word it does not begin counts this much.
