@@ -63,21 +63,16 @@ async def timed_load(backend: str, entities: int, latency: float, batch_size: in
     from bench.neo4j_cleanup import Written
     from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_driver
 
-    driver = connect_driver(
-        os.environ["NEO4J_URI"], (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
-    )
-    written = Written(driver, tenants=[tenant])
-    try:
+    auth = (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
+    async with (
+        connect_driver(os.environ["NEO4J_URI"], auth) as driver,
+        Written(driver, tenants=[tenant]),
+    ):
         graph, vectors = Neo4jGraphStore(driver), Neo4jVectorStore(driver, DIMENSION)
         await graph.ensure_schema()
         await vectors.ensure_schema()
         services = Redstring(embeddings=provider, vectors=vectors, graph=graph)
         return await timed_ingest(records, services, batch_size)
-    finally:
-        try:
-            await written.remove()
-        finally:
-            await driver.close()
 
 
 async def timed_ingest(

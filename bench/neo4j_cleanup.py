@@ -1,8 +1,8 @@
 """The removal of what a bench run wrote into Neo4j, run at its end.
 
 A bench may run against a user's own server, which must be left as the run found
-it. A bench records what it writes in a `Written` and calls `remove` in a
-`finally`, after its timings, so that a failed run is cleaned up too:
+it. A bench records what it writes in a `Written`, used as `async with` (or calls
+`remove` in a `finally`), after its timings, so that a failed run is cleaned up too:
 
 - the nodes of each tenant it wrote: entities (with their `LOOKUP_KEY` loops
   and `RELATES` edges) and their vectors under each label it wrote to;
@@ -23,6 +23,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Self
 
 import neo4j
 
@@ -53,6 +54,13 @@ class Written:
         self.tenants.clear()
         own = [label for label in self.vector_labels if label != DEFAULT_VECTOR_LABEL]
         await drop_schema_of_empty(self.driver, own)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """`remove`, however the block ends."""
+        await self.remove()
 
 
 async def delete_tenants(

@@ -158,11 +158,13 @@ def local_server_pid(uri: str) -> int | None:
 
 async def main(size: int, loads: int, pid: int | None, seed: int, idle: Idle) -> None:
     uri = os.environ["NEO4J_URI"]
-    driver = connect_driver(uri, (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"]))
-    graph = Neo4jGraphStore(driver)
-    vectors = Neo4jVectorStore(driver, DIMENSION, label=LABEL)
-    written = Written(driver, vector_labels=(LABEL,))
-    try:
+    auth = (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
+    async with (
+        connect_driver(uri, auth) as driver,
+        Written(driver, vector_labels=(LABEL,)) as written,
+    ):
+        graph = Neo4jGraphStore(driver)
+        vectors = Neo4jVectorStore(driver, DIMENSION, label=LABEL)
         await graph.ensure_schema()
         await vectors.ensure_schema()
         if pid is None:
@@ -171,11 +173,6 @@ async def main(size: int, loads: int, pid: int | None, seed: int, idle: Idle) ->
             print(f"Neo4j at {uri}, pid {pid}")
         for n in range(loads):
             await load(written, graph, vectors, pid, idle, size, seed + n)
-    finally:
-        try:
-            await written.remove()
-        finally:
-            await driver.close()
 
 
 if __name__ == "__main__":

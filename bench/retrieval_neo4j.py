@@ -112,14 +112,14 @@ async def main(
     keep: bool,
 ) -> None:
     """The run, then the removal of what it wrote (all but its tenant with `keep`)."""
-    driver = connect_driver(
-        os.environ["NEO4J_URI"], (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
-    )
-    written = Written(driver, vector_labels=(LABEL, SIDE_LABEL))
-    tenant = reuse or TenantId(uuid.uuid4())
-    if not keep:
-        written.tenant(tenant)
-    try:
+    auth = (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
+    async with (
+        connect_driver(os.environ["NEO4J_URI"], auth) as driver,
+        Written(driver, vector_labels=(LABEL, SIDE_LABEL)) as written,
+    ):
+        tenant = reuse or TenantId(uuid.uuid4())
+        if not keep:
+            written.tenant(tenant)
         await measure(
             driver,
             written,
@@ -132,11 +132,6 @@ async def main(
             reference,
             misspelt_count,
         )
-    finally:
-        try:
-            await written.remove()
-        finally:
-            await driver.close()
 
 
 async def measure(

@@ -234,8 +234,7 @@ async def main() -> None:
         )
         for m, ef_construction, expansion in indexes
     ]
-    written = Written(driver, vector_labels=tuple(labels))
-    try:
+    async with driver, Written(driver, vector_labels=tuple(labels)) as written:
         for label, setting in zip(labels, indexes, strict=True):
             tenant = written.tenant(new_tenant())
             records = [
@@ -259,11 +258,6 @@ async def main() -> None:
             print("| search | recall | named@k | median ms |\n|---|---|---|---|")
             for name, t in tallies.items():
                 print(t.row(name, named="type" not in name))
-    finally:
-        try:
-            await written.remove()
-        finally:
-            await driver.close()
 
 
 if __name__ == "__main__":
