@@ -109,7 +109,7 @@ def environment(neo4j: bool) -> dict[str, str]:
 # module's docstring): a run may leave these behind.
 SHARED_SCHEMA = frozenset(
     [statement.split()[2] for statement in cypher.GRAPH_SCHEMA]
-    + [f"redstring_{DEFAULT_VECTOR_LABEL.lower()}_identity"]
+    + [cypher.vector_constraint_name(DEFAULT_VECTOR_LABEL)]
     + [cypher.vector_index_name(DEFAULT_VECTOR_LABEL)]
 )
 

@@ -112,12 +112,11 @@ class _Cleaner:
     def drop_run_labels(self) -> None:
         """Each of the run's labels: its index first, so the nodes go without updating it."""
         for label in sorted(_RUN_LABELS):
-            prefix = cypher.vector_index_name(label).removesuffix("_embedding")
-            self._run(f"DROP INDEX {prefix}_embedding IF EXISTS")
+            self._run(f"DROP INDEX {cypher.vector_index_name(label)} IF EXISTS")
             self._run(
                 f"MATCH (v:{label}) CALL (v) {{ DETACH DELETE v }} IN TRANSACTIONS OF 10000 ROWS"
             )
-            self._run(f"DROP CONSTRAINT {prefix}_identity IF EXISTS")
+            self._run(f"DROP CONSTRAINT {cypher.vector_constraint_name(label)} IF EXISTS")
 
     def assert_nothing_left(self) -> None:
         [left] = self._run(

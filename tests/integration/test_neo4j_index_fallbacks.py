@@ -378,7 +378,7 @@ async def _drop_label(driver: neo4j.AsyncDriver, label: str) -> None:
     await _drop_index(driver, label)
     async with driver.session() as session:
         await (await session.run(f"MATCH (v:{label}) DETACH DELETE v")).consume()
-        constraint = cypher.vector_index_name(label).removesuffix("_embedding") + "_identity"
+        constraint = cypher.vector_constraint_name(label)
         await (await session.run(f"DROP CONSTRAINT {constraint} IF EXISTS")).consume()
 
 

@@ -59,7 +59,7 @@ async def poor_index(driver: neo4j.AsyncDriver) -> AsyncIterator[tuple[str, Tena
             for statement in (
                 f"MATCH (v:{label}) DETACH DELETE v",
                 f"DROP INDEX {cypher.vector_index_name(label)} IF EXISTS",
-                f"DROP CONSTRAINT redstring_{label.lower()}_identity IF EXISTS",
+                f"DROP CONSTRAINT {cypher.vector_constraint_name(label)} IF EXISTS",
             ):
                 await (await session.run(statement)).consume()
 

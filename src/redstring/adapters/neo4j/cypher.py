@@ -224,6 +224,11 @@ def vector_index_name(label: str) -> str:
     return f"redstring_{vector_label(label).lower()}_embedding"
 
 
+def vector_constraint_name(label: str) -> str:
+    """The identity constraint of `label`'s vector nodes (`vector_schema`)."""
+    return f"redstring_{vector_label(label).lower()}_identity"
+
+
 def vector_schema(
     label: str, dimension: int, *, hnsw_m: int, hnsw_ef_construction: int
 ) -> tuple[str, ...]:
@@ -236,7 +241,7 @@ def vector_schema(
     upserts about 10% faster."""
     lab, index = vector_label(label), vector_index_name(label)
     return (
-        f"CREATE CONSTRAINT redstring_{lab.lower()}_identity IF NOT EXISTS "
+        f"CREATE CONSTRAINT {vector_constraint_name(label)} IF NOT EXISTS "
         f"FOR (v:{lab}) REQUIRE (v.tenant_id, v.entity_id) IS UNIQUE",
         f"CYPHER 25 CREATE VECTOR INDEX {index} IF NOT EXISTS FOR (v:{lab}) ON v.embedding "
         f"WITH [v.tenant_id, v.entity_type] "
