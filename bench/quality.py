@@ -1,12 +1,12 @@
 """Benchmark: retrieval quality against neo4j-graphrag, and per-keystroke latency.
 
     make neo4j-start && set -a && . .cache/neo4j/env && set +a
-    .venv/bin/python -m bench.quality [--sets febrl,geonames,organisations,typeahead]
+    .venv/bin/python -m bench.quality [--sets febrl,geonames,organisations,typeahead,descriptions]
         [--size 3000] [--queries 400] [--providers default,hashing,minilm]
         [--keystroke-size 100000] [--keystroke-words 60] [--plots docs/quality]
         [--markdown FILE] [--no-neo4j] [--tiny]
 
-Four sets (`bench/quality_sets.py`), each in a fresh tenant of one Neo4j,
+Five sets (`bench/quality_sets.py`), each in a fresh tenant of one Neo4j,
 each embedded once per provider, the same vectors handed to every system
 (`bench/quality_systems.py`): redstring's three modes over the Neo4j
 adapters and over the in-memory stores, neo4j-graphrag's HybridRetriever

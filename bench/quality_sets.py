@@ -650,11 +650,152 @@ def typeahead(tenant: TenantId, size: int, count: int, seed: int) -> QualitySet:
     return QualitySet("typeahead", entities, queries)
 
 
+# --- Descriptions: a company described, not named -----------------------------------
+
+INDUSTRIES = [
+    "industrial equipment",
+    "logistics",
+    "semiconductors",
+    "food and beverage",
+    "aerospace",
+    "software",
+    "renewable energy",
+    "biotechnology",
+    "retail",
+    "banking",
+    "insurance",
+    "textiles",
+    "shipping",
+    "mining",
+    "pharmaceuticals",
+    "telecommunications",
+    "construction",
+    "agriculture",
+    "chemicals",
+    "publishing",
+]
+COUNTRY_COUNT = 8
+# The words a description query calls a company by (none is a word of its name).
+COMPANY_NOUNS = ["company", "firm", "business"]
+
+
+def descriptions(tenant: TenantId, size: int, count: int, seed: int) -> QualitySet:
+    """A small world: made-up countries and cities, the `INDUSTRIES`, and organisations
+    (names as in `organisations`), each described as the demo's companies are (`X is
+    a software company headquartered in Y, founded in 1987.`). A query describes one
+    organisation in other words, never naming it, and the attributes it gives are
+    those of that organisation alone. Kinds: place (industry and city), based (the
+    same, the city first), founded (industry, city and year), year (industry and year,
+    no place). The city or industry a query mentions is an entity too, which the
+    lexical channel finds by name."""
+    rng = random.Random(seed)
+    countries = [made_up_word(rng, rng.randint(2, 3)).capitalize() for _ in range(COUNTRY_COUNT)]
+    city_count = max(COUNTRY_COUNT, size // 10)
+    places: dict[str, tuple[str, str]] = {}
+    while len(places) < city_count:
+        words = [
+            made_up_word(rng, rng.randint(2, 3)).capitalize() for _ in range(rng.randint(1, 2))
+        ]
+        name = " ".join(words)
+        places.setdefault(fold(name), (name, rng.choice(countries)))
+    cities = [name for name, _ in places.values()]
+    entities = [
+        Entity(
+            id=EntityId(uuid.uuid5(NAMESPACE, f"country:{name}")),
+            tenant_id=tenant,
+            name=name,
+            entity_type="country",
+            description=f"{name}, a country.",
+        )
+        for name in countries
+    ]
+    entities += [
+        Entity(
+            id=EntityId(uuid.uuid5(NAMESPACE, f"city:{name}")),
+            tenant_id=tenant,
+            name=name,
+            entity_type="city",
+            description=f"{name}, a city in {country}.",
+        )
+        for name, country in places.values()
+    ]
+    entities += [
+        Entity(
+            id=EntityId(uuid.uuid5(NAMESPACE, f"industry:{industry}")),
+            tenant_id=tenant,
+            name=industry.title(),
+            entity_type="industry",
+            description=f"The {industry} industry.",
+        )
+        for industry in INDUSTRIES
+    ]
+    taken = {fold(e.name) for e in entities}
+    facts: dict[EntityId, tuple[str, str, int]] = {}
+    while len(entities) < size:
+        words, legal = organisation_name(rng)
+        name = " ".join([*words, legal])
+        if len(set(words)) < len(words) or fold(" ".join(words)) in taken:
+            continue
+        taken.add(fold(" ".join(words)))
+        # An industry none of whose words is in the name, so a query never names it.
+        named = set(fold(name).split())
+        industry = rng.choice([i for i in INDUSTRIES if not named & set(i.split())])
+        city, year = rng.choice(cities), rng.randint(1850, 2020)
+        company = Entity(
+            id=EntityId(uuid.uuid5(NAMESPACE, f"company:{name}")),
+            tenant_id=tenant,
+            name=name,
+            entity_type="company",
+            description=(
+                f"{name} is a {industry} company headquartered in {city}, founded in {year}."
+            ),
+        )
+        entities.append(company)
+        facts[company.id] = (industry, city, year)
+    # What each kind gives away, and how many organisations share it.
+    shared = Counter(
+        key
+        for industry, city, year in facts.values()
+        for key in ((industry, city), (industry, city, year), (industry, year))
+    )
+
+    def noun() -> str:
+        return rng.choice(COMPANY_NOUNS)
+
+    def place(e: Entity) -> str | None:
+        industry, city, _ = facts[e.id]
+        return f"{industry} {noun()} in {city}" if shared[industry, city] == 1 else None
+
+    def based(e: Entity) -> str | None:
+        industry, city, _ = facts[e.id]
+        if shared[industry, city] != 1:
+            return None
+        return f"{noun()} based in {city} working in {industry}"
+
+    def founded(e: Entity) -> str | None:
+        industry, city, year = facts[e.id]
+        if shared[industry, city, year] != 1:
+            return None
+        return f"{city} {industry} {noun()} established in {year}"
+
+    def year(e: Entity) -> str | None:
+        industry, _, founding = facts[e.id]
+        return (
+            f"{industry} {noun()} founded {founding}" if shared[industry, founding] == 1 else None
+        )
+
+    companies = [e for e in entities if e.id in facts]
+    makers = {"place": place, "based": based, "founded": founded, "year": year}
+    queries = spread(makers, companies, count, rng, taken)
+    return QualitySet("descriptions", entities, queries)
+
+
 BUILDERS: dict[str, Callable[[TenantId, int, int, int], QualitySet]] = {
     "febrl": febrl,
     "geonames": geonames,
     "organisations": organisations,
     "typeahead": typeahead,
+    "descriptions": descriptions,
 }
 
 

@@ -1,4 +1,4 @@
-"""The organisations set of `bench.quality`: its aliases and the queries made of them.
+"""The organisations and descriptions sets of `bench.quality`: how their queries are made.
 
 The set is written in `bench/quality_sets.py` (no package data), so it is built
 here at a small size. What is pinned: the set is the same on every build, one
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import uuid
 
 import pytest
@@ -20,6 +21,7 @@ from bench.quality_sets import (
     QualitySet,
     acronym_of,
     alias_query,
+    descriptions,
     edit_distance,
     fold,
     organisations,
@@ -135,3 +137,56 @@ def test_alias_query_types_one_of_the_aliases() -> None:
     assert typos
     assert all(edit_distance(fold(t), "alder birchwood") == 1 for t in typos)
     assert alias_query([], rng) is None
+
+
+@pytest.fixture(scope="module")
+def described() -> QualitySet:
+    return descriptions(TENANT, 600, 120, 1)
+
+
+def facts_of(company: Entity) -> tuple[str, str, str]:
+    """Industry, city and year, read back from the description."""
+    match = re.fullmatch(
+        r".+ is an? (.+) company headquartered in (.+), founded in (\d{4})\.",
+        company.description or "",
+    )
+    assert match, company.description
+    industry, city, year = match.groups()
+    return industry, city, year
+
+
+def test_the_descriptions_set_is_the_same_on_every_build(described: QualitySet) -> None:
+    again = descriptions(TENANT, 600, 120, 1)
+    assert again.entities == described.entities
+    assert again.queries == described.queries
+    assert len(described.entities) == 600
+    assert set(described.kinds()) == {"place", "based", "founded", "year"}
+
+
+def test_a_description_query_gives_facts_of_its_answer_alone(described: QualitySet) -> None:
+    companies = [e for e in described.entities if e.entity_type == "company"]
+    by_id = {e.id: e for e in companies}
+    facts = {e.id: facts_of(e) for e in companies}
+    for query in described.queries:
+        industry, city, year = facts[query.answer]
+        given = (
+            [industry]
+            + ([city] if query.kind != "year" else [])
+            + ([year] if query.kind in ("founded", "year") else [])
+        )
+        assert all(fact in query.text for fact in given), query
+        if query.kind == "year":
+            assert city not in query.text
+        sharing = [i for i, f in facts.items() if all(fact in f for fact in given)]
+        assert sharing == [query.answer], query
+        # Described, never named: no word of the answer's name is in the query.
+        name_words = set(fold(by_id[query.answer].name).split())
+        assert not name_words & set(fold(query.text).split()), query
+
+
+def test_what_a_description_mentions_is_an_entity_of_the_set(described: QualitySet) -> None:
+    names = {fold(e.name): e.entity_type for e in described.entities}
+    for query in described.queries:
+        industry, city, _ = facts_of(next(e for e in described.entities if e.id == query.answer))
+        assert names[fold(industry)] == "industry"
+        assert names[fold(city)] == "city"
