@@ -4,14 +4,19 @@ that is the initials of a name or an alias scores `INITIALS_MATCH`."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
+from redstring import Entity
 from redstring.domain.lexical import (
     EXACT_PROPERTY,
     INITIALS_MATCH,
     PROPERTY_WEIGHT,
+    lexical_matches,
     lexical_score,
     lexical_scores,
+    lexical_votes,
 )
 from redstring.domain.ranking import LEXICAL_VOTE_MARGIN
 from redstring.domain.similarity import string_similarity
@@ -120,3 +125,56 @@ def test_an_equal_name_or_alias_ranks_above_initials() -> None:
     named = make_entity(TENANT, "ABF")
     aliased = make_entity(TENANT, "Zephyr", properties={"aliases": ("ABF",)})
     assert lexical_scores("ABF", [named, aliased, ALDER]) == [1.0, EXACT_PROPERTY, INITIALS_MATCH]
+
+
+PORT_ALDMERE = make_entity(TENANT, "Port Aldmere", "city")
+ACME = make_entity(
+    TENANT, "Acme Corp", "company", properties={"aliases": ("ACME",), "city": "Port Aldmere"}
+)
+
+
+def mentioned(query: str, entities: list[Entity]) -> list[bool]:
+    return lexical_matches(query, entities).mentioned
+
+
+def test_a_description_merely_mentions_the_names_it_holds() -> None:
+    query = "industrial equipment company in Port Aldmere"
+    assert mentioned(query, [PORT_ALDMERE, ACME]) == [True, True]
+    # The score does not change, the vote does: the city still ranks first by name.
+    matches = lexical_matches(query, [PORT_ALDMERE, ACME])
+    assert matches.scores == lexical_scores(query, [PORT_ALDMERE, ACME])
+    assert matches.scores[0] == string_similarity(query, "Port Aldmere") > 0.75
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Port Aldmere",
+        "port aldmer",  # a typo, the last word unfinished
+        "Port Aldmere city",  # a word more, but the name explains most of the query
+        "Aldmere",  # part of the name: the query is wholly explained
+    ],
+)
+def test_a_query_that_names_the_entity_does_not_merely_mention_it(query: str) -> None:
+    assert mentioned(query, [PORT_ALDMERE]) == [False]
+
+
+def test_initials_and_aliases_name_the_entity() -> None:
+    assert mentioned("AC", [ACME]) == [False]  # the initials of `Acme Corp`
+    assert mentioned("acme", [ACME]) == [False]  # the alias
+    assert mentioned("acme software maker in Lowen", [ACME]) == [True]
+
+
+def test_a_name_the_query_shares_nothing_with_is_not_mentioned() -> None:
+    # Only a mention loses the vote, not a candidate the query does not hold at all.
+    stranger = make_entity(TENANT, "Kestrel Bay", "city")
+    assert mentioned("software company in Port Aldmere", [stranger]) == [False]
+    assert lexical_matches("software company in Port Aldmere", []) == ([], [])
+
+
+def test_the_lexical_vote_drops_a_mention_and_keeps_the_margin() -> None:
+    city, agency, far = (uuid.uuid4() for _ in range(3))
+    ranked = [(city, 0.96), (agency, 0.95), (far, 0.5)]
+    assert lexical_votes(ranked, {city}) == [(agency, 0.95)]
+    assert lexical_votes(ranked, set()) == ranked[:2]
+    assert lexical_votes([], {city}) == []

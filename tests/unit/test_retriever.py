@@ -140,6 +140,50 @@ async def test_channel_scores_are_kept_and_none_differs_from_zero() -> None:
     assert by_name["Ada Lovelace"].score == pytest.approx(1 / 61)
 
 
+@pytest.mark.parametrize("mode", [RetrievalMode.HYBRID, RetrievalMode.LEXICAL])
+async def test_hybrid_gives_no_lexical_vote_to_a_name_the_query_merely_mentions(
+    mode: RetrievalMode,
+) -> None:
+    """`software company in Port Aldmere` describes a company: the city it mentions is
+    the lexical channel's best, but no vote in HYBRID (docs/adr/0003), where it would
+    add its lexical first place to its semantic second and outrank the company."""
+    tenant = new_tenant()
+    low, high = sorted((uuid.uuid4() for _ in range(2)), key=id_order_key)
+    city = make_entity(tenant, "Port Aldmere", "city", entity_id=low)
+    company = make_entity(tenant, "Glasswing", "company", entity_id=high)
+    graph = InMemoryGraphStore()
+    await graph.upsert_entities([city, company])
+    embeddings = HashingEmbeddingProvider(DIM)
+    query = "software company in Port Aldmere"
+    [query_vector] = await embeddings.embed_query([query])
+    vectors = InMemoryVectorStore(DIM)
+    await vectors.upsert(
+        [
+            VectorRecord(
+                entity_id=company.id,
+                tenant_id=tenant,
+                vector=tuple(query_vector),
+                entity_type="company",
+            ),
+            VectorRecord(
+                entity_id=city.id,
+                tenant_id=tenant,
+                vector=tuple(-x for x in query_vector),
+                entity_type="city",
+            ),
+        ]
+    )
+    retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+    result = await retriever.retrieve(query, tenant, k=2, mode=mode)
+    if mode is RetrievalMode.HYBRID:
+        assert _names(result) == ["Glasswing", "Port Aldmere"]
+        # The city keeps its lexical score, though it did not vote.
+        assert result.matches[1].lexical == pytest.approx(string_similarity(query, city.name))
+        assert result.matches[1].score == pytest.approx(1 / 62)
+    else:
+        assert _names(result) == ["Port Aldmere"]
+
+
 async def test_k_at_zero_one_and_above_the_corpus() -> None:
     tenant = new_tenant()
     entities = [make_entity(tenant, n) for n in ("Acme Corp", "Acme Widgets", "Acme Labs")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
@@ -12,6 +13,7 @@ from redstring.domain.similarity import (
     CANONICAL_MATCH,
     MIN_PREFIX_LENGTH,
     TOKEN_FLOOR,
+    compare_names,
     string_similarities,
     string_similarity,
 )
@@ -191,3 +193,56 @@ def test_canonical_forms_rank_above_another_legal_form() -> None:
     assert string_similarity("ACME Corporation", "Acme Corp") > string_similarity(
         "ACME Corporation", "Acme Ltd"
     )
+
+
+def test_a_name_the_query_mentions_is_wholly_matched_but_explains_little_of_it() -> None:
+    query = "software company in Port Aldmere"
+    found = compare_names(query, ["Port Aldmere", "Acme Software Ltd", "Kestrel Bay"])
+    assert found.candidate_share[0] == 1.0
+    # `company` is a legal form and `in` a stopword: the query says `software port aldmere`.
+    assert found.query_share[0] == pytest.approx(len("portaldmere") / len("softwareportaldmere"))
+    assert found.query_share[1] == pytest.approx(len("software") / len("softwareportaldmere"))
+    assert found.candidate_share[1] == pytest.approx(len("software") / len("acmesoftware"))
+    assert (found.query_share[2], found.candidate_share[2]) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ("ACME Corp.", "acme corp"),  # equal once normalised
+        ("ACME Corporation", "Acme Corp"),  # canonical: the legal form read alike
+        ("Lovelace Ada", "Ada Lovelace"),  # reordered
+    ],
+)
+def test_names_alike_as_wholes_explain_each_other_wholly(query: str, name: str) -> None:
+    found = compare_names(query, [name])
+    assert (found.query_share[0], found.candidate_share[0]) == (1.0, 1.0)
+
+
+def test_shares_count_each_word_at_its_likeness_and_joined_spellings_as_one_word() -> None:
+    typo = compare_names("Acme Holdngs", ["Acme Holdings"])
+    likeness = fuzz.ratio("holdngs", "holdings") / 100
+    assert typo.query_share[0] == pytest.approx((4 + 7 * likeness) / 11)
+    assert typo.candidate_share[0] == pytest.approx((4 + 8 * likeness) / 12)
+    joined = compare_names("MacDonald", ["Mac Donald"])
+    assert (joined.query_share[0], joined.candidate_share[0]) == (1.0, 1.0)
+
+
+def test_an_unfinished_last_word_counts_at_its_credit_only_when_open_ended() -> None:
+    closed = compare_names("Ada Lov", ["Ada Lovelace"])
+    opened = compare_names("Ada Lov", ["Ada Lovelace"], open_end=True)
+    assert closed.query_share[0] < opened.query_share[0] < 1.0
+    assert opened.query_share[0] > 0.9
+
+
+def test_a_comparison_of_many_is_each_candidates_alone() -> None:
+    # Repeated and blank candidates included; the similarity is `string_similarities`'.
+    query = "software company in Port Aldmere"
+    names = ["Port Aldmere", "", "Acme Software Ltd", "Port Aldmere"]
+    together = compare_names(query, names)
+    assert together.similarity.tolist() == string_similarities(query, names).tolist()
+    for i, name in enumerate(names):
+        alone = compare_names(query, [name])
+        assert [part[i] for part in together] == [part[0] for part in alone]
+    blank = compare_names("", ["", "x"])
+    assert [part.tolist() for part in blank] == [[1.0, 0.0]] * 3

@@ -19,8 +19,8 @@ from redstring.domain.blocking import (
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.ids import EntityId, TenantId, tenant_id_of
-from redstring.domain.lexical import LexicalCandidate, lexical_scores
-from redstring.domain.ranking import LEXICAL_VOTE_MARGIN, rank_by_score, within_margin
+from redstring.domain.lexical import LexicalCandidate, lexical_matches, lexical_votes
+from redstring.domain.ranking import rank_by_score
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.vectors import has_direction
 from redstring.ports.candidate_reader import CandidateReader
@@ -40,8 +40,9 @@ class Retriever:
     `lexical_score`; lexical recall is bounded by blocking, so an entity
     that shares no key with the query is never a lexical candidate. In HYBRID
     the lexical channel votes in fusion only for its candidates scoring within
-    `LEXICAL_VOTE_MARGIN` of its best, unless the semantic channel ranked
-    nothing (docs/adr/0003). Each
+    `LEXICAL_VOTE_MARGIN` of its best that the query does not merely mention
+    (`lexical_matches`), unless the semantic channel ranked nothing
+    (docs/adr/0003). Each
     channel is asked for `k * overfetch` candidates, because an entity just
     past `k` in both channels can win fusion. Filters apply before `k`.
     At most `max_block_size` candidates are read per blocking key and
@@ -150,12 +151,13 @@ class Retriever:
             entity_types=entity_types,
         )
         semantic = rank_by_score((m.entity_id, m.score) for m in found.semantic)[:fetch]
-        lexical = _lexical_ranking(query, tenant_id, found.lexical, fetch, entity_types)
+        lexical, mentioned = _lexical_ranking(query, tenant_id, found.lexical, fetch, entity_types)
         # Against the semantic channel, the lexical channel votes only for the candidates
-        # it believes, those within `LEXICAL_VOTE_MARGIN` of its best; alone (LEXICAL, or
-        # a semantic channel that ranked nothing) it ranks them all.
+        # it believes, those within `LEXICAL_VOTE_MARGIN` of its best that the query does
+        # not merely mention; alone (LEXICAL, or a semantic channel that ranked nothing)
+        # it ranks them all.
         votes = (
-            within_margin(lexical, margin=LEXICAL_VOTE_MARGIN)
+            lexical_votes(lexical, mentioned)
             if mode is RetrievalMode.HYBRID and semantic
             else lexical
         )
@@ -193,10 +195,11 @@ def _lexical_ranking(
     found: Sequence[LexicalCandidate],
     fetch: int,
     entity_types: Sequence[str] | None,
-) -> list[tuple[EntityId, float]]:
-    """The best `fetch` of the lexical candidates by `lexical_score`, ties by id."""
+) -> tuple[list[tuple[EntityId, float]], set[EntityId]]:
+    """The best `fetch` of the lexical candidates by `lexical_score`, ties by id, and
+    those of them the query merely mentions (`lexical_matches`)."""
     if not found:
-        return []
+        return [], set()
     wanted = None if entity_types is None else set(entity_types)
     # The store answers each candidate once (the port's contract); `rank_by_score`
     # would still keep one of each id.
@@ -206,16 +209,17 @@ def _lexical_ranking(
         for c in found
         if c.tenant_id.int == tenant and (wanted is None or c.entity_type in wanted)
     ]
-    scores = lexical_scores(query, kept)
-    return rank_by_score(_at_least_as_good(kept, scores, fetch))[:fetch]
+    matches = lexical_matches(query, kept)
+    best = _at_least_as_good(matches.scores, fetch)
+    ranking = rank_by_score((kept[i].id, matches.scores[i]) for i in best)[:fetch]
+    return ranking, {kept[i].id for i in best if matches.mentioned[i]}
 
 
-def _at_least_as_good(
-    candidates: list[LexicalCandidate], scores: list[float], count: int
-) -> list[tuple[EntityId, float]]:
-    """The candidates scoring at least the `count`-th best score, ties included: all
-    that can reach the top `count`, so only these need the total order's sort."""
-    if len(candidates) <= count:
-        return [(c.id, score) for c, score in zip(candidates, scores, strict=True)]
+def _at_least_as_good(scores: list[float], count: int) -> list[int]:
+    """The indexes of the scores at least the `count`-th best, ties included: the
+    candidates that can reach the top `count`, so only these need the total order's
+    sort."""
+    if len(scores) <= count:
+        return list(range(len(scores)))
     bar = float(np.partition(np.asarray(scores), len(scores) - count)[len(scores) - count])
-    return [(c.id, score) for c, score in zip(candidates, scores, strict=True) if score >= bar]
+    return [i for i, score in enumerate(scores) if score >= bar]

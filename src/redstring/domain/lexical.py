@@ -14,13 +14,15 @@ as a match worth less than the whole word (`string_similarities(open_end=True)`)
 so `Ada Lov` finds `Ada Lovelace` while `Acme` still ranks `Acme` over `Acmeson`.
 A query that may be initials (`query_initials`: `ABF`) and is those of the name or
 of an alias (`name_initials`) scores at least `INITIALS_MATCH`, below any name
-whose word such a query begins.
+whose word such a query begins. A query may also merely mention an entity
+(`lexical_matches`: `software company in Port Aldmere` and the city `Port
+Aldmere`): its score stands, but it gets no lexical vote in HYBRID (`lexical_votes`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Protocol
+from collections.abc import Container, Mapping, Sequence
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -29,7 +31,8 @@ from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.normalization import normalize_name
 from redstring.domain.properties import PropertyValue, alias_names
-from redstring.domain.similarity import BELOW_EXACT, string_similarities
+from redstring.domain.ranking import LEXICAL_VOTE_MARGIN, within_margin
+from redstring.domain.similarity import BELOW_EXACT, compare_names
 
 PROPERTY_WEIGHT = 0.6
 # A property value equal to the query: the tier of a name with the same words in
@@ -39,6 +42,13 @@ EXACT_PROPERTY = BELOW_EXACT
 # every name a three-letter query begins a word of (0.56 at the least) by more than
 # the lexical vote margin, so an unfinished word is read as a beginning first.
 INITIALS_MATCH = 0.5
+# Against a semantic channel, the lexical channel votes only for candidates that
+# explain at least this share of the query (`lexical_votes`): a query naming an
+# entity, even mistyped or unfinished, is mostly its name; a description mentions
+# names among other words.
+LEXICAL_VOTE_SHARE = 0.7
+# A text of an entity counts as standing in the query from this share of it matched.
+MENTION_COVER = 0.9
 
 
 class LexicalCandidate(Protocol):
@@ -71,42 +81,100 @@ class LexicalCandidate(Protocol):
         ...
 
 
+class LexicalMatches(NamedTuple):
+    """`lexical_matches`: each entity's `lexical_score`, and whether the query merely
+    mentions it."""
+
+    scores: list[float]
+    mentioned: list[bool]
+
+
 def lexical_scores(query: str, entities: Sequence[LexicalCandidate]) -> list[float]:
     """`lexical_score(query, e)` for every entity, with one batched similarity call."""
+    return lexical_matches(query, entities).scores
+
+
+def lexical_matches(query: str, entities: Sequence[LexicalCandidate]) -> LexicalMatches:
+    """Each entity's `lexical_score`, and whether `query` merely mentions it: one of
+    the texts the score compares (name, aliases, other string values) stands in the
+    query (`MENTION_COVER` of it matched, `compare_names`), none explains
+    `LEXICAL_VOTE_SHARE` of the query, and the query is not the initials of the name
+    or of an alias. `software company in Port Aldmere` mentions the city `Port
+    Aldmere`; it does not name it. One batched comparison for both."""
+    if not entities:
+        return LexicalMatches([], [])
+    texts = _Texts(entities)
+    compared = compare_names(query, texts.texts, open_end=query_prefix(query) is not None)
     count = len(entities)
-    if not count:
-        return []
-    # The name, and the stored normalised name where it is not the name's (a caller
-    # may give one): names normalise alike, so the name alone is scored otherwise.
-    texts = [e.name for e in entities]
-    owners: list[int] = []
-    weights: list[float] = []
-    for index, entity in enumerate(entities):
-        if entity.normalized_name != normalize_name(texts[index]):
-            texts.append(entity.normalized_name)
-            owners.append(index)
-            weights.append(1.0)
-        strings = entity.property_strings()
-        if strings:
-            # An alias is another name: it counts as the name does, other values less.
-            aliases = set(alias_names(entity.properties))
-            texts += strings
-            owners += [index] * len(strings)
-            weights += [1.0 if s in aliases else PROPERTY_WEIGHT for s in strings]
-    similarities = string_similarities(query, texts, open_end=query_prefix(query) is not None)
-    scores = similarities[:count]
-    if owners:
-        found = similarities[count:]
+    scores = compared.similarity[:count]
+    explained = compared.query_share[:count]
+    covered = compared.candidate_share[:count]
+    if texts.owners:
+        owners = np.asarray(texts.owners)
+        found = compared.similarity[count:]
         # The weight is for inexact matches: 1.0 is an equal normalised value.
-        weighted = np.where(found == 1.0, EXACT_PROPERTY, np.asarray(weights) * found)
-        np.maximum.at(scores, np.asarray(owners), weighted)
-    initials = query_initials(query)
-    if initials is not None:
+        weighted = np.where(found == 1.0, EXACT_PROPERTY, np.asarray(texts.weights) * found)
+        np.maximum.at(scores, owners, weighted)
+        np.maximum.at(explained, owners, compared.query_share[count:])
+        np.maximum.at(covered, owners, compared.candidate_share[count:])
+    mentioned = (covered >= MENTION_COVER) & (explained < LEXICAL_VOTE_SHARE)
+    initials = _initials_matches(query, entities)
+    scores[initials] = np.maximum(scores[initials], INITIALS_MATCH)
+    mentioned[initials] = False
+    return LexicalMatches(scores.tolist(), mentioned.tolist())
+
+
+def lexical_votes(
+    ranked: list[tuple[EntityId, float]], mentioned: Container[EntityId]
+) -> list[tuple[EntityId, float]]:
+    """What the lexical channel votes for against a semantic channel (docs/adr/0003):
+    of its ranking `ranked` (best first), the candidates within `LEXICAL_VOTE_MARGIN`
+    of its best that the query does not merely mention (`lexical_matches`)."""
+    return [
+        vote
+        for vote in within_margin(ranked, margin=LEXICAL_VOTE_MARGIN)
+        if vote[0] not in mentioned
+    ]
+
+
+class _Texts:
+    """The texts `lexical_score` compares the query with: each entity's name first (in
+    entity order), then, owned by an entity (`owners`) and weighted (`weights`), its
+    stored normalised name where it is not the name's, and its string values."""
+
+    def __init__(self, entities: Sequence[LexicalCandidate]) -> None:
+        # The stored normalised name is scored where it is not the name's (a caller
+        # may give one): names normalise alike, so the name alone is scored otherwise.
+        self.texts = [e.name for e in entities]
+        self.owners: list[int] = []
+        self.weights: list[float] = []
         for index, entity in enumerate(entities):
-            names = [entity.name, *alias_names(entity.properties)]
-            if any(name_initials(name) == initials for name in names):
-                scores[index] = max(scores[index], INITIALS_MATCH)
-    return scores.tolist()  # type: ignore[no-any-return]
+            if entity.normalized_name != normalize_name(self.texts[index]):
+                self.texts.append(entity.normalized_name)
+                self.owners.append(index)
+                self.weights.append(1.0)
+            strings = entity.property_strings()
+            if strings:
+                # An alias is another name: it counts as the name does, other values less.
+                aliases = set(alias_names(entity.properties))
+                self.texts += strings
+                self.owners += [index] * len(strings)
+                self.weights += [1.0 if s in aliases else PROPERTY_WEIGHT for s in strings]
+
+
+def _initials_matches(query: str, entities: Sequence[LexicalCandidate]) -> list[int]:
+    """The indexes of the entities whose name or an alias has the query as initials."""
+    initials = query_initials(query)
+    if initials is None:
+        return []
+    return [
+        index
+        for index, entity in enumerate(entities)
+        if any(
+            name_initials(name) == initials
+            for name in [entity.name, *alias_names(entity.properties)]
+        )
+    ]
 
 
 def lexical_score(query: str, entity: Entity) -> float:

@@ -23,6 +23,9 @@ a name that says which one it is decides, not the filler it shares:
 No statistics of any corpus are used (docs/adr/0003). `string_similarities`
 is the same function over many candidates at once; with `open_end=True` it
 also reads the query's last word as possibly unfinished (`lexical_scores`).
+`compare_names` adds, from the same comparison, how much of the query each
+candidate explains and how much of each candidate the query does: the two
+coverages, which tell a query naming an entity from one mentioning it.
 """
 
 from __future__ import annotations
@@ -92,8 +95,11 @@ def _sums(owner: NDArray[np.intp], values: NDArray[np.float64], size: int) -> ND
     return np.bincount(owner, weights=values, minlength=size).astype(np.float64)
 
 
-def _word_scores(query: _Identity, names: list[_Identity], open_end: bool) -> NDArray[np.float64]:
-    """The word-by-word score of each of `names` (all non-empty) against `query`."""
+def _word_scores(
+    query: _Identity, names: list[_Identity], open_end: bool
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The word-by-word score of each of `names` (all non-empty) against `query`, and
+    the shares of the query and of the name each explains (`NameComparison`)."""
     q_tokens = query.tokens
     all_tokens = list(chain.from_iterable(name.tokens for name in names))
     unique = list(dict.fromkeys(all_tokens))
@@ -148,7 +154,9 @@ def _word_scores(query: _Identity, names: list[_Identity], open_end: bool) -> ND
         joined = _ratios([query.joined], [names[i].joined for i in spaced])[0]
         joined[joined < JOINED_FLOOR] = 0.0
         score[spaced] = np.maximum(score[spaced], SAME_IDENTITY * joined)
-    return score
+        query_cover[spaced] = np.maximum(query_cover[spaced], joined)
+        name_cover[spaced] = np.maximum(name_cover[spaced], joined)
+    return score, query_cover, name_cover
 
 
 def string_similarities(
@@ -160,8 +168,32 @@ def string_similarities(
     query's last identifying word may be unfinished: a candidate word it begins
     counts as a match worth less than the whole word (so no longer symmetric).
     """
+    return compare_names(query, candidates, open_end=open_end).similarity
+
+
+class NameComparison(NamedTuple):
+    """The query against each candidate: `similarity` (`string_similarities`), and how
+    much of the query each candidate explains (`query_share`) and of each candidate
+    the query does (`candidate_share`), on 0..1: the share of one side's identifying
+    letters that the other's words match, each word at its likeness (the query's
+    unfinished last word, with `open_end`, at its credit), or the joined-word
+    likeness; both 1.0 for a candidate equal to the query once normalised,
+    canonically or reordered. `Port Aldmere` is wholly in `software company in
+    Port Aldmere` (candidate share 1.0) but explains under half of it."""
+
+    similarity: NDArray[np.float64]
+    query_share: NDArray[np.float64]
+    candidate_share: NDArray[np.float64]
+
+
+def compare_names(
+    query: str, candidates: Sequence[str], *, open_end: bool = False
+) -> NameComparison:
+    """`query` against every candidate (`NameComparison`), each distinct normalised
+    candidate compared once."""
+    empty = np.zeros(0, dtype=np.float64)
     if not candidates:
-        return np.zeros(0, dtype=np.float64)
+        return NameComparison(empty, empty, empty)
     q = normalize_name(query)
     normalized = list(map(normalize_name, candidates))
     position: dict[str, int] = {}
@@ -172,25 +204,27 @@ def string_similarities(
     )
     names = list(position)
     unique = np.zeros(len(names), dtype=np.float64)
-    if not q:
-        if "" in position:
-            unique[position[""]] = 1.0
-        return unique[where]
-    present = [i for i, n in enumerate(names) if n]
+    query_share = np.zeros(len(names), dtype=np.float64)
+    name_share = np.zeros(len(names), dtype=np.float64)
+    equal = position.get(q)
+    present = [i for i, n in enumerate(names) if n] if q else []
     if present:
         query_identity = _identity(q)
         identities = [_identity(names[i]) for i in present]
-        score = _word_scores(query_identity, identities, open_end)
+        score, query_cover, name_cover = _word_scores(query_identity, identities, open_end)
         canonical = np.fromiter(
             (i.canonical == query_identity.canonical for i in identities), dtype=bool
         )
         score[canonical] = np.maximum(score[canonical], CANONICAL_MATCH)
         reordered = np.fromiter((i.words == query_identity.words for i in identities), dtype=bool)
         score[reordered] = BELOW_EXACT
+        query_cover[canonical | reordered] = name_cover[canonical | reordered] = 1.0
         unique[present] = score
-        if q in position:
-            unique[position[q]] = 1.0
-    return unique[where]
+        query_share[present] = query_cover
+        name_share[present] = name_cover
+    if equal is not None:
+        unique[equal] = query_share[equal] = name_share[equal] = 1.0
+    return NameComparison(unique[where], query_share[where], name_share[where])
 
 
 def string_similarity(a: str, b: str) -> float:
