@@ -64,7 +64,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import httpx
 from graphql import GraphQLSchema, parse
@@ -152,15 +152,24 @@ class Plan:
     seconds: float
     progress: float
     label: str
+    # Each id the clients upsert into `write_tenant`, a line each, appended before the
+    # request is sent: read back whether or not the clients' process ends well.
+    written: Path
 
 
 @dataclass
 class LoadResult:
-    """Every request of the clients: (kind, milliseconds, outcome), and the ids written."""
+    """Every request of the clients: (kind, milliseconds, outcome)."""
 
     samples: list[tuple[str, float, str]] = field(default_factory=list)
-    written: list[str] = field(default_factory=list)
     elapsed: float = 0.0
+
+
+def written_ids(path: Path) -> list[str]:
+    """The ids the clients recorded in `path` (none when they recorded nothing)."""
+    if not path.exists():
+        return []
+    return path.read_text(encoding="utf-8").split()
 
 
 # --- the corpus and the queries --------------------------------------------------------
@@ -217,16 +226,18 @@ def run_clients(plan: Plan) -> LoadResult:
 async def _clients(plan: Plan) -> LoadResult:
     result = LoadResult()
     limits = httpx.Limits(max_connections=plan.clients, max_keepalive_connections=plan.clients)
-    async with httpx.AsyncClient(
+    client = httpx.AsyncClient(
         base_url=plan.base_url, headers=plan.headers, limits=limits, timeout=60
-    ) as client:
-        await asyncio.sleep(max(0.0, plan.start_at - time.monotonic()))
-        stop_at = plan.start_at + plan.seconds
-        reporter = asyncio.create_task(_report_progress(plan, result, stop_at))
-        await asyncio.gather(
-            *(_client(n, plan, client, result, stop_at) for n in range(plan.clients))
-        )
-        reporter.cancel()
+    )
+    with plan.written.open("a", encoding="utf-8") as written:
+        async with client:
+            await asyncio.sleep(max(0.0, plan.start_at - time.monotonic()))
+            stop_at = plan.start_at + plan.seconds
+            reporter = asyncio.create_task(_report_progress(plan, result, stop_at))
+            await asyncio.gather(
+                *(_client(n, plan, client, result, written, stop_at) for n in range(plan.clients))
+            )
+            reporter.cancel()
     result.elapsed = time.monotonic() - plan.start_at
     return result
 
@@ -245,13 +256,18 @@ async def _report_progress(plan: Plan, result: LoadResult, stop_at: float) -> No
 
 
 async def _client(
-    number: int, plan: Plan, client: httpx.AsyncClient, result: LoadResult, stop_at: float
+    number: int,
+    plan: Plan,
+    client: httpx.AsyncClient,
+    result: LoadResult,
+    written: TextIO,
+    stop_at: float,
 ) -> None:
     rng = random.Random(number)
     kinds, weights = list(MIX), list(MIX.values())
     while time.monotonic() < stop_at:
         kind = rng.choices(kinds, weights)[0]
-        body = _request(kind, rng, plan, result)
+        body = request_body(kind, rng, plan, written)
         started = time.perf_counter()
         try:
             response = await client.post("/graphql", json=body)
@@ -263,7 +279,8 @@ async def _client(
         result.samples.append((kind, took, outcome_of(response)))
 
 
-def _request(kind: str, rng: random.Random, plan: Plan, result: LoadResult) -> dict[str, Any]:
+def request_body(kind: str, rng: random.Random, plan: Plan, written: TextIO) -> dict[str, Any]:
+    """A request of `kind`; an upsert's ids are written to `written` first."""
     query = rng.choice(plan.queries)
     if kind == "retrieve":
         mode = rng.choices(["HYBRID", "SEMANTIC", "LEXICAL"], [0.7, 0.15, 0.15])[0]
@@ -277,8 +294,9 @@ def _request(kind: str, rng: random.Random, plan: Plan, result: LoadResult) -> d
     for _ in range(UPSERT_BATCH):
         entity_type = rng.choice(list(KINDS))
         name = make_name(rng, entity_type)
-        result.written.append(str(entity_id_for(tenant, entity_type, name)))
+        written.write(f"{entity_id_for(tenant, entity_type, name)}\n")
         entities.append({"name": name, "entityType": entity_type, "description": f"A {name}"})
+    written.flush()
     return {
         "query": UPSERT_ENTITIES,
         "variables": {"tenant": plan.write_tenant, "entities": entities},
@@ -527,9 +545,8 @@ async def run_backend(backend: str, options: Options, folder: Path) -> None:
         async with httpx.AsyncClient(
             base_url=server.base_url, headers=options.headers, timeout=120
         ) as client:
-            # The write tenant's ids come back with the clients' results: a run whose
-            # clients failed deletes the loaded tenant's entities only.
-            written: list[str] = []
+            # The ids the clients upsert into the write tenant, recorded as they go.
+            written = folder / f"written-{backend}.txt"
             try:
                 started = time.perf_counter()
                 await load_corpus(client, tenant, entities, links)
@@ -543,13 +560,17 @@ async def run_backend(backend: str, options: Options, folder: Path) -> None:
                 await asyncio.gather(*pool_ready)
                 with pool:
                     result, probes, worst = await measure(
-                        pool, server.base_url, backend, tenant, write_tenant, entities, options
+                        pool,
+                        server.base_url,
+                        backend,
+                        (tenant, write_tenant, written),
+                        entities,
+                        options,
                     )
-                written = result.written
             finally:
                 if not options.keep:
                     await delete_all(client, tenant, [str(e.id) for e in entities])
-                    await delete_all(client, write_tenant, written)
+                    await delete_all(client, write_tenant, written_ids(written))
         report(backend, options, result, probes, worst)
     finally:
         server.stop()
@@ -560,11 +581,13 @@ async def measure(
     pool: concurrent.futures.Executor,
     base_url: str,
     backend: str,
-    tenant: str,
-    write_tenant: str,
+    tenants: tuple[str, str, Path],
     entities: list[Entity],
     options: Options,
 ) -> tuple[LoadResult, list[tuple[float, float, str]], Worst]:
+    """The clients and the probe's run; `tenants`: the loaded tenant, the write tenant
+    and the file of the ids written into it."""
+    tenant, write_tenant, written = tenants
     loop = asyncio.get_running_loop()
     start_at = time.monotonic() + 0.2
     plan = Plan(
@@ -578,6 +601,7 @@ async def measure(
         seconds=options.seconds,
         progress=options.progress,
         label=backend,
+        written=written,
     )
     worst = Worst(options.worst.k, options.worst.first, options.worst.hops)
     clients = loop.run_in_executor(pool, run_clients, plan)
