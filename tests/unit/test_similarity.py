@@ -246,3 +246,17 @@ def test_a_comparison_of_many_is_each_candidates_alone() -> None:
         assert [part[i] for part in together] == [part[0] for part in alone]
     blank = compare_names("", ["", "x"])
     assert [part.tolist() for part in blank] == [[1.0, 0.0]] * 3
+
+
+@given(names, names)
+@example("software company in Port Aldmere", "Port Aldmere")
+@example("MacDonald", "Mac Donald")
+@example("Acme Corporation", "Acme Corp")
+def test_the_coverages_mirror_each_other_and_are_bounded(a: str, b: str) -> None:
+    """How much of `a` the name `b` explains is how much of `a`, as a name, the query `b`
+    covers: one comparison read from either side."""
+    forward, backward = compare_names(a, [b]), compare_names(b, [a])
+    assert forward.query_share[0] == pytest.approx(backward.candidate_share[0])
+    assert forward.candidate_share[0] == pytest.approx(backward.query_share[0])
+    for share in (forward.query_share[0], forward.candidate_share[0]):
+        assert 0.0 <= share <= 1.0 + 1e-12
