@@ -93,13 +93,21 @@ def typo_in_name(name: str, rng: random.Random, min_length: int = 5) -> str | No
     return " ".join(words)
 
 
-def entity(tenant: TenantId, key: str, name: str, kind: str, aliases: Sequence[str] = ()) -> Entity:
+def entity(
+    tenant: TenantId,
+    key: str,
+    name: str,
+    kind: str,
+    aliases: Sequence[str] = (),
+    description: str | None = None,
+) -> Entity:
     """The entity of `key`; `aliases`, when there are any, are its `aliases` property."""
     return Entity(
         id=EntityId(uuid.uuid5(NAMESPACE, f"{kind}:{key}")),
         tenant_id=tenant,
         name=name,
         entity_type=kind,
+        description=description,
         properties={"aliases": tuple(aliases)} if aliases else {},
     )
 
@@ -700,31 +708,19 @@ def descriptions(tenant: TenantId, size: int, count: int, seed: int) -> QualityS
         places.setdefault(fold(name), (name, rng.choice(countries)))
     cities = [name for name, _ in places.values()]
     entities = [
-        Entity(
-            id=EntityId(uuid.uuid5(NAMESPACE, f"country:{name}")),
-            tenant_id=tenant,
-            name=name,
-            entity_type="country",
-            description=f"{name}, a country.",
-        )
+        entity(tenant, name, name, "country", description=f"{name}, a country.")
         for name in countries
     ]
     entities += [
-        Entity(
-            id=EntityId(uuid.uuid5(NAMESPACE, f"city:{name}")),
-            tenant_id=tenant,
-            name=name,
-            entity_type="city",
-            description=f"{name}, a city in {country}.",
-        )
+        entity(tenant, name, name, "city", description=f"{name}, a city in {country}.")
         for name, country in places.values()
     ]
     entities += [
-        Entity(
-            id=EntityId(uuid.uuid5(NAMESPACE, f"industry:{industry}")),
-            tenant_id=tenant,
-            name=industry.title(),
-            entity_type="industry",
+        entity(
+            tenant,
+            industry,
+            industry.title(),
+            "industry",
             description=f"The {industry} industry.",
         )
         for industry in INDUSTRIES
@@ -740,23 +736,18 @@ def descriptions(tenant: TenantId, size: int, count: int, seed: int) -> QualityS
         # An industry none of whose words is in the name, so a query never names it.
         named = set(fold(name).split())
         industry = rng.choice([i for i in INDUSTRIES if not named & set(i.split())])
-        city, year = rng.choice(cities), rng.randint(1850, 2020)
-        company = Entity(
-            id=EntityId(uuid.uuid5(NAMESPACE, f"company:{name}")),
-            tenant_id=tenant,
-            name=name,
-            entity_type="company",
-            description=(
-                f"{name} is a {industry} company headquartered in {city}, founded in {year}."
-            ),
+        city, founding = rng.choice(cities), rng.randint(1850, 2020)
+        description = (
+            f"{name} is a {industry} company headquartered in {city}, founded in {founding}."
         )
+        company = entity(tenant, name, name, "company", description=description)
         entities.append(company)
-        facts[company.id] = (industry, city, year)
+        facts[company.id] = (industry, city, founding)
     # What each kind gives away, and how many organisations share it.
     shared = Counter(
         key
-        for industry, city, year in facts.values()
-        for key in ((industry, city), (industry, city, year), (industry, year))
+        for industry, city, founding in facts.values()
+        for key in ((industry, city), (industry, city, founding), (industry, founding))
     )
 
     def noun() -> str:
@@ -773,10 +764,10 @@ def descriptions(tenant: TenantId, size: int, count: int, seed: int) -> QualityS
         return f"{noun()} based in {city} working in {industry}"
 
     def founded(e: Entity) -> str | None:
-        industry, city, year = facts[e.id]
-        if shared[industry, city, year] != 1:
+        industry, city, founding = facts[e.id]
+        if shared[industry, city, founding] != 1:
             return None
-        return f"{city} {industry} {noun()} established in {year}"
+        return f"{city} {industry} {noun()} established in {founding}"
 
     def year(e: Entity) -> str | None:
         industry, _, founding = facts[e.id]
@@ -785,7 +776,12 @@ def descriptions(tenant: TenantId, size: int, count: int, seed: int) -> QualityS
         )
 
     companies = [e for e in entities if e.id in facts]
-    makers = {"place": place, "based": based, "founded": founded, "year": year}
+    makers: dict[str, Callable[[Entity], str | None]] = {
+        "place": place,
+        "based": based,
+        "founded": founded,
+        "year": year,
+    }
     queries = spread(makers, companies, count, rng, taken)
     return QualitySet("descriptions", entities, queries)
 

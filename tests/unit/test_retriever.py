@@ -50,6 +50,34 @@ async def _retriever(
     return Retriever(embeddings=embeddings, vectors=vectors, graph=graph), embeddings
 
 
+async def _with_query_vectors(
+    entities: Sequence[Entity],
+    query: str,
+    toward: Sequence[Entity] = (),
+    away: Sequence[Entity] = (),
+) -> Retriever:
+    """A retriever over `entities` whose only vectors are `query`'s own (hashing
+    provider) for `toward` and its opposite for `away`."""
+    graph = InMemoryGraphStore()
+    await graph.upsert_entities(entities)
+    embeddings = HashingEmbeddingProvider(DIM)
+    [query_vector] = await embeddings.embed_query([query])
+    vectors = InMemoryVectorStore(DIM)
+    records = [(e, 1.0) for e in toward] + [(e, -1.0) for e in away]
+    await vectors.upsert(
+        [
+            VectorRecord(
+                entity_id=e.id,
+                tenant_id=e.tenant_id,
+                vector=tuple(sign * x for x in query_vector),
+                entity_type=e.entity_type,
+            )
+            for e, sign in records
+        ]
+    )
+    return Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+
+
 def _names(result: object) -> list[str]:
     return [m.entity.name for m in result.matches]  # type: ignore[attr-defined]
 
@@ -112,22 +140,7 @@ async def test_channel_scores_are_kept_and_none_differs_from_zero() -> None:
     tenant = new_tenant()
     found = make_entity(tenant, "Ada Lovelace", "person")
     opposite = make_entity(tenant, "Zyx", "person")
-    graph = InMemoryGraphStore()
-    await graph.upsert_entities([found, opposite])
-    embeddings = HashingEmbeddingProvider(DIM)
-    [query_vector] = await embeddings.embed_query(["Lovelace"])
-    vectors = InMemoryVectorStore(DIM)
-    await vectors.upsert(
-        [
-            VectorRecord(
-                entity_id=opposite.id,
-                tenant_id=tenant,
-                vector=tuple(-x for x in query_vector),
-                entity_type="person",
-            )
-        ]
-    )
-    retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+    retriever = await _with_query_vectors([found, opposite], "Lovelace", away=[opposite])
     result = await retriever.retrieve("Lovelace", tenant, k=5)
     by_name = {m.entity.name: m for m in result.matches}
     assert by_name["Zyx"].semantic is not None
@@ -151,29 +164,8 @@ async def test_hybrid_gives_no_lexical_vote_to_a_name_the_query_merely_mentions(
     low, high = sorted((uuid.uuid4() for _ in range(2)), key=id_order_key)
     city = make_entity(tenant, "Port Aldmere", "city", entity_id=low)
     company = make_entity(tenant, "Glasswing", "company", entity_id=high)
-    graph = InMemoryGraphStore()
-    await graph.upsert_entities([city, company])
-    embeddings = HashingEmbeddingProvider(DIM)
     query = "software company in Port Aldmere"
-    [query_vector] = await embeddings.embed_query([query])
-    vectors = InMemoryVectorStore(DIM)
-    await vectors.upsert(
-        [
-            VectorRecord(
-                entity_id=company.id,
-                tenant_id=tenant,
-                vector=tuple(query_vector),
-                entity_type="company",
-            ),
-            VectorRecord(
-                entity_id=city.id,
-                tenant_id=tenant,
-                vector=tuple(-x for x in query_vector),
-                entity_type="city",
-            ),
-        ]
-    )
-    retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+    retriever = await _with_query_vectors([city, company], query, toward=[company], away=[city])
     result = await retriever.retrieve(query, tenant, k=2, mode=mode)
     if mode is RetrievalMode.HYBRID:
         assert _names(result) == ["Glasswing", "Port Aldmere"]
