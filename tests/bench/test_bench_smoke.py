@@ -77,6 +77,7 @@ RUNS = [
     SmokeRun("static_weight", "+ ngram 256, a=0.3"),
     SmokeRun("retrieval_neo4j", "client peak RSS", ("--breakdown", "--reference"), neo4j=True),
     SmokeRun("vector_recall", "k=10, exact scan", neo4j=True),
+    SmokeRun("vector_recall", "k=10, exact scan", ("--set", "descriptions"), neo4j=True),
     SmokeRun("vector_scoring", "store search k=30, default threads / capped at 1"),
 ]
 
