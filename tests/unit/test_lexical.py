@@ -160,16 +160,32 @@ def test_a_query_that_names_the_entity_does_not_merely_mention_it(query: str) ->
 
 
 def test_initials_and_aliases_name_the_entity() -> None:
-    assert mentioned("AC", [ACME]) == [False]  # the initials of `Acme Corp`
-    assert mentioned("acme", [ACME]) == [False]  # the alias
-    assert mentioned("acme software maker in Lowen", [ACME]) == [True]
+    lowen = make_entity(TENANT, "Lowen", "city")
+    assert mentioned("AC", [ACME, lowen]) == [False, False]  # the initials of `Acme Corp`
+    assert mentioned("acme", [ACME, lowen]) == [False, False]  # the alias
+    assert mentioned("acme software maker in Lowen", [ACME, lowen]) == [True, True]
 
 
 def test_a_name_the_query_shares_nothing_with_is_not_mentioned() -> None:
     # Only a mention loses the vote, not a candidate the query does not hold at all.
     stranger = make_entity(TENANT, "Kestrel Bay", "city")
-    assert mentioned("software company in Port Aldmere", [stranger]) == [False]
-    assert lexical_matches("software company in Port Aldmere", []) == ([], [])
+    software = make_entity(TENANT, "Software", "industry")
+    query = "software company in Port Aldmere"
+    assert mentioned(query, [stranger, PORT_ALDMERE, software]) == [False, True, True]
+    assert lexical_matches(query, []) == ([], [])
+
+
+def test_one_name_in_a_longer_query_may_be_a_longer_form_of_it() -> None:
+    """A description mentions several things; a query holding one name and other words
+    (`Greater Port Aldmere metropolitan area`) may still name it."""
+    software = make_entity(TENANT, "Software", "industry")
+    longer = "Greater Port Aldmere metropolitan area"
+    assert mentioned(longer, [PORT_ALDMERE]) == [False]
+    assert mentioned("software company in Port Aldmere", [PORT_ALDMERE]) == [False]
+    assert mentioned("software company in Port Aldmere", [PORT_ALDMERE, software]) == [True, True]
+    # Names with a word in common are one thing mentioned, not two.
+    aldmere = make_entity(TENANT, "Aldmere", "village")
+    assert mentioned("Port Aldmere harbour works", [PORT_ALDMERE, aldmere]) == [False, False]
 
 
 def test_the_lexical_vote_drops_a_mention_and_keeps_the_margin() -> None:

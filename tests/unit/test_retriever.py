@@ -161,19 +161,35 @@ async def test_hybrid_gives_no_lexical_vote_to_a_name_the_query_merely_mentions(
     the lexical channel's best, but no vote in HYBRID (docs/adr/0003), where it would
     add its lexical first place to its semantic second and outrank the company."""
     tenant = new_tenant()
-    low, high = sorted((uuid.uuid4() for _ in range(2)), key=id_order_key)
+    low, middle, high = sorted((uuid.uuid4() for _ in range(3)), key=id_order_key)
     city = make_entity(tenant, "Port Aldmere", "city", entity_id=low)
+    industry = make_entity(tenant, "Software", "industry", entity_id=middle)
     company = make_entity(tenant, "Glasswing", "company", entity_id=high)
     query = "software company in Port Aldmere"
-    retriever = await _with_query_vectors([city, company], query, toward=[company], away=[city])
-    result = await retriever.retrieve(query, tenant, k=2, mode=mode)
+    retriever = await _with_query_vectors(
+        [city, industry, company], query, toward=[company], away=[city]
+    )
+    result = await retriever.retrieve(query, tenant, k=3, mode=mode)
     if mode is RetrievalMode.HYBRID:
         assert _names(result) == ["Glasswing", "Port Aldmere"]
         # The city keeps its lexical score, though it did not vote.
         assert result.matches[1].lexical == pytest.approx(string_similarity(query, city.name))
         assert result.matches[1].score == pytest.approx(1 / 62)
     else:
-        assert _names(result) == ["Port Aldmere"]
+        assert _names(result) == ["Port Aldmere", "Software"]
+
+
+async def test_hybrid_keeps_the_lexical_vote_of_the_one_name_a_longer_query_holds() -> None:
+    """`Greater Port Aldmere metropolitan area` holds one name: it may be a longer form of
+    it, so the city votes, and its lexical first place outranks the semantic first."""
+    tenant = new_tenant()
+    low, high = sorted((uuid.uuid4() for _ in range(2)), key=id_order_key)
+    city = make_entity(tenant, "Port Aldmere", "city", entity_id=high)
+    other = make_entity(tenant, "Glasswing", "company", entity_id=low)
+    query = "Greater Port Aldmere metropolitan area"
+    retriever = await _with_query_vectors([city, other], query, toward=[other], away=[city])
+    result = await retriever.retrieve(query, tenant, k=2)
+    assert _names(result) == ["Port Aldmere", "Glasswing"]
 
 
 async def test_k_at_zero_one_and_above_the_corpus() -> None:

@@ -21,6 +21,7 @@ Aldmere`): its score stands, but it gets no lexical vote in HYBRID (`lexical_vot
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Container, Mapping, Sequence
 from typing import NamedTuple, Protocol
 
@@ -42,11 +43,10 @@ EXACT_PROPERTY = BELOW_EXACT
 # every name a three-letter query begins a word of (0.56 at the least) by more than
 # the lexical vote margin, so an unfinished word is read as a beginning first.
 INITIALS_MATCH = 0.5
-# Against a semantic channel, the lexical channel votes only for candidates that
-# explain at least this share of the query (`lexical_votes`): a query naming an
-# entity, even mistyped or unfinished, is mostly its name; a description mentions
-# names among other words.
-LEXICAL_VOTE_SHARE = 0.7
+# A candidate explaining less than this share of the query may be merely mentioned
+# (`lexical_matches`): a query naming an entity, even mistyped or unfinished, is
+# mostly its name; a description mentions names among other words.
+MENTION_SHARE = 0.7
 # A text of an entity counts as standing in the query from this share of it matched.
 MENTION_COVER = 0.9
 
@@ -98,9 +98,12 @@ def lexical_matches(query: str, entities: Sequence[LexicalCandidate]) -> Lexical
     """Each entity's `lexical_score`, and whether `query` merely mentions it: one of
     the texts the score compares (name, aliases, other string values) stands in the
     query (`MENTION_COVER` of it matched, `compare_names`), none explains
-    `LEXICAL_VOTE_SHARE` of the query, and the query is not the initials of the name
-    or of an alias. `software company in Port Aldmere` mentions the city `Port
-    Aldmere`; it does not name it. One batched comparison for both."""
+    `MENTION_SHARE` of the query, the query is not the initials of the name or
+    of an alias, and the query so holds another entity too, whose name shares no word
+    with this one's. `software company in Port Aldmere` mentions the city `Port
+    Aldmere` and the industry `Software`, naming neither; `Greater Port Aldmere
+    area`, which holds one name, may be a longer form of it. One batched comparison
+    for both."""
     if not entities:
         return LexicalMatches([], [])
     texts = _Texts(entities)
@@ -117,11 +120,19 @@ def lexical_matches(query: str, entities: Sequence[LexicalCandidate]) -> Lexical
         np.maximum.at(scores, owners, weighted)
         np.maximum.at(explained, owners, compared.query_share[count:])
         np.maximum.at(covered, owners, compared.candidate_share[count:])
-    mentioned = (covered >= MENTION_COVER) & (explained < LEXICAL_VOTE_SHARE)
+    mentioned = (covered >= MENTION_COVER) & (explained < MENTION_SHARE)
     initials = _initials_matches(query, entities)
     scores[initials] = np.maximum(scores[initials], INITIALS_MATCH)
     mentioned[initials] = False
+    if not _apart(entities, np.flatnonzero(mentioned).tolist()):
+        mentioned[:] = False
     return LexicalMatches(scores.tolist(), mentioned.tolist())
+
+
+def _apart(entities: Sequence[LexicalCandidate], indexes: Sequence[int]) -> bool:
+    """Whether two of the entities at `indexes` have names with no word in common."""
+    words = [set(entities[i].normalized_name.split()) for i in indexes]
+    return any(a.isdisjoint(b) for a, b in itertools.combinations(words, 2))
 
 
 def lexical_votes(
