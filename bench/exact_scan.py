@@ -29,6 +29,7 @@ import uuid
 
 from bench.corpus import make_corpus
 from bench.measure import machine
+from bench.neo4j_cleanup import schema_as_found
 from bench.options import parse_args
 from bench.peer import Neo4jRun, precompute
 from bench.quality_sets import typo_in_name
@@ -116,4 +117,5 @@ if __name__ == "__main__":
     parser.add_argument("--sizes", default="50,100,200,500,1000,2000")
     parser.add_argument("--queries", type=int, default=40)
     arguments = parse_args(parser, background=200, sizes="20,60", queries=3)
-    asyncio.run(main(arguments))
+    with schema_as_found():
+        asyncio.run(main(arguments))

@@ -205,4 +205,7 @@ if __name__ == "__main__":
         write_file(Path(path), *map(int, counts))
         raise SystemExit(0)
     with_neo4j = not args.no_neo4j and "NEO4J_URI" in os.environ
-    main(args.entities, args.relationships, args.small, args.batch_size, with_neo4j)
+    from bench.neo4j_cleanup import schema_as_found
+
+    with schema_as_found(when=with_neo4j):
+        main(args.entities, args.relationships, args.small, args.batch_size, with_neo4j)

@@ -103,4 +103,7 @@ if __name__ == "__main__":
     parser.add_argument("--no-neo4j", action="store_true", help="memory backend only")
     args = parse_args(parser, entities=300, latency_ms=5.0, batch_size=100)
     use_neo4j = not args.no_neo4j and "NEO4J_URI" in os.environ
-    asyncio.run(main(args.entities, args.latency_ms, args.batch_size, use_neo4j))
+    from bench.neo4j_cleanup import schema_as_found
+
+    with schema_as_found(when=use_neo4j):
+        asyncio.run(main(args.entities, args.latency_ms, args.batch_size, use_neo4j))

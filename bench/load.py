@@ -71,6 +71,7 @@ from graphql import GraphQLSchema, parse
 
 from bench.corpus import KINDS, make_corpus, make_name
 from bench.measure import free_port, machine
+from bench.neo4j_cleanup import schema_as_found
 from bench.options import parse_args
 from redstring import Entity, TenantId
 from redstring.api.limits import Limits
@@ -716,4 +717,6 @@ if __name__ == "__main__":
         "--progress", type=float, default=5.0, help="seconds between progress lines"
     )
     parser.add_argument("--keep", action="store_true", help="keep the bench's tenants at the end")
-    main(parse_args(parser, clients=4, seconds=2.0, entities=200, progress=1.0))
+    arguments = parse_args(parser, clients=4, seconds=2.0, entities=200, progress=1.0)
+    with schema_as_found(when=arguments.backend != "memory"):
+        main(arguments)

@@ -10,10 +10,14 @@ it. A bench records what it writes in a `Written`, used as `async with` (or call
   left in, so a label of the bench's own goes with its vector index. The
   default vector label (`EntityVector`) keeps its schema, as does the graph
   store: redstring's adapters create that schema with `IF NOT EXISTS` for
-  every user of the server.
+  every user of the server, who may be writing beside the run.
 
 `drop_labels` removes whole labels instead (nodes, constraints, indexes), for a
-run whose labels carry the run's id. Deletes go `IN TRANSACTIONS` of
+run whose labels carry the run's id. `schema_as_found` wraps a whole run: the
+constraints and indexes the run added, shared schema included, are dropped at its
+end where no node or relationship of theirs is left, so a server that had no
+redstring schema (a later user's vector index of another dimension, say) gets
+none from a bench. Deletes go `IN TRANSACTIONS` of
 `BATCH_ROWS` nodes, so a full-size run's cleanup stays within the server's
 transaction memory.
 """
@@ -21,7 +25,9 @@ transaction memory.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Self
 
@@ -118,3 +124,50 @@ async def _drop_schema(session: neo4j.AsyncSession, wanted: Callable[[str], bool
         for row in await shown.data():
             if any(wanted(label) for label in row["labelsOrTypes"] or []):
                 await (await session.run(f"DROP {kind} `{row['name']}` IF EXISTS")).consume()
+
+
+@contextmanager
+def schema_as_found(when: bool = True) -> Iterator[None]:
+    """Around a whole bench run against `NEO4J_URI` (nothing without it, or unless
+    `when`): the constraints and indexes that were not there before and whose labels or
+    relationship types hold nothing at the end are dropped, constraints first (they own
+    their indexes)."""
+    uri = os.environ.get("NEO4J_URI")
+    if not uri or not when:
+        yield
+        return
+    auth = (os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD", ""))
+    with neo4j.GraphDatabase.driver(uri, auth=auth) as driver:
+        before = {name for name, _, _ in _schema(driver)}
+        try:
+            yield
+        finally:
+            drop_unused_schema(driver, lambda name: name not in before)
+
+
+def drop_unused_schema(driver: neo4j.Driver, wanted: Callable[[str], bool]) -> None:
+    """The constraints and indexes whose name `wanted` accepts and whose labels or
+    relationship types hold nothing, constraints first (they own their indexes)."""
+    for name, kind, targets in _schema(driver):
+        if wanted(name) and targets and all(_empty(driver, t) for t in targets):
+            driver.execute_query(f"DROP {kind} `{name}` IF EXISTS")
+
+
+def _schema(driver: neo4j.Driver) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """Each constraint, then each index, with what it is on: (entity type, label or type)."""
+    found = []
+    for kind, plural in (("CONSTRAINT", "CONSTRAINTS"), ("INDEX", "INDEXES")):
+        records = driver.execute_query(
+            f"SHOW {plural} YIELD name, entityType, labelsOrTypes"
+        ).records
+        for record in records:
+            targets = [(record["entityType"], t) for t in record["labelsOrTypes"] or []]
+            found.append((record["name"], kind, targets))
+    return found
+
+
+def _empty(driver: neo4j.Driver, target: tuple[str, str]) -> bool:
+    entity_type, name = target
+    pattern = f"(n:`{name}`)" if entity_type == "NODE" else f"()-[n:`{name}`]->()"
+    [record] = driver.execute_query(f"MATCH {pattern} RETURN count(n) AS n").records
+    return bool(record["n"] == 0)

@@ -45,7 +45,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from bench.corpus import make_corpus
-from bench.neo4j_cleanup import Written
+from bench.neo4j_cleanup import Written, schema_as_found
 from bench.options import parse_args
 from bench.retrieval_neo4j import DIMENSION, precomputed_vectors
 from redstring import HashingEmbeddingProvider, TenantId
@@ -187,6 +187,7 @@ if __name__ == "__main__":
     )
     args = parse_args(parser, entities=300, loads=1, window=0.5, idle_timeout=5.0)
     pid = args.pid or local_server_pid(os.environ["NEO4J_URI"])
-    asyncio.run(
-        main(args.entities, args.loads, pid, args.seed, Idle(args.window, args.idle_timeout))
-    )
+    with schema_as_found():
+        asyncio.run(
+            main(args.entities, args.loads, pid, args.seed, Idle(args.window, args.idle_timeout))
+        )

@@ -88,7 +88,7 @@ from bench.corpus import make_corpus
 from bench.graphql import LoadFigures, run_load, wait_ready
 from bench.load import percentile
 from bench.measure import free_port, machine
-from bench.neo4j_cleanup import drop_labels
+from bench.neo4j_cleanup import drop_labels, schema_as_found
 from bench.options import parse_args
 from bench.quality_sets import typo_in_name
 from bench.quality_systems import lucene_text
@@ -895,4 +895,5 @@ if __name__ == "__main__":
             arguments.label,
         )
     else:
-        asyncio.run(main(arguments))
+        with schema_as_found():
+            asyncio.run(main(arguments))

@@ -53,6 +53,7 @@ from threadpoolctl import threadpool_limits
 
 from bench.load import percentile
 from bench.measure import machine
+from bench.neo4j_cleanup import schema_as_found
 from bench.options import parse_args
 from bench.quality_keystroke import KeystrokeResult
 from bench.quality_keystroke import measure as measure_keystrokes
@@ -471,4 +472,5 @@ if __name__ == "__main__":
         keystroke_words=2,
         plots="",
     )
-    asyncio.run(main(arguments))
+    with schema_as_found(when=not arguments.no_neo4j):
+        asyncio.run(main(arguments))

@@ -70,7 +70,7 @@ from bench.measure import (
     median_ms,
     peak_rss_mib,
 )
-from bench.neo4j_cleanup import Written
+from bench.neo4j_cleanup import Written, schema_as_found
 from bench.options import parse_args
 from redstring import (
     Entity,
@@ -439,15 +439,16 @@ if __name__ == "__main__":
     )
     args = parse_args(parser, size=500, repeats=3, warmup=100, misspelt=20)
     tenant = None if args.tenant is None else TenantId(args.tenant)
-    asyncio.run(
-        main(
-            args.size,
-            args.repeats,
-            tenant,
-            args.breakdown,
-            args.warmup,
-            args.reference,
-            args.misspelt,
-            args.keep,
+    with schema_as_found():
+        asyncio.run(
+            main(
+                args.size,
+                args.repeats,
+                tenant,
+                args.breakdown,
+                args.warmup,
+                args.reference,
+                args.misspelt,
+                args.keep,
+            )
         )
-    )

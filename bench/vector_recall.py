@@ -52,7 +52,7 @@ import numpy as np
 
 from bench.corpus import make_corpus
 from bench.measure import machine
-from bench.neo4j_cleanup import Written
+from bench.neo4j_cleanup import Written, schema_as_found
 from bench.neo4j_reference import misspelt
 from bench.options import parse_args
 from bench.quality_sets import descriptions
@@ -280,4 +280,5 @@ async def main() -> None:
 
 if __name__ == "__main__":
     random.seed(0)
-    asyncio.run(main())
+    with schema_as_found():
+        asyncio.run(main())

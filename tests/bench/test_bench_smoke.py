@@ -8,14 +8,10 @@ about a minute on a 2-core machine that other jobs were loading.
 
 A Neo4j run must leave the server as it found it: its node count by label,
 relationship count by type, and the names of its indexes and constraints are
-read before and after the run, and must be the same. The one difference
-allowed is redstring's shared schema (`SHARED_SCHEMA`), which the adapters
-create with `IF NOT EXISTS` for any user of the server: the graph store's
-constraints and index, and the identity constraint and vector index of the
-vector store's default label (`EntityVector`), which the client and the
-`redstring` server always use. Such a name may appear, never disappear; the
-schema of any other label (a bench's own, even when named `redstring_*`) must
-be dropped by the run that made it.
+read before and after the run, and must be the same, redstring's shared schema
+included (the graph store's constraints and index, the default vector label's
+identity constraint and vector index), which a run that added it drops at its
+end (`bench.neo4j_cleanup.schema_as_found`).
 """
 
 from __future__ import annotations
@@ -28,9 +24,7 @@ from pathlib import Path
 
 import neo4j
 import pytest
-from bench.neo4j_cleanup import DEFAULT_VECTOR_LABEL
-
-from redstring.adapters.neo4j import cypher
+from bench.neo4j_cleanup import drop_unused_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
@@ -106,13 +100,10 @@ def environment(neo4j: bool) -> dict[str, str]:
     return env
 
 
-# The schema redstring's adapters share between every user of a server (see the
-# module's docstring): a run may leave these behind.
-SHARED_SCHEMA = frozenset(
-    [statement.split()[2] for statement in cypher.GRAPH_SCHEMA]
-    + [cypher.vector_constraint_name(DEFAULT_VECTOR_LABEL)]
-    + [cypher.vector_index_name(DEFAULT_VECTOR_LABEL)]
-)
+def connect() -> neo4j.Driver:
+    uri = os.environ["NEO4J_URI"]
+    auth = (os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD", ""))
+    return neo4j.GraphDatabase.driver(uri, auth=auth)
 
 
 @dataclass(frozen=True)
@@ -126,19 +117,17 @@ class ServerState:
 
     @classmethod
     def read(cls) -> ServerState:
-        uri = os.environ["NEO4J_URI"]
-        auth = (os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD", ""))
-        with neo4j.GraphDatabase.driver(uri, auth=auth) as driver:
-            nodes = driver.execute_query(
+        with connect() as connected:
+            nodes = connected.execute_query(
                 "MATCH (n) UNWIND labels(n) AS label RETURN label, count(*) AS n"
             ).records
-            relationships = driver.execute_query(
+            relationships = connected.execute_query(
                 "MATCH ()-[r]->() RETURN type(r) AS type, count(*) AS n"
             ).records
             names = [
                 record["name"]
                 for shown in ("INDEXES", "CONSTRAINTS")
-                for record in driver.execute_query(f"SHOW {shown} YIELD name").records
+                for record in connected.execute_query(f"SHOW {shown} YIELD name").records
             ]
         return cls(
             {r["label"]: r["n"] for r in nodes},
@@ -147,7 +136,7 @@ class ServerState:
         )
 
     def changes_since(self, before: ServerState) -> list[str]:
-        """How this state differs from `before`, beyond shared schema the run added."""
+        """How this state differs from `before`."""
         changes = [
             f"{kind} {name}: {was.get(name, 0)} -> {now.get(name, 0)}"
             for kind, was, now in (
@@ -157,7 +146,7 @@ class ServerState:
             for name in sorted(was.keys() | now.keys())
             if was.get(name, 0) != now.get(name, 0)
         ]
-        added = self.schema - before.schema - SHARED_SCHEMA
+        added = self.schema - before.schema
         changes += [f"schema added: {name}" for name in sorted(added)]
         changes += [f"schema dropped: {name}" for name in sorted(before.schema - self.schema)]
         return changes
@@ -170,6 +159,11 @@ class ServerState:
 def test_bench_runs_to_the_end(run: SmokeRun) -> None:
     command = [sys.executable, "-m", f"bench.{run.module}", "--tiny", *run.arguments]
     env = environment(run.neo4j)
+    if run.neo4j:
+        # Each run starts from a server without redstring's schema (where no data needs
+        # it), so each is seen to drop what it adds, not only the first.
+        with connect() as connected:
+            drop_unused_schema(connected, lambda name: name.startswith("redstring_"))
     before = ServerState.read() if run.neo4j else None
     done = subprocess.run(
         command,
