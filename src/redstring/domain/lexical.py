@@ -99,8 +99,8 @@ def lexical_matches(query: str, entities: Sequence[LexicalCandidate]) -> Lexical
     the texts the score compares (name, aliases, other string values) stands in the
     query (`MENTION_COVER` of it matched, `compare_names`), none explains
     `MENTION_SHARE` of the query, the query is not the initials of the name or
-    of an alias, and the query so holds another entity too, whose name shares no word
-    with this one's. `software company in Port Aldmere` mentions the city `Port
+    of an alias, and the query holds, the same way, another entity whose name shares
+    no word with this one's. `software company in Port Aldmere` mentions the city `Port
     Aldmere` and the industry `Software`, naming neither; `Greater Port Aldmere
     area`, which holds one name, may be a longer form of it. One batched comparison
     for both."""
