@@ -525,3 +525,16 @@ async def test_one_operation_needs_no_name(
 ) -> None:
     data = await make_client(demo_services).data("query Only { __typename }")
     assert data == {"__typename": "Query"}
+
+
+async def test_a_request_never_sees_the_operation_name_of_the_one_before(
+    make_client: MakeClient,  # noqa: F811
+    demo_services: Redstring,  # noqa: F811
+) -> None:
+    """The name a request gives is its own (`provide_operation_name`): one client, a
+    named request, then the same document without a name, and the other way round."""
+    client = make_client(demo_services)
+    named = {"query": TWO_OPERATIONS, "variables": {"t": TENANT}, "operationName": "Second"}
+    unnamed = {"query": TWO_OPERATIONS, "variables": {"t": TENANT}}
+    for body, status in ((named, 200), (unnamed, 400), (named, 200), (unnamed, 400)):
+        assert (await _post(client, body)).status_code == status

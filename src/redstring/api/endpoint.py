@@ -23,6 +23,7 @@ from redstring.api.authorization import Caller, Role
 from redstring.api.context import RequestContext
 from redstring.api.errors import ErrorCode, RequestRefusedError, public_error
 from redstring.api.limits import Limits
+from redstring.api.operation_choice import provide_operation_name
 from redstring.api.refusals import internal_error, refusal_response, view_refusal
 from redstring.composition.client import Redstring
 from redstring.ports.consistency import consistent_after, written_positions
@@ -113,13 +114,16 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         return request_body.parse_json(data, self._limits.max_json_depth)
 
     async def parse_http_body(self, request: AsyncHTTPRequestAdapter) -> GraphQLRequestData:
-        """The one operation of a request: GET parameters, or a POST body of JSON."""
+        """The one operation of a request: GET parameters, or a POST body of JSON. Its
+        `operationName` is recorded for `OperationChoice` (`provide_operation_name`)."""
         if request.method == "GET":
             fields: object = self.parse_query_params(request.query_params)
         else:
             request_body.require_json_media_type(request.content_type)
             fields = self.parse_json(await request.get_body())
-        return request_body.graphql_request(fields)
+        data = request_body.graphql_request(fields)
+        provide_operation_name(data.operation_name)
+        return data
 
     async def process_result(
         self, request: Request, result: ExecutionResult

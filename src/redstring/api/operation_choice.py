@@ -5,16 +5,21 @@ and no `operationName` is an error. Strawberry instead runs the first
 operation, so a client that forgot the name gets an answer to a question it
 may not have meant. Here such a request is refused the way Strawberry
 refuses an unknown `operationName`: HTTP 400, `BAD_REQUEST`.
+
+Strawberry's `ExecutionContext.operation_name` falls back to the first
+operation's name, so the HTTP endpoint records the name the request gave
+(`provide_operation_name`) for the request's own context; an execution that
+came through no HTTP request (a direct `Schema.execute`) is not checked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextvars import ContextVar
 
 from graphql import OperationDefinitionNode
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.exceptions import CannotGetOperationTypeError
-from strawberry.types import ExecutionContext
 
 MESSAGE = "Must provide operation name if query contains multiple operations."
 
@@ -33,11 +38,26 @@ class OperationNotChosenError(CannotGetOperationTypeError):
         return MESSAGE
 
 
-def requested_operation_name(context: ExecutionContext) -> str | None:
-    """The `operationName` the request gave. Strawberry keeps it only privately: its
-    public `operation_name` falls back to the first operation's name."""
-    name = vars(context).get("_provided_operation_name")
-    return name if isinstance(name, str) else None
+class _NoRequest:
+    """An execution that came through no HTTP request."""
+
+
+NO_REQUEST = _NoRequest()
+# The `operationName` of the HTTP request being served, in its own context (each
+# request is served in a task of its own, which copies the context it starts from).
+_requested: ContextVar[str | _NoRequest | None] = ContextVar(
+    "redstring_requested_operation_name", default=NO_REQUEST
+)
+
+
+def provide_operation_name(name: str | None) -> None:
+    """Records the `operationName` the HTTP request being served gave (`None`: none)."""
+    _requested.set(name)
+
+
+def requested_operation_name() -> str | _NoRequest | None:
+    """The `operationName` the HTTP request being served gave, or `NO_REQUEST`."""
+    return _requested.get()
 
 
 class OperationChoice(SchemaExtension):
@@ -46,7 +66,7 @@ class OperationChoice(SchemaExtension):
 
     def on_validate(self) -> Iterator[None]:
         document = self.execution_context.graphql_document
-        if document is not None and requested_operation_name(self.execution_context) is None:
+        if document is not None and requested_operation_name() is None:
             operations = sum(isinstance(d, OperationDefinitionNode) for d in document.definitions)
             if operations > 1:
                 raise OperationNotChosenError
