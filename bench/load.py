@@ -564,7 +564,9 @@ async def run_backend(backend: str, options: Options, folder: Path) -> None:
                         pool,
                         server.base_url,
                         backend,
-                        (tenant, write_tenant, written),
+                        tenant,
+                        write_tenant,
+                        written,
                         entities,
                         options,
                     )
@@ -582,13 +584,14 @@ async def measure(
     pool: concurrent.futures.Executor,
     base_url: str,
     backend: str,
-    tenants: tuple[str, str, Path],
+    tenant: str,
+    write_tenant: str,
+    written: Path,
     entities: list[Entity],
     options: Options,
 ) -> tuple[LoadResult, list[tuple[float, float, str]], Worst]:
-    """The clients and the probe's run; `tenants`: the loaded tenant, the write tenant
-    and the file of the ids written into it."""
-    tenant, write_tenant, written = tenants
+    """The clients' and the probe's run; `written`, the file of the ids the clients
+    upsert into `write_tenant`."""
     loop = asyncio.get_running_loop()
     start_at = time.monotonic() + 0.2
     plan = Plan(
