@@ -8,9 +8,11 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
+from redstring.api import connections
 from redstring.api.app import create_app
 from redstring.api.log_config import configure_logging
 from redstring.api.metrics import SHARED_DIRECTORY
@@ -28,10 +30,18 @@ def serve(settings: Settings) -> None:
     environment, so the one app-level option the command line sets (`demo`)
     is exported to it first.
 
-    uvicorn's own access log is off (the app logs each request, `AccessLog`), and
+    Connections are uvicorn's httptools protocol with a deadline for each request's head
+    (`connections.HeadDeadline`, `header_timeout`) and `keep_alive_timeout` between
+    requests. uvicorn's own access log is off (the app logs each request, `AccessLog`), and
     uvicorn configures no logging of its own (`log_config=None`): its records reach
     the handler `configure_logging` installs, in the same format."""
     configure_logging(settings.log_level, settings.log_format)
+    # Read by each connection's protocol, in this process and in workers (`connections`).
+    os.environ[connections.ENVIRONMENT_KEY] = repr(settings.header_timeout)
+    transport: dict[str, Any] = {
+        "http": connections.HttpToolsWithHeadDeadline,
+        "timeout_keep_alive": settings.keep_alive_timeout,
+    }
     if settings.workers == 1:
         with shared_metrics(several=False):
             uvicorn.run(
@@ -41,6 +51,7 @@ def serve(settings: Settings) -> None:
                 log_level=settings.log_level,
                 log_config=None,
                 access_log=False,
+                **transport,
             )
         return
     if settings.backend is Backend.MEMORY:
@@ -59,6 +70,7 @@ def serve(settings: Settings) -> None:
             log_level=settings.log_level,
             log_config=None,
             access_log=False,
+            **transport,
         )
 
 

@@ -100,6 +100,10 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=1_048_576, ge=1)
     max_json_depth: int = Field(default=64, ge=1, le=256)
     request_timeout: float = Field(default=10.0, gt=0)
+    # Seconds a connection has to send a request's head (`api/connections.py`), and to
+    # send its next one after a response (uvicorn's keep-alive timeout).
+    header_timeout: float = Field(default=10.0, gt=0)
+    keep_alive_timeout: float = Field(default=5.0, gt=0)
 
     @field_validator("embeddings", mode="before")
     @classmethod

@@ -1,0 +1,255 @@
+"""Slow and idle connections are closed (`redstring.api.connections`, docs/security.md).
+
+Each parser's protocol is served in this process by uvicorn on a loopback port, with a
+head timeout of a fraction of a second; the last tests run `redstring serve` itself, to
+see the settings reach the server it starts.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+
+from redstring.api import connections
+from tests.processes import free_loopback_port, redstring_server
+
+HEAD_TIMEOUT = 0.5
+HANG_GUARD = 10.0  # seconds: only fails a test that would otherwise hang
+GRAPHQL_HEAD = (
+    b"POST /graphql HTTP/1.1\r\nHost: test\r\ncontent-type: application/json\r\n"
+    b"content-length: %d\r\n\r\n"
+)
+TYPENAME = b'{"query": "{ __typename }"}'
+
+
+async def echo_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Answers each request with its body, read whole."""
+    if scope["type"] != "http":
+        return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    length = [(b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": length})
+    await send({"type": "http.response.body", "body": body})
+
+
+@pytest.fixture(params=[connections.HttpToolsWithHeadDeadline, connections.H11WithHeadDeadline])
+def served(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[str, int]]:
+    """`echo_app` behind one of the protocols, `HEAD_TIMEOUT` for a head, 5 s of keep-alive."""
+    monkeypatch.setenv(connections.ENVIRONMENT_KEY, str(HEAD_TIMEOUT))
+    port = free_loopback_port()
+    config = uvicorn.Config(
+        echo_app, host="127.0.0.1", port=port, http=request.param, log_level="warning"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    give_up = time.monotonic() + HANG_GUARD
+    while not server.started:
+        assert time.monotonic() < give_up, "the server did not start"
+        time.sleep(0.01)
+    try:
+        yield "127.0.0.1", port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=HANG_GUARD)
+
+
+def read_until_closed(sock: socket.socket) -> tuple[bytes, float]:
+    """Everything the server sends until it closes, and the seconds that took."""
+    started = time.monotonic()
+    received = b""
+    while True:
+        try:
+            data = sock.recv(1 << 16)
+        except ConnectionResetError:
+            break
+        if not data:
+            break
+        received += data
+    return received, time.monotonic() - started
+
+
+def read_response(sock: socket.socket) -> bytes:
+    """One response with a `content-length`, head and body."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        data = sock.recv(1 << 16)
+        assert data, f"closed after {received!r}"
+        received += data
+    head, _, body = received.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.lower().split(b"\r\n")
+        if line.startswith(b"content-length:")
+    )
+    while len(body) < length:
+        data = sock.recv(1 << 16)
+        assert data, f"closed after {received!r}"
+        body += data
+    return head + b"\r\n\r\n" + body
+
+
+def request(body: bytes = b"ping") -> bytes:
+    return b"POST / HTTP/1.1\r\nHost: test\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def test_a_connection_that_sends_nothing_is_closed_without_an_answer(
+    served: tuple[str, int],
+) -> None:
+    with socket.create_connection(served, timeout=HANG_GUARD) as sock:
+        received, took = read_until_closed(sock)
+    assert received == b""
+    assert HEAD_TIMEOUT * 0.8 <= took < HEAD_TIMEOUT + 2
+
+
+def test_an_unfinished_head_is_answered_408_with_the_error_body_then_closed(
+    served: tuple[str, int],
+) -> None:
+    with socket.create_connection(served, timeout=HANG_GUARD) as sock:
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: test\r\n")
+        received, took = read_until_closed(sock)
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 ")
+    assert b"connection: close" in head.lower()
+    error = json.loads(body)["errors"][0]
+    assert error["extensions"]["code"] == "REQUEST_TIMEOUT"
+    assert f"{HEAD_TIMEOUT:g} s" in error["message"]
+    assert took < HEAD_TIMEOUT + 2
+
+
+def test_a_head_sent_a_byte_at_a_time_is_cut_at_the_deadline_of_its_first_byte(
+    served: tuple[str, int],
+) -> None:
+    """Bytes keep coming, but the deadline counts from the first: sending slowly does
+    not buy time."""
+    head = b"POST / HTTP/1.1\r\nHost: test\r\nx-slow: " + b"a" * 100
+    closed_after = None
+    with socket.create_connection(served, timeout=HANG_GUARD) as sock:
+        started = time.monotonic()
+        try:
+            for byte in head:
+                sock.sendall(bytes([byte]))
+                time.sleep(HEAD_TIMEOUT / 10)
+        except (BrokenPipeError, ConnectionResetError):
+            closed_after = time.monotonic() - started
+        received, _ = read_until_closed(sock)
+        closed_after = closed_after or time.monotonic() - started
+    assert received.startswith(b"HTTP/1.1 408 ")
+    assert closed_after < HEAD_TIMEOUT * 10 * 0.8
+
+
+def test_a_slow_body_after_a_whole_head_is_not_cut(served: tuple[str, int]) -> None:
+    """A request whose head came is the request deadline's, however long its body takes."""
+    with socket.create_connection(served, timeout=HANG_GUARD) as sock:
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: test\r\ncontent-length: 4\r\n\r\npi")
+        time.sleep(HEAD_TIMEOUT * 3)
+        sock.sendall(b"ng")
+        answer = read_response(sock)
+    assert answer.startswith(b"HTTP/1.1 200 ")
+    assert answer.endswith(b"ping")
+
+
+def test_the_next_request_on_a_kept_alive_connection_has_its_own_deadline(
+    served: tuple[str, int],
+) -> None:
+    """Idle after a response is keep-alive's (5 s here), not the head deadline's; the
+    next head's deadline starts at its first byte."""
+    with socket.create_connection(served, timeout=HANG_GUARD) as sock:
+        sock.sendall(request(b"one"))
+        assert read_response(sock).endswith(b"one")
+        time.sleep(HEAD_TIMEOUT * 3)
+        sock.sendall(request(b"two"))
+        assert read_response(sock).endswith(b"two")
+        sock.sendall(b"POST / HTTP/1.1\r\n")
+        received, took = read_until_closed(sock)
+    assert received.startswith(b"HTTP/1.1 408 ")
+    assert took < HEAD_TIMEOUT + 2
+
+
+# --- `redstring serve` ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[str, int]]:
+    port = free_loopback_port()
+    process = redstring_server(
+        port,
+        demo=False,
+        graphiql="false",
+        header_timeout="1",
+        keep_alive_timeout="2.5",
+        request_timeout="2",
+    )
+    try:
+        process.wait_until_answering(f"http://127.0.0.1:{port}/readyz")
+        yield "127.0.0.1", port
+    finally:
+        process.stop()
+
+
+def test_serve_closes_a_connection_whose_head_is_late(server: tuple[str, int]) -> None:
+    with socket.create_connection(server, timeout=HANG_GUARD) as sock:
+        sock.sendall(b"POST /graphql HTTP/1.1\r\n")
+        received, took = read_until_closed(sock)
+    assert received.startswith(b"HTTP/1.1 408 ")
+    assert 0.8 <= took < 3
+
+
+def test_serve_keeps_an_idle_connection_for_its_keep_alive_timeout(
+    server: tuple[str, int],
+) -> None:
+    """2.5 s of keep-alive: an idle connection outlives the 1 s head timeout and is
+    closed well before uvicorn's default 5 s."""
+    with socket.create_connection(server, timeout=HANG_GUARD) as sock:
+        sock.sendall(GRAPHQL_HEAD % len(TYPENAME) + TYPENAME)
+        assert b"__typename" in read_response(sock)
+        time.sleep(1.5)
+        sock.sendall(GRAPHQL_HEAD % len(TYPENAME) + TYPENAME)
+        assert b"__typename" in read_response(sock)
+        received, took = read_until_closed(sock)
+    assert received == b""
+    assert 2.0 <= took < 4.5
+
+
+def test_serve_answers_a_body_sent_too_slowly_at_the_request_deadline_then_closes(
+    server: tuple[str, int],
+) -> None:
+    """The head came, so the body is the request deadline's (2 s here): a 504 with the
+    error body; the bytes the client still trickles after it do not keep the connection."""
+    body = b" " * 200
+    with socket.create_connection(server, timeout=HANG_GUARD) as sock:
+        sock.sendall(GRAPHQL_HEAD % len(body))
+        started = time.monotonic()
+        received = b""
+        try:
+            for _ in range(len(body)):
+                sock.sendall(b" ")
+                time.sleep(0.1)
+                readable, _, _ = select.select([sock], [], [], 0)
+                if readable:
+                    data = sock.recv(1 << 16)
+                    received += data
+                    if not data:
+                        break
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        closed_after = time.monotonic() - started
+    head, _, answer = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 504 ")
+    assert json.loads(answer)["errors"][0]["extensions"]["code"] == "REQUEST_TIMEOUT"
+    assert closed_after < 2 + 1 + 2
