@@ -86,6 +86,7 @@ MIX = {"retrieve": 0.6, "traverse": 0.3, "upsert": 0.1}
 UPSERT_BATCH = 10
 LOAD_BATCH = 500
 PROBE_PERIOD = 0.1
+CLIENT_KEEP_ALIVE = 4.0  # seconds; the server's REDSTRING_KEEP_ALIVE_TIMEOUT is 5 by default
 PROBE_TARGET_MS = 100.0
 FIXED_QUERIES = ("Acme", "Globex Corporation", "initech labs", "Stark Industries", "Holdings")
 # Codes that say the query ran (or could not) rather than that it was refused as too large.
@@ -226,7 +227,13 @@ def run_clients(plan: Plan) -> LoadResult:
 
 async def _clients(plan: Plan) -> LoadResult:
     result = LoadResult()
-    limits = httpx.Limits(max_connections=plan.clients, max_keepalive_connections=plan.clients)
+    # An idle connection expires before the server's keep-alive (5 s by default) ends it:
+    # at equal timeouts a client can send on a connection the server is closing.
+    limits = httpx.Limits(
+        max_connections=plan.clients,
+        max_keepalive_connections=plan.clients,
+        keepalive_expiry=CLIENT_KEEP_ALIVE,
+    )
     client = httpx.AsyncClient(
         base_url=plan.base_url, headers=plan.headers, limits=limits, timeout=60
     )
