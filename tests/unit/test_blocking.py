@@ -16,7 +16,12 @@ from redstring.domain.blocking import (
     query_prefix,
 )
 from redstring.domain.name_forms import NON_IDENTIFYING
-from redstring.domain.normalization import ascii_letters, fold_diacritics, normalize_name
+from redstring.domain.normalization import (
+    ascii_letters,
+    fold_diacritics,
+    fold_latin,
+    normalize_name,
+)
 
 
 def test_entity_keys() -> None:
@@ -196,9 +201,32 @@ def test_query_prefix_is_the_last_word_when_unfinished() -> None:
 
 @given(st.text(alphabet=st.characters(max_codepoint=127)) | st.text())
 def test_ascii_letters_fast_path_keeps_the_folding_rule(text: str) -> None:
-    """ASCII names skip diacritic folding; the result is the general rule's all the same."""
-    folded = "".join(ch for ch in fold_diacritics(text).lower() if "a" <= ch <= "z")
+    """ASCII names skip folding; the result is the general rule's all the same."""
+    folded = "".join(ch for ch in fold_latin(text).lower() if "a" <= ch <= "z")
     assert ascii_letters(text) == folded
+
+
+def test_latin_letters_without_a_decomposition_are_folded_to_ascii() -> None:
+    """NFKD leaves `ł`, `ø`, `æ`, `ı`, `þ`, `đ` whole; names are compared without them,
+    as a keyboard without them types the name."""
+    assert normalize_name("Łódź") == "lodz"
+    assert normalize_name("Sønderborg Æblegård") == "sonderborg aeblegard"
+    assert normalize_name("Naxçıvan") == "naxcivan"
+    assert normalize_name("Þórshöfn") == "thorshofn"
+    assert normalize_name("Đà Nẵng") == "da nang"
+    assert normalize_name("Straße") == "strasse"
+    # Other scripts keep their letters; only Latin ones are written in ASCII.
+    assert normalize_name("Газпром 東京") == "газпром 東京"
+    assert fold_diacritics("Łódź") == "Łodz"  # what the id form keeps
+
+
+def test_a_name_typed_without_its_special_letters_shares_its_keys() -> None:
+    for name, typed in [("Łódź Kaliska", "Lodz"), ("Næstved", "Naestved"), ("Køge", "Koge")]:
+        keys = blocking_keys_for(name, "city")
+        assert set(query_blocking_keys(typed + " ")) & set(keys)
+        prefix = query_prefix(typed)
+        assert prefix is not None
+        assert any(key.startswith(prefix) for key in keys)
 
 
 def test_normalize_name_remembered_gives_the_same_answer() -> None:

@@ -184,6 +184,13 @@ def test_derived_ids_are_pinned() -> None:
     assert str(acme) == "00d049bb-69bf-5375-b856-07b52874941e"
     assert str(ada) == "1bce0231-3751-56e5-9180-435e9462678f"
     assert str(entity_id_for(tenant, "city", "東京")) == "6e7ea678-04b0-53dc-9903-f0d847db26e2"
+    # Letters names are compared without (`normalize_name`) stay in the id (`id_form`).
+    assert str(entity_id_for(tenant, "city", "Łódź")) == "1bfd75c7-5aed-5f90-99d4-7631980685d2"
+    assert entity_id_for(tenant, "city", "Łódź") != entity_id_for(tenant, "city", "Lodz")
+    assert (
+        str(entity_id_for(tenant, "Straße", "Sønderborg Æblegård"))
+        == "17e26005-95bc-536c-82fd-61c99e85e700"
+    )
     works_at = relationship_id_for(tenant, acme, " WORKS_AT ", ada)
     assert str(works_at) == "8af7d1f6-3695-5adb-b329-f5b54b52b567"
     assert (

@@ -136,6 +136,22 @@ async def test_one_word_query_finds_names_holding_the_word(query: str, expected:
     assert embeddings.queries == 0  # LEXICAL mode never embeds
 
 
+@pytest.mark.parametrize(
+    ("query", "expected"), [("Lodz", "Łódź"), ("Naestved", "Næstved"), ("koge", "Køge")]
+)
+async def test_a_name_is_found_typed_without_its_special_latin_letters(
+    query: str, expected: str
+) -> None:
+    """`ł`, `æ`, `ø` are no base letter with a mark: folded to ASCII all the same, so the
+    name typed without them scores as the name itself does."""
+    tenant = new_tenant()
+    names = ("Łódź", "Næstved", "Køge", "Lodi", "Kogel", "Nastola")
+    retriever, _ = await _retriever([make_entity(tenant, n, "city") for n in names])
+    result = await retriever.retrieve(query, tenant, k=3, mode=RetrievalMode.LEXICAL)
+    assert _names(result)[0] == expected
+    assert result.matches[0].lexical == 1.0
+
+
 async def test_channel_scores_are_kept_and_none_differs_from_zero() -> None:
     tenant = new_tenant()
     found = make_entity(tenant, "Ada Lovelace", "person")

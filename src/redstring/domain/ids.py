@@ -22,7 +22,7 @@ from typing import NewType
 
 from redstring.domain.arguments import shown_value
 from redstring.domain.errors import InvalidInputError
-from redstring.domain.normalization import normalize_name
+from redstring.domain.normalization import id_form
 
 EntityId = NewType("EntityId", uuid.UUID)
 RelationshipId = NewType("RelationshipId", uuid.UUID)
@@ -91,12 +91,13 @@ def entity_ids_of(values: object, argument: str = "ids") -> list[EntityId]:
 def entity_id_for(tenant_id: TenantId, entity_type: str, name: str) -> EntityId:
     """The deterministic id of the entity named `name` of type `entity_type`.
 
-    Names that normalise alike (`ACME Corp.` and `acme corp`) give the same id.
+    Names alike but for case, accents and punctuation (`ACME Corp.` and `acme corp`)
+    give the same id (`id_form`, which never changes: stores are keyed by these ids).
     `tenant_id` is read by `tenant_id_of`'s rule (a UUID string is accepted).
     """
     if not isinstance(tenant_id, uuid.UUID):  # inline: a load derives an id per line
         tenant_id = tenant_id_of(tenant_id)
-    key = f"{id_text(tenant_id)}\x1f{normalize_name(entity_type)}\x1f{normalize_name(name)}"
+    key = f"{id_text(tenant_id)}\x1f{id_form(entity_type)}\x1f{id_form(name)}"
     return EntityId(_uuid5(key))
 
 
