@@ -65,7 +65,8 @@ def test_no_letters_no_soundex() -> None:
     assert query_blocking_keys("1234 56789 ") == ("p:1234", "w:1234", "d:1234", "w:56789",
         "d:56789", "w:6789", "w:5789", "w:5689", "w:5679", "w:5678", "d:6789", "d:5789",
         "d:5689", "d:5679", "d:5678")  # fmt: skip
-    assert query_blocking_keys("東京") == ("p:東京", "w:東京", "i:東京")  # letters of any script
+    assert query_blocking_keys("東京 ") == ("p:東京", "w:東京", "i:東京")  # letters of any script
+    assert "w:東京" not in query_blocking_keys("東京")  # its prefix seek reads that block
 
 
 def test_legal_forms_titles_and_stopwords_are_no_word_keys() -> None:
@@ -194,6 +195,12 @@ def test_query_prefix_is_the_last_word_when_unfinished() -> None:
     assert query_prefix("Ada Lo") is None  # shorter than MIN_PREFIX_LENGTH
     assert query_prefix("Acme Corp") is None  # not an identifying word
     assert query_prefix("Café") == "w:cafe"
+    # Names of Han or kana are unspaced: two characters are a prefix.
+    assert query_prefix("腾讯") == "w:腾讯"
+    assert query_prefix("トヨ") == "w:トヨ"
+    assert query_prefix("腾") is None
+    assert query_prefix("삼") == "w:" + normalize_name("삼")  # a syllable is 3 jamo
+    assert query_prefix("ab") is None
     assert query_prefix("") is None
     assert "w:lov" not in query_blocking_keys("Ada Lov")  # the seek reads that block
     assert "w:lov" in query_blocking_keys("Ada Lov ")

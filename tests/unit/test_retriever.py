@@ -152,6 +152,16 @@ async def test_a_name_is_found_typed_without_its_special_latin_letters(
     assert result.matches[0].lexical == 1.0
 
 
+async def test_two_characters_of_an_unspaced_cjk_name_find_it() -> None:
+    tenant = new_tenant()
+    names = ("腾讯控股有限公司", "阿里巴巴集团", "腾飞科技", "トヨタ自動車", "삼성전자")
+    retriever, _ = await _retriever([make_entity(tenant, n) for n in names])
+    pairs = [("腾讯", "腾讯控股有限公司"), ("トヨ", "トヨタ自動車"), ("삼성", "삼성전자")]
+    for query, expected in pairs:
+        result = await retriever.retrieve(query, tenant, k=3, mode=RetrievalMode.LEXICAL)
+        assert _names(result)[0] == expected
+
+
 async def test_channel_scores_are_kept_and_none_differs_from_zero() -> None:
     tenant = new_tenant()
     found = make_entity(tenant, "Ada Lovelace", "person")

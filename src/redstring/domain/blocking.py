@@ -19,6 +19,7 @@ and how blocks are bounded: docs/adr/0003.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -33,6 +34,11 @@ PREFIX_LENGTH = 5
 MIN_TYPO_LENGTH = 5
 # The shortest unfinished last word sought by prefix (shorter ones read too widely).
 MIN_PREFIX_LENGTH = 3
+# The same for a word of Han or kana characters: such names are written without spaces
+# (one word), and two of their characters narrow as much as a short Latin word. (Hangul
+# needs no rule of its own: normalised, a syllable is two or three letters, its jamo.)
+MIN_CJK_PREFIX_LENGTH = 2
+_CJK_NAMES = ("CJK UNIFIED IDEOGRAPH", "HIRAGANA", "KATAKANA")
 # The prefix of the one key a query never asks for (its block is a whole type).
 TYPE_KEY_PREFIX = "t:"
 # Per-key cap on candidates read by one lexical lookup (docs/adr/0003).
@@ -162,7 +168,8 @@ def query_prefix(query: str) -> str | None:
 
     That is `w:` and the word, when the query ends in it (not in a space or
     punctuation), it is an identifying word and has `MIN_PREFIX_LENGTH`
-    letters or more. A store reads the keys that begin with it in key order
+    letters or more (`MIN_CJK_PREFIX_LENGTH` Han or kana characters: `腾讯`
+    begins `腾讯控股有限公司`). A store reads the keys that begin with it in key order
     (so the word's own block first), the first `MAX_PREFIX_SIZE` rows
     (docs/adr/0003)."""
     if not query or not query[-1].isalnum():
@@ -171,6 +178,12 @@ def query_prefix(query: str) -> str | None:
     if not tokens:
         return None
     last = tokens[-1]
-    if len(last) < MIN_PREFIX_LENGTH or not identifying_tokens([last]):
+    shortest = MIN_CJK_PREFIX_LENGTH if _cjk(last) else MIN_PREFIX_LENGTH
+    if len(last) < shortest or not identifying_tokens([last]):
         return None
     return "w:" + last
+
+
+def _cjk(word: str) -> bool:
+    """Whether the word is Han or kana characters only."""
+    return all(unicodedata.name(ch, "").startswith(_CJK_NAMES) for ch in word)
