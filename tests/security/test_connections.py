@@ -7,6 +7,7 @@ see the settings reach the server it starts.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import select
 import socket
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 import uvicorn
+import websockets
 
 from redstring.api import connections
 from tests.processes import free_loopback_port, redstring_server
@@ -31,7 +33,14 @@ TYPENAME = b'{"query": "{ __typename }"}'
 
 
 async def echo_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    """Answers each request with its body, read whole."""
+    """Answers each request with its body, read whole; echoes each WebSocket message."""
+    if scope["type"] == "websocket":
+        while (message := await receive())["type"] != "websocket.disconnect":
+            if message["type"] == "websocket.connect":
+                await send({"type": "websocket.accept"})
+            else:
+                await send({"type": "websocket.send", "text": message.get("text")})
+        return
     if scope["type"] != "http":
         return
     body = b""
@@ -179,6 +188,16 @@ def test_the_next_request_on_a_kept_alive_connection_has_its_own_deadline(
         received, took = read_until_closed(sock)
     assert received.startswith(b"HTTP/1.1 408 ")
     assert took < HEAD_TIMEOUT + 2
+
+
+async def test_a_websocket_outlives_the_head_deadline(served: tuple[str, int]) -> None:
+    """An upgraded connection belongs to the WebSocket protocol, which the deadline
+    leaves alone."""
+    host, port = served
+    async with websockets.connect(f"ws://{host}:{port}/") as socket_:
+        await asyncio.sleep(HEAD_TIMEOUT * 3)
+        await socket_.send("still here")
+        assert await asyncio.wait_for(socket_.recv(), HANG_GUARD) == "still here"
 
 
 # --- `redstring serve` ------------------------------------------------------------------

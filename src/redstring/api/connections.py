@@ -112,7 +112,10 @@ class HeadDeadline:
 
     def _head_timed_out(self) -> None:
         self._head_timer = None
-        if self.transport.is_closing() or not self._between_requests():
+        # A WebSocket upgrade hands the transport to another protocol: no longer ours.
+        protocol: object = self.transport.get_protocol()
+        upgraded = protocol is not self
+        if upgraded or self.transport.is_closing() or not self._between_requests():
             return
         # The bytes after a response may be the rest of its request's body (one the app
         # answered before reading it all): no head came, and no second answer is due.
