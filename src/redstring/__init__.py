@@ -11,6 +11,7 @@ from redstring.adapters.memory import InMemoryGraphStore, InMemoryVectorStore
 from redstring.composition.build_graph import build_graph
 from redstring.composition.client import Redstring, StoreSettings
 from redstring.composition.observer import Observer
+from redstring.composition.rekey import RekeyReport
 from redstring.composition.retrieval import Retriever
 from redstring.domain.candidates import Candidates
 from redstring.domain.entity import Entity
@@ -60,6 +61,7 @@ __all__ = [
     "Observer",
     "Redstring",
     "RedstringError",
+    "RekeyReport",
     "Relationship",
     "RelationshipId",
     "RetrievalMode",

@@ -51,3 +51,11 @@ class FailingGraphStore:
 
     async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
         raise self.make_error()
+
+    async def entity_page(
+        self, tenant_id: TenantId, *, after: EntityId | None = None, limit: int
+    ) -> list[Entity]:
+        raise self.make_error()
+
+    async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
+        raise self.make_error()

@@ -1,5 +1,5 @@
 """How the stores write: one loop per lookup key, no type keys; failed batches undone;
-batches in flight two at a time."""
+batches in flight two at a time; a rewrite of keys waits for a write in flight."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from redstring import Entity, EntityId, TenantId, VectorRecord
-from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jSettings, Neo4jVectorStore
+from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jSettings, Neo4jVectorStore, cypher
 from redstring.adapters.neo4j.connection import Neo4jConnection
+from redstring.adapters.neo4j.records import entity_row
 from redstring.domain.errors import MissingEndpointError
 from redstring.testing import make_entity, make_relationship, new_tenant
 
@@ -262,3 +263,48 @@ async def test_vectors_are_batched_by_vector_batch_size_and_entities_by_batch_si
     assert vector_transactions == [3]  # 9 vectors in batches of 4
     assert len(await graph.get_entities([e.id for e in entities], tenant)) == 9
     assert len(await vectors.search(records[0].vector, tenant, k=20)) == 9
+
+
+def _stale(entity: Entity) -> Entity:
+    """`entity` as an earlier version's rules keyed it: `ł` and `ø` dropped."""
+    return entity.model_copy(
+        update={"normalized_name": "odz rsted", "blocking_keys": ("t:org", "w:odz", "w:rsted")}
+    )
+
+
+async def test_rewritten_keys_are_one_loop_each(driver: neo4j.AsyncDriver) -> None:
+    store = Neo4jGraphStore(driver)
+    await store.ensure_schema()
+    current = make_entity(new_tenant(), "Łódź Ørsted", "org", properties={"aliases": ("ŁØ",)})
+    await store.upsert_entities([_stale(current)])
+    assert await _edges_by_key(driver, current) == {"w:odz": 1, "w:rsted": 1}
+
+    assert await store.rewrite_keys(await store.entity_page(current.tenant_id, limit=5)) == 1
+    assert await _edges_by_key(driver, current) == _lookup(current)
+
+
+async def test_a_rewrite_waits_for_a_write_in_flight_and_leaves_it(
+    driver: neo4j.AsyncDriver,
+) -> None:
+    """An upsert of the entity that has not committed when the rewrite reaches it: the
+    rewrite waits for its lock, then reads the renamed entity and leaves it. Without the
+    lock taken before the checks, they read the committed old name, pass, and the rewrite
+    then writes the old name's keys over the new name's."""
+    store = Neo4jGraphStore(driver)
+    await store.ensure_schema()
+    tenant = new_tenant()
+    current = make_entity(tenant, "Łódź Ørsted", "org")
+    await store.upsert_entities([_stale(current)])
+    read = await store.entity_page(tenant, limit=5)
+    renamed = make_entity(tenant, "Kraków Mills", "org", entity_id=current.id)
+
+    async with driver.session() as session:
+        tx = await session.begin_transaction()
+        await (await tx.run(cypher.UPSERT_ENTITIES, rows=[entity_row(renamed)])).consume()
+        rewrite = asyncio.ensure_future(store.rewrite_keys(read))
+        await asyncio.sleep(1.0)
+        assert not rewrite.done()  # waiting for the node's lock
+        await tx.commit()
+    assert await rewrite == 0
+    assert await store.get_entities([current.id], tenant) == [renamed]
+    assert await _edges_by_key(driver, current) == _lookup(renamed)

@@ -31,6 +31,7 @@ from redstring.composition.observed import (
 )
 from redstring.composition.observer import Observer
 from redstring.composition.query_cache import CachedQueryEmbeddings
+from redstring.composition.rekey import DEFAULT_REKEY_PAGE_SIZE, RekeyReport, rekey
 from redstring.composition.retrieval import Retriever
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
@@ -366,6 +367,22 @@ class Redstring:
         await self.start()
         await self.vectors.delete(entity_ids, tenant_id)
         return await self.graph.delete_entities(entity_ids, tenant_id)
+
+    async def rekey(
+        self,
+        tenant_id: TenantId,
+        *,
+        page_size: int = DEFAULT_REKEY_PAGE_SIZE,
+        dry_run: bool = False,
+        on_page: Callable[[RekeyReport], None] | None = None,
+    ) -> RekeyReport:
+        """Rewrite the blocking keys of the tenant's entities that an earlier version
+        derived otherwise, in place (`composition.rekey.rekey`); with `dry_run`, count
+        them only."""
+        await self.start()
+        return await rekey(
+            self.graph, tenant_id, page_size=page_size, dry_run=dry_run, on_page=on_page
+        )
 
     def observed(self, observer: Observer) -> Redstring:
         """This client with every store call, provider call, cache use and dangling

@@ -112,6 +112,16 @@ class ObservedGraphStore:
         with self._call("delete_entities"):
             return await self.inner.delete_entities(ids, tenant_id)
 
+    async def entity_page(
+        self, tenant_id: TenantId, *, after: EntityId | None = None, limit: int
+    ) -> list[Entity]:
+        with self._call("entity_page"):
+            return await self.inner.entity_page(tenant_id, after=after, limit=limit)
+
+    async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
+        with self._call("rewrite_keys"):
+            return await self.inner.rewrite_keys(entities)
+
 
 class ObservedGraphStoreWithEnds(ObservedGraphStore):
     """An `ObservedGraphStore` over a store that reads relationships with their ends."""

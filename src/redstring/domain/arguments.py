@@ -39,6 +39,14 @@ def count_of(value: object, argument: str) -> int:
     return value
 
 
+def page_size_of(value: object, argument: str = "limit") -> int:
+    """`count_of`, and 1 or more: a page of none would never move a paged read on."""
+    size = count_of(value, argument)
+    if size < 1:
+        raise InvalidInputError(f"{argument} must be at least 1, got {size}")
+    return size
+
+
 def optional_count_of(value: object, argument: str) -> int | None:
     """None as it is, else `count_of`."""
     return None if value is None else count_of(value, argument)

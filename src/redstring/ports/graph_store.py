@@ -116,3 +116,21 @@ class GraphStore(GraphReader, Protocol):
     async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
         """Delete these entities and every relationship touching them; how many existed."""
         ...
+
+    async def entity_page(
+        self, tenant_id: TenantId, *, after: EntityId | None = None, limit: int
+    ) -> list[Entity]:
+        """The tenant's entities in `id_order_key` order of their ids, from the first
+        after `after` (from the first of all when None), at most `limit` (1 or more):
+        a whole tenant read page by page, each page's last id the next one's `after`.
+        Ids are read as every read reads them."""
+        ...
+
+    async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
+        """For each of `entities`, as a read of this store returned it, store the
+        normalised name and blocking keys of `entity.rederived()` (and the lookup keys
+        they make) in place of those stored, and nothing else; unless a write since
+        that read has changed the stored entity's name, type, normalised name or keys
+        (its writer derived them), or deleted it. How many were rewritten. Arguments
+        are read as `upsert_entities` reads them."""
+        ...

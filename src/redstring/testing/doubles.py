@@ -75,6 +75,16 @@ class CountingGraphStore:
         self.calls["delete_entities"] += 1
         return await self.inner.delete_entities(ids, tenant_id)
 
+    async def entity_page(
+        self, tenant_id: TenantId, *, after: EntityId | None = None, limit: int
+    ) -> list[Entity]:
+        self.calls["entity_page"] += 1
+        return await self.inner.entity_page(tenant_id, after=after, limit=limit)
+
+    async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
+        self.calls["rewrite_keys"] += 1
+        return await self.inner.rewrite_keys(entities)
+
 
 class CountingGraphStoreWithEnds(CountingGraphStore):
     """A `CountingGraphStore` over a store that reads relationships with their ends."""

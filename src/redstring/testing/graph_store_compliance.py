@@ -379,6 +379,113 @@ class GraphStoreCompliance:
         await graph_store.upsert_entities([first])
         assert await names() == ["Lovelace"]
 
+    async def test_entity_page_reads_a_tenant_in_id_order(self, graph_store: GraphStore) -> None:
+        tenant, other = new_tenant(), new_tenant()
+        entities = [make_entity(tenant, f"Paged {i}", properties={"n": i}) for i in range(7)]
+        await graph_store.upsert_entities(entities)
+        await graph_store.upsert_entities([make_entity(other, "Paged 0")])
+        ordered = sorted(entities, key=lambda e: id_order_key(e.id))
+        pages: list[list[Entity]] = []
+        after: EntityId | None = None
+        for _ in range(5):  # a store that pages wrongly may never reach an empty page
+            page = await graph_store.entity_page(tenant, after=after, limit=3)
+            if not page:
+                break
+            pages.append(page)
+            after = page[-1].id
+        assert [len(page) for page in pages] == [3, 3, 1]
+        assert [e for page in pages for e in page] == ordered  # whole entities
+        # From the first id after `after`, stored or not; a UUID's string is that UUID.
+        next_id = EntityId(uuid.UUID(int=ordered[2].id.int + 1))
+        assert await graph_store.entity_page(tenant, after=next_id, limit=2) == ordered[3:5]
+        assert await graph_store.entity_page(str(tenant), after=str(ordered[5].id), limit=9) == [  # type: ignore[arg-type]
+            ordered[6]
+        ]
+        assert await graph_store.entity_page(new_tenant(), limit=3) == []
+        for limit in (0, -1):
+            with pytest.raises(InvalidInputError, match=r"^limit must "):
+                await graph_store.entity_page(tenant, limit=limit)
+
+    async def test_rewrite_keys_derives_stale_keys_again_in_place(
+        self, graph_store: GraphStore
+    ) -> None:
+        """An entity stored with an earlier version's keys (here: `ł`, `ø` dropped, not
+        written in ASCII) gets this version's, and is found by them alone; nothing else
+        of it changes, and the same id in another tenant keeps its own keys."""
+        tenant, other = new_tenant(), new_tenant()
+        current = make_entity(
+            tenant,
+            "Łódź Ørsted Holdings",
+            "org",
+            description="a holding",
+            properties={"aliases": ("Łódź Power",), "founded": 1901},
+        )
+        old_keys = ("t:org", "w:odz", "w:rsted", "w:holdings")
+        stale = current.model_copy(
+            update={"normalized_name": "odz rsted holdings", "blocking_keys": old_keys}
+        )
+        twin = stale.model_copy(update={"tenant_id": other})
+        acme = make_entity(tenant, "Acme Corp")
+        await graph_store.upsert_entities([stale, twin, acme])
+        read = await graph_store.entity_page(tenant, limit=10)
+        assert not stale.has_current_keys()
+        assert stale.rederived() == current
+
+        assert await graph_store.rewrite_keys(read) == 1
+        [got, same_acme] = await graph_store.get_entities([stale.id, acme.id], tenant)
+        assert got == current
+        assert (got.normalized_name, got.blocking_keys, got.description, got.properties) == (
+            current.normalized_name,
+            current.blocking_keys,
+            "a holding",
+            current.properties,
+        )
+        assert same_acme == acme
+        assert await _ids(graph_store, "w:odz", "w:rsted", tenant=tenant) == []
+        for key in lookup_keys(current.blocking_keys):
+            assert stale.id in await _ids(graph_store, key, tenant=tenant), key
+        seek = await graph_store.find_lexical_candidates([], tenant, prefixes=["w:ors"])
+        assert [c.id for c in seek] == [stale.id]
+        [other_twin] = await graph_store.get_entities([twin.id], other)
+        assert other_twin.blocking_keys == old_keys
+        assert await _ids(graph_store, "w:odz", tenant=other) == [twin.id]
+        assert await graph_store.rewrite_keys([got, acme]) == 0  # current already
+        assert await graph_store.rewrite_keys([]) == 0
+
+    async def test_rewrite_keys_leaves_what_was_written_since_the_read(
+        self, graph_store: GraphStore
+    ) -> None:
+        """A stale entity renamed, given other aliases, or deleted between the read and
+        the rewrite is left as its writer left it: the rewrite would derive keys from a
+        name or aliases that are no longer its own (or bring a deleted entity back)."""
+        tenant = new_tenant()
+
+        def stale(name: str, **fields: Any) -> Entity:
+            entity = make_entity(tenant, name, "org", **fields)
+            return entity.model_copy(update={"blocking_keys": ("t:org", "w:stale")})
+
+        renamed, realiased, deleted = (
+            stale("Łódź Works"),
+            stale("Ørsted Mills", properties={"aliases": ("Orsted",)}),
+            stale("Żabka Stores"),
+        )
+        await graph_store.upsert_entities([renamed, realiased, deleted])
+        read = await graph_store.get_entities([renamed.id, realiased.id, deleted.id], tenant)
+        now = [
+            make_entity(tenant, "Kraków Works", "org", entity_id=renamed.id),
+            make_entity(
+                tenant, "Ørsted Mills", "org", entity_id=realiased.id,
+                properties={"aliases": ("Ørsted Textiles",)},
+            ),
+        ]  # fmt: skip
+        await graph_store.upsert_entities(now)
+        await graph_store.delete_entities([deleted.id], tenant)
+        assert await graph_store.rewrite_keys(read) == 0
+        assert await graph_store.get_entities([e.id for e in read], tenant) == now
+        assert await _ids(graph_store, "w:krakow", tenant=tenant) == [renamed.id]
+        assert await _ids(graph_store, "w:textiles", tenant=tenant) == [realiased.id]
+        assert await _ids(graph_store, "w:stale", "w:lodz", "w:zabka", tenant=tenant) == []
+
     async def test_tenants_never_see_each_other(self, graph_store: GraphStore) -> None:
         tenant_a, tenant_b = new_tenant(), new_tenant()
         shared_id = uuid.uuid4()
@@ -610,10 +717,13 @@ class GraphStoreCompliance:
             ("tenant_id", lambda t: graph_store.find_lexical_candidates(keys, t)),
             ("tenant_id", lambda t: graph_store.relationships_of([entity.id], t)),
             ("tenant_id", lambda t: graph_store.delete_entities([entity.id], t)),
+            ("tenant_id", lambda t: graph_store.entity_page(t, limit=1)),
             ("ids[1]", lambda i: graph_store.get_entities([entity.id, i], tenant)),
             ("entity_ids[0]", lambda i: graph_store.relationships_of([i], tenant)),
             ("ids[0]", lambda i: graph_store.delete_entities([i], tenant)),
         ]
+        if wrong is not None:  # None is the first page's `after`
+            reads.append(("after", lambda i: graph_store.entity_page(tenant, after=i, limit=1)))
         if isinstance(graph_store, EndReads):
             ends = graph_store
             reads += [
@@ -647,6 +757,8 @@ class GraphStoreCompliance:
             ("relationships must be a sequence of Relationship", lambda: store.upsert_relationships(link)),
             ("relationships[0] must be a Relationship", lambda: store.upsert_relationships([b])),
             ("ids must be a sequence of UUIDs", lambda: store.delete_entities(a.id, tenant)),
+            ("entities must be a sequence of Entity", lambda: store.rewrite_keys(a)),
+            ("entities[0] must be an Entity", lambda: store.rewrite_keys([link])),
         ]  # fmt: skip
         for message, write in writes:
             with pytest.raises(InvalidInputError, match=f"^{re.escape(message)}"):

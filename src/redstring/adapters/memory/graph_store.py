@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 
 from sortedcontainers import SortedList
 
-from redstring.domain.arguments import items_of
+from redstring.domain.arguments import items_of, page_size_of
 from redstring.domain.entity import Entity
 from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import (
     EntityId,
     RelationshipId,
     TenantId,
+    entity_id_of,
     entity_ids_of,
     id_order_key,
     tenant_id_of,
@@ -281,3 +283,38 @@ class InMemoryGraphStore:
                 if rel is not None:
                     tenant.unlink(rel)
         return deleted
+
+    async def entity_page(
+        self, tenant_id: TenantId, *, after: EntityId | None = None, limit: int
+    ) -> list[Entity]:
+        tenant_id, limit = tenant_id_of(tenant_id), page_size_of(limit)
+        start = None if after is None else id_order_key(entity_id_of(after, "after"))
+        tenant = self._tenants.get(tenant_id)
+        if tenant is None:
+            return []
+        entities = tenant.entities.values()
+        later = entities if start is None else (e for e in entities if e.id.int > start)
+        return heapq.nsmallest(limit, later, key=lambda entity: entity.id.int)
+
+    async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
+        entities = items_of(entities, Entity, "entities")
+        rewritten = 0
+        for read in entities:
+            tenant = self._tenants.get(read.tenant_id)
+            stored = None if tenant is None else tenant.entities.get(read.id)
+            if tenant is None or stored is None or _derivation(stored) != _derivation(read):
+                continue
+            fresh = stored.rederived()
+            if _derivation(fresh) == _derivation(stored):
+                continue
+            tenant.unindex_entity(stored)
+            tenant.entities[read.id] = fresh
+            tenant.index_entity(fresh)
+            rewritten += 1
+        return rewritten
+
+
+def _derivation(entity: Entity) -> tuple[str, str, str, tuple[str, ...]]:
+    """What `rewrite_keys` checks is unchanged since a read: the fields keys are derived
+    from and those derived (aliases change the keys they make)."""
+    return entity.name, entity.entity_type, entity.normalized_name, entity.blocking_keys

@@ -39,22 +39,8 @@ RETURN attributes.StartTime.value AS started
 
 # --- graph store -------------------------------------------------------------
 
-# `SET e.name` first takes the entity's write lock, so the keys read next are the
-# latest committed ones even when another transaction upserts the same entity: a
-# `LOOKUP_KEY` loop is then created for exactly the lookup keys the entity did not
-# have, and removed for those it no longer has. Type keys (`t:`) get no loop: no query
-# asks for them, and their block would be every entity of the type. No node is shared
-# between entities, so concurrent upserts of different entities take no common lock.
-UPSERT_ENTITIES = """
-UNWIND $rows AS row
-MERGE (e:Entity {tenant_id: row.tenant_id, id: row.id})
-SET e.name = row.name
-WITH e, row, coalesce(e.blocking_keys, []) AS old_keys
-SET e.entity_type = row.entity_type,
-    e.description = row.description,
-    e.normalized_name = row.normalized_name,
-    e.blocking_keys = row.blocking_keys,
-    e.properties = row.properties
+# The loops of an entity `e` whose keys were `old_keys` and are now `row.lookup_keys`.
+_KEY_LOOPS = """
 WITH e, row,
      [k IN old_keys WHERE NOT k IN row.lookup_keys] AS stale_keys,
      [k IN row.lookup_keys WHERE NOT k IN old_keys] AS new_keys
@@ -67,6 +53,53 @@ CALL (e, row, new_keys) {
     UNWIND new_keys AS key
     CREATE (e)-[:LOOKUP_KEY {tenant_id: row.tenant_id, key: key, entity_id: row.id}]->(e)
 }
+"""
+
+# `SET e.name` first takes the entity's write lock, so the keys read next are the
+# latest committed ones even when another transaction upserts the same entity: a
+# `LOOKUP_KEY` loop is then created for exactly the lookup keys the entity did not
+# have, and removed for those it no longer has. Type keys (`t:`) get no loop: no query
+# asks for them, and their block would be every entity of the type. No node is shared
+# between entities, so concurrent upserts of different entities take no common lock.
+UPSERT_ENTITIES = (
+    """
+UNWIND $rows AS row
+MERGE (e:Entity {tenant_id: row.tenant_id, id: row.id})
+SET e.name = row.name
+WITH e, row, coalesce(e.blocking_keys, []) AS old_keys
+SET e.entity_type = row.entity_type,
+    e.description = row.description,
+    e.normalized_name = row.normalized_name,
+    e.blocking_keys = row.blocking_keys,
+    e.properties = row.properties"""
+    + _KEY_LOOPS
+)
+
+# An entity's keys derived afresh (`rewrite_keys`), if nothing they are derived from, nor
+# they, changed since the read. Writing a property takes the node's write lock, held to
+# the commit, so the checks after it read what a concurrent upsert committed, and no
+# upsert can land between them and the rewrite.
+REWRITE_KEYS = (
+    """
+UNWIND $rows AS row
+MATCH (e:Entity {tenant_id: row.tenant_id, id: row.id})
+SET e.redstring_rekey = true
+REMOVE e.redstring_rekey
+WITH e, row, e.blocking_keys AS old_keys
+WHERE e.name = row.name AND e.entity_type = row.entity_type
+  AND e.normalized_name = row.read_normalized_name
+  AND old_keys = row.read_blocking_keys
+SET e.normalized_name = row.normalized_name, e.blocking_keys = row.blocking_keys"""
+    + _KEY_LOOPS
+    + "RETURN count(e) AS rewritten\n"
+)
+
+# A page of a tenant's entities in id order: a range seek on the identity constraint's
+# index, which hands them over in that order (`$after` "" for the first page).
+ENTITY_PAGE = """
+MATCH (e:Entity)
+WHERE e.tenant_id = $tenant_id AND e.id > $after
+RETURN e {.*} AS entity ORDER BY e.tenant_id, e.id LIMIT $limit
 """
 
 GET_ENTITIES = """

@@ -20,14 +20,22 @@ from redstring.adapters.neo4j.records import (
     candidates_from_columns,
     distinct_entity_rows,
     entity_from,
+    rekey_row,
     relationship_from,
     relationship_row,
 )
 from redstring.adapters.neo4j.vector_store import Neo4jVectorStore
-from redstring.domain.arguments import items_of
+from redstring.domain.arguments import items_of, page_size_of
 from redstring.domain.entity import Entity
 from redstring.domain.errors import MissingEndpointError
-from redstring.domain.ids import EntityId, TenantId, entity_ids_of, tenant_id_of
+from redstring.domain.ids import (
+    EntityId,
+    TenantId,
+    entity_id_of,
+    entity_ids_of,
+    id_text,
+    tenant_id_of,
+)
 from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.neighbourhood import Neighbourhood
 from redstring.domain.relationship import Direction, Relationship, relationship_filters_of
@@ -142,6 +150,31 @@ class Neo4jGraphStore(OwnedConnection):
         )
         found = {e["id"]: entity_from(e) for r in records for e in r["entities"]}
         return [found[i] for i in wanted if i in found]
+
+    async def entity_page(
+        self, tenant_id: TenantId, *, after: EntityId | None = None, limit: int
+    ) -> list[Entity]:
+        tenant_id, limit = tenant_id_of(tenant_id), page_size_of(limit)
+        start = "" if after is None else id_text(entity_id_of(after, "after"))
+        records = await self._db.query(
+            cypher.ENTITY_PAGE, {"tenant_id": id_text(tenant_id), "after": start, "limit": limit}
+        )
+        return [entity_from(record["entity"]) for record in records]
+
+    async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
+        """Batches of `settings.batch_size` entities, each one transaction."""
+        entities = items_of(entities, Entity, "entities")
+        rows = [row for row in map(rekey_row, entities) if row is not None]
+        rewritten = 0
+        for batch in batches_of(rows, self._db.settings.batch_size):
+
+            async def work(tx: neo4j.AsyncTransaction, batch: Any = batch) -> int:
+                result = await tx.run(cypher.REWRITE_KEYS, rows=batch)
+                record = await result.single(strict=True)
+                return int(record["rewritten"])
+
+            rewritten += await self._db.write(work)
+        return rewritten
 
     async def find_lexical_candidates(
         self,

@@ -95,6 +95,26 @@ def entity_row(entity: Entity) -> dict[str, Any]:
     }
 
 
+def rekey_row(read: Entity) -> dict[str, Any] | None:
+    """A row of `REWRITE_KEYS`: the entity's keys derived afresh, and those `read` holds
+    (what the store must still hold for the rewrite to happen); None when they are the
+    same."""
+    fresh = read.rederived()
+    if (fresh.normalized_name, fresh.blocking_keys) == (read.normalized_name, read.blocking_keys):
+        return None
+    return {
+        "tenant_id": id_text(read.tenant_id),
+        "id": id_text(read.id),
+        "name": read.name,
+        "entity_type": read.entity_type,
+        "normalized_name": fresh.normalized_name,
+        "blocking_keys": list(fresh.blocking_keys),
+        "lookup_keys": list(lookup_keys(fresh.blocking_keys)),
+        "read_normalized_name": read.normalized_name,
+        "read_blocking_keys": list(read.blocking_keys),
+    }
+
+
 def distinct_entity_rows(entities: Sequence[Entity]) -> list[dict[str, Any]]:
     """`entity_row` of each entity once, at its first place with its last value: what
     upserting them one by one would leave, whatever order the batches commit in."""
