@@ -1,4 +1,4 @@
-"""`redstring load` waits out a Neo4j outage (`LOAD_OUTAGE_RETRY`) unless the setting says."""
+"""`redstring load` waits out a Neo4j outage (`LONG_COMMAND_OUTAGE_RETRY`) unless the setting says."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ from pathlib import Path
 import pytest
 
 from redstring import StoreUnavailableError
-from redstring.api.cli import EXIT_FAILED, LOAD_OUTAGE_RETRY, main
-from redstring.api.settings import Settings
+from redstring.api.cli import EXIT_FAILED, main
+from redstring.api.settings import LONG_COMMAND_OUTAGE_RETRY, Settings
 
 
-@pytest.mark.parametrize(("env", "waits"), [(None, LOAD_OUTAGE_RETRY), ("0", 0.0), ("7.5", 7.5)])
+@pytest.mark.parametrize(
+    ("env", "waits"), [(None, LONG_COMMAND_OUTAGE_RETRY), ("0", 0.0), ("7.5", 7.5)]
+)
 def test_a_load_waits_out_an_outage_unless_the_setting_says_otherwise(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: str | None, waits: float
 ) -> None:

@@ -1,4 +1,5 @@
-"""The `redstring` command line: `serve`, `load FILE.jsonl --tenant ID`, `schema`, `keys`."""
+"""The `redstring` command line: `serve`, `load FILE.jsonl --tenant ID`, `schema`, `rekey`,
+`keys`."""
 
 from __future__ import annotations
 
@@ -35,8 +36,9 @@ from redstring.api.arguments import parse_uuid
 from redstring.api.errors import describe_validation_error
 from redstring.api.key_commands import add_keys_command
 from redstring.api.load import CountedLines, load_jsonl
+from redstring.api.rekey_command import add_rekey_command
 from redstring.api.schema.build import schema_sdl
-from redstring.api.settings import Backend, Settings
+from redstring.api.settings import Backend, Settings, for_long_command
 from redstring.api.startup import check_settings, open_client
 from redstring.composition.ingest import (
     DEFAULT_INGEST_BATCH_SIZE,
@@ -48,10 +50,6 @@ from redstring.domain.errors import InvalidInputError, RedstringError
 from redstring.domain.ids import TenantId
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-# Seconds `redstring load` keeps trying while Neo4j cannot be reached (a restart, a
-# leader election), unless REDSTRING_NEO4J_OUTAGE_RETRY says otherwise: a load is
-# long, and stopping it costs more than waiting.
-LOAD_OUTAGE_RETRY = 120.0
 
 
 def _settings(**overrides: Any) -> Settings:
@@ -177,9 +175,7 @@ def _load(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         err.print("[red]error:[/red] --batch-size must be at least 1", highlight=False)
         return EXIT_USAGE
-    settings = _settings()
-    if "neo4j_outage_retry" not in settings.model_fields_set:
-        settings = settings.model_copy(update={"neo4j_outage_retry": LOAD_OUTAGE_RETRY})
+    settings = for_long_command(_settings())
     path: Path = args.file
     try:
         file = path.open("rb")
@@ -452,6 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     schema.set_defaults(run=_schema)
 
+    add_rekey_command(commands)
     add_keys_command(commands)
     return parser
 

@@ -32,6 +32,12 @@ class AuthMode(StrEnum):
     JWT = "jwt"
 
 
+# Seconds a command that runs for minutes (`redstring load`, `redstring rekey`) keeps
+# trying while Neo4j cannot be reached (a restart, a leader election), unless
+# REDSTRING_NEO4J_OUTAGE_RETRY says otherwise: stopping it costs more than waiting.
+LONG_COMMAND_OUTAGE_RETRY = 120.0
+
+
 class Settings(BaseSettings):
     """Server and loader settings; each field `x` is read from `REDSTRING_X`.
 
@@ -47,8 +53,8 @@ class Settings(BaseSettings):
     neo4j_password: SecretStr = SecretStr("")
     neo4j_database: str | None = None
     # Seconds a Neo4j read or write keeps trying while the server cannot be reached:
-    # 0 answers SERVICE_UNAVAILABLE at once; `redstring load` waits `LOAD_OUTAGE_RETRY`
-    # unless this is set.
+    # 0 answers SERVICE_UNAVAILABLE at once; `redstring load` and `rekey` wait
+    # `LONG_COMMAND_OUTAGE_RETRY` unless this is set (`for_long_command`).
     neo4j_outage_retry: float = Field(default=0.0, ge=0)
 
     embeddings: EmbeddingsKind = DEFAULT_EMBEDDINGS
@@ -132,3 +138,11 @@ class Settings(BaseSettings):
             max_json_depth=self.max_json_depth,
             request_timeout=self.request_timeout,
         )
+
+
+def for_long_command(settings: Settings) -> Settings:
+    """`settings` as a command that runs for minutes uses them: `neo4j_outage_retry`
+    `LONG_COMMAND_OUTAGE_RETRY` unless it was set."""
+    if "neo4j_outage_retry" in settings.model_fields_set:
+        return settings
+    return settings.model_copy(update={"neo4j_outage_retry": LONG_COMMAND_OUTAGE_RETRY})

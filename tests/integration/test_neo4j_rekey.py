@@ -1,0 +1,98 @@
+"""`redstring rekey` against a real server: a tenant stored with an earlier version's keys
+is found by this version's after it, and nothing else of it changes."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from redstring import Entity, RetrievalMode, TenantId
+from redstring.adapters.neo4j import Neo4jGraphStore, connect_driver
+from redstring.api.cli import EXIT_OK, main
+from redstring.api.settings import Settings
+from redstring.api.startup import open_client
+from redstring.testing import make_entity, new_tenant
+
+
+@pytest.fixture(autouse=True)
+def _settings(neo4j_auth: tuple[str, tuple[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command's settings name the suite's server, as a user's environment would."""
+    uri, (user, password) = neo4j_auth
+    monkeypatch.setenv("REDSTRING_BACKEND", "neo4j")
+    monkeypatch.setenv("REDSTRING_NEO4J_URI", uri)
+    monkeypatch.setenv("REDSTRING_NEO4J_USER", user)
+    monkeypatch.setenv("REDSTRING_NEO4J_PASSWORD", password)
+
+
+def _stale(entity: Entity) -> Entity:
+    """`entity` as a version before the Latin folding keyed it (`æ` and `ø` dropped)."""
+    return entity.model_copy(
+        update={
+            "normalized_name": "rskbing ferries",
+            "blocking_keys": ("t:org", "w:rskbing", "w:ferries"),
+        }
+    )
+
+
+def _write(auth: tuple[str, tuple[str, str]], entities: list[Entity]) -> None:
+    async def write() -> None:
+        async with connect_driver(*auth) as driver:
+            store = Neo4jGraphStore(driver)
+            await store.ensure_schema()
+            await store.upsert_entities(entities)
+
+    asyncio.run(write())
+
+
+def _found(tenant: TenantId, query: str) -> list[Entity]:
+    async def retrieve() -> list[Entity]:
+        client = await open_client(Settings())
+        try:
+            result = await client.retrieve(query, tenant, mode=RetrievalMode.LEXICAL)
+            return [match.entity for match in result.matches]
+        finally:
+            await client.aclose()
+
+    return asyncio.run(retrieve())
+
+
+def test_rekey_rewrites_a_tenants_stale_keys(
+    neo4j_auth: tuple[str, tuple[str, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    tenant, other = new_tenant(), new_tenant()
+    ferries = make_entity(tenant, "Ærøskøbing Ferries", "org", description="a ferry line")
+    acme = make_entity(tenant, "Acme Ferries", "org")
+    _write(
+        neo4j_auth, [_stale(ferries), acme, _stale(ferries.model_copy(update={"tenant_id": other}))]
+    )
+    assert _found(tenant, "Aeroskobing") == []
+    argv = ["rekey", "--tenant", str(tenant), "--page-size", "1"]
+
+    assert main([*argv, "--dry-run"]) == EXIT_OK
+    assert "read 2 entities: 1 entity with keys of an earlier version; run without --dry-run" in (
+        capsys.readouterr().err
+    )
+    assert _found(tenant, "Aeroskobing") == []
+
+    assert main(argv) == EXIT_OK
+    assert "read 2 entities: 1 entity with keys of an earlier version, 1 rewritten" in (
+        capsys.readouterr().err
+    )
+    assert _found(tenant, "Aeroskobing") == [ferries]
+    assert _found(other, "Aeroskobing") == []  # another tenant's stays as it was
+
+    assert main(argv) == EXIT_OK
+    assert "read 2 entities: every key is current" in capsys.readouterr().err
+
+
+def test_rekey_fails_in_one_line_when_the_server_is_down(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("REDSTRING_NEO4J_URI", "bolt://127.0.0.1:9")
+    monkeypatch.setenv("REDSTRING_NEO4J_OUTAGE_RETRY", "0")
+    assert main(["rekey", "--tenant", str(new_tenant())]) == 1
+    err = capsys.readouterr().err
+    assert "error:" in err
+    assert "Traceback" not in err
+    assert "stopped before reading an entity; nothing was rewritten" in err
