@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,6 +18,8 @@ from redstring.domain.blocking import (
 )
 from redstring.domain.name_forms import NON_IDENTIFYING
 from redstring.domain.normalization import (
+    ampersand_joined,
+    ampersand_words,
     ascii_letters,
     fold_diacritics,
     fold_latin,
@@ -263,3 +266,52 @@ def test_aliases_past_the_keyed_count_add_no_keys() -> None:
     keys = blocking_keys_for("Zephyr", "org", aliases)
     assert f"w:{aliases[MAX_KEYED_ALIASES - 1].lower()}" in keys
     assert f"w:{aliases[MAX_KEYED_ALIASES].lower()}" not in keys
+
+
+@pytest.mark.parametrize(
+    ("text", "joined"),
+    [
+        ("AT&T Inc.", "ATT Inc."),
+        ("S&P Global", "SP Global"),
+        ("H&M", "HM"),
+        ("A&B&C Ltd", "ABC Ltd"),
+        ("at&t's stores", "att's stores"),
+        ("Łó&Ø", "ŁóØ"),
+        ("Procter & Gamble", None),  # spaced: two names
+        ("Johnson&Johnson", None),  # words, not letters
+        ("AT&T2", None),
+        ("B2&B", None),
+        ("&T", None),
+        ("AT&", None),
+        ("Acme", None),
+    ],
+)
+def test_letters_joined_by_an_ampersand_are_one_word(text: str, joined: str | None) -> None:
+    assert ampersand_joined(text) == joined
+
+
+def test_ampersand_words_are_normalised_whatever_they_spell() -> None:
+    assert ampersand_words("AT&T and M&S") == ["att", "ms"]
+    assert ampersand_words("Procter & Gamble") == []
+
+
+def test_a_name_with_letters_joined_by_an_ampersand_is_keyed_joined_too() -> None:
+    keys = blocking_keys_for("AT&T Inc.", "org")
+    assert {"w:att", "p:att i", "p:at t"} <= set(keys)
+    assert "w:ms" in blocking_keys_for("M&S", "org")  # `ms` alone is a title
+    assert "w:sp" in blocking_keys_for("Acme", "org", ["S&P"])  # aliases too
+    spaced = blocking_keys_for("Procter & Gamble", "org")
+    assert spaced == blocking_keys_for("Procter Gamble", "org")
+
+
+def test_a_query_with_letters_joined_by_an_ampersand_asks_for_the_joined_keys() -> None:
+    assert query_prefix("AT&T") == "w:att"  # sought as the unfinished word
+    assert "p:att" in query_blocking_keys("AT&T")
+    assert {"w:sp", "p:sp"} <= set(query_blocking_keys("S&P"))
+    assert query_prefix("S&P") is None  # two letters: too short to seek
+    assert query_blocking_keys("Procter & Gamble") == query_blocking_keys("Procter Gamble")
+    for query in ("ATT", "AT&T", "at&t"):
+        assert set(lookup_keys(blocking_keys_for("AT&T Inc.", "org"))) & {
+            *query_blocking_keys(query),
+            query_prefix(query),
+        }

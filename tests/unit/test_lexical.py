@@ -194,3 +194,32 @@ def test_the_lexical_vote_drops_a_mention_and_keeps_the_margin() -> None:
     assert lexical_votes(ranked, {city}) == [(agency, 0.95)]
     assert lexical_votes(ranked, set()) == ranked[:2]
     assert lexical_votes([], {city}) == []
+
+
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ("ATT", "AT&T Inc."),
+        ("att", "AT&T Inc."),
+        ("S&P", "S&P Global"),
+        ("MS", "M&S"),
+        ("AT&T", "ATT Logistics Ltd"),
+        ("H&M", "HM Revenue"),
+    ],
+)
+def test_letters_joined_by_an_ampersand_are_compared_as_one_word(query: str, name: str) -> None:
+    """`AT&T` normalises to `at t` (a stopword and a letter), which `ATT` shares nothing
+    with; its joined form `ATT` is compared too, on either side."""
+    tenant = new_tenant()
+    entity = make_entity(tenant, name, "org")
+    assert lexical_score(query, entity) >= 0.75
+    other = make_entity(tenant, "Attica Spiel Holdings", "org")
+    mine, theirs = lexical_scores(query, [entity, other])
+    assert mine > theirs
+
+
+def test_an_alias_with_letters_joined_by_an_ampersand_is_compared_joined() -> None:
+    entity = make_entity(
+        new_tenant(), "American Telephone and Telegraph", "org", properties={"aliases": ("AT&T",)}
+    )
+    assert lexical_score("ATT", entity) >= 0.9

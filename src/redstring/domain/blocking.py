@@ -6,7 +6,9 @@ identifying word of `MIN_TYPO_LENGTH` letters or more with one letter
 deleted), `i:` (the initials of its identifying words, `name_initials`: `abf`
 for `Alder & Birchwood Foods Ltd`, when it has 2 to 6 of them), the same keys
 of each of its first `MAX_KEYED_ALIASES` aliases (the `aliases` property: `IBM`
-finds International Business Machines when that is one), and `t:` (its type).
+finds International Business Machines when that is one), the same of the
+`ampersand_joined` form of each (`AT&T Inc.` as `ATT Inc.`, and `w:att`), and
+`t:` (its type).
 A query asks for `p:`, `s:`, `w:` and `d:` keys, and `i:` when it is one short
 word (`query_initials`), never `t:`: every entity of a type carries that key,
 so it would turn candidate generation into a scan. A query word one edit away
@@ -26,7 +28,13 @@ from functools import lru_cache
 import jellyfish
 
 from redstring.domain.name_forms import identifying_tokens
-from redstring.domain.normalization import ascii_letters, name_tokens, normalize_name
+from redstring.domain.normalization import (
+    ampersand_joined,
+    ampersand_words,
+    ascii_letters,
+    name_tokens,
+    normalize_name,
+)
 
 PREFIX_LENGTH = 5
 # Words this long or longer get deletion (`d:`) keys; a query word one letter shorter
@@ -115,6 +123,17 @@ def _entity_name_keys(name: str) -> list[str]:
     return keys
 
 
+def _name_and_joined_keys(name: str) -> list[str]:
+    """`_entity_name_keys` of the name, and of its `ampersand_joined` form with a `w:` key
+    of each joined word (`AT&T Inc.`: `w:att`), stopword, title or not."""
+    keys = _entity_name_keys(name)
+    joined = ampersand_joined(name)
+    if joined is not None:
+        keys += _entity_name_keys(joined)
+        keys += ["w:" + w for w in ampersand_words(name) if len(w) >= _MIN_TOKEN_LENGTH]
+    return keys
+
+
 def _unique(keys: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(keys))
 
@@ -122,9 +141,9 @@ def _unique(keys: list[str]) -> tuple[str, ...]:
 def blocking_keys_for(name: str, entity_type: str, aliases: Sequence[str] = ()) -> tuple[str, ...]:
     """Every key an entity of `name`, `entity_type` and `aliases` (its other names) is
     indexed under, in a stable order without repeats."""
-    keys = _entity_name_keys(name)
+    keys = _name_and_joined_keys(name)
     for alias in aliases[:MAX_KEYED_ALIASES]:
-        keys += _entity_name_keys(alias)
+        keys += _name_and_joined_keys(alias)
     return _unique([*keys, TYPE_KEY_PREFIX + normalize_name(entity_type)])
 
 
@@ -145,7 +164,18 @@ def query_blocking_keys(query: str) -> tuple[str, ...]:
     of `MIN_TYPO_LENGTH - 1` letters or more: `d:` of the word (a name's word
     with a letter more), `w:` and `d:` of its deletions (a letter too many, or
     one replaced or two swapped). The word `query_prefix` seeks is left out:
-    the seek reads its block first."""
+    the seek reads its block first. A query with a group of letters joined by `&`
+    (`AT&T`) asks for the keys of its `ampersand_joined` form (`ATT`) too."""
+    keys = _query_keys(query)
+    joined = ampersand_joined(query)
+    if joined is not None:
+        keys += _query_keys(joined)
+        prefix = query_prefix(query)
+        keys += [k for w in ampersand_words(query) if (k := "w:" + w) != prefix]
+    return _unique(keys)
+
+
+def _query_keys(query: str) -> list[str]:
     prefix = query_prefix(query)
     keys = _spelling_keys(query)
     for word in _words(query):
@@ -160,7 +190,7 @@ def query_blocking_keys(query: str) -> tuple[str, ...]:
     initials = query_initials(query)
     if initials is not None:
         keys.append("i:" + initials)
-    return _unique(keys)
+    return keys
 
 
 def query_prefix(query: str) -> str | None:
@@ -171,10 +201,10 @@ def query_prefix(query: str) -> str | None:
     letters or more (`MIN_CJK_PREFIX_LENGTH` Han or kana characters: `腾讯`
     begins `腾讯控股有限公司`). A store reads the keys that begin with it in key order
     (so the word's own block first), the first `MAX_PREFIX_SIZE` rows
-    (docs/adr/0003)."""
+    (docs/adr/0003). A last word joined by `&` (`AT&T`) is read joined (`w:att`)."""
     if not query or not query[-1].isalnum():
         return None
-    tokens = name_tokens(query)
+    tokens = name_tokens(ampersand_joined(query) or query)
     if not tokens:
         return None
     last = tokens[-1]

@@ -17,6 +17,8 @@ from functools import lru_cache
 from anyascii import anyascii
 
 _NON_WORD = re.compile(r"[\W_]+")
+# Words of one or two letters joined by `&` with no space: `AT&T`, `S&P`, `H&M`.
+_AMPERSAND_GROUP = re.compile(r"(?<!\w)[^\W\d_]{1,2}(?:&[^\W\d_]{1,2})+(?!\w)")
 _NON_ASCII_LETTER = re.compile(r"[^a-z]+")
 
 
@@ -78,3 +80,23 @@ def ascii_letters(name: str) -> str:
     if name.isascii():  # nothing to fold
         return _NON_ASCII_LETTER.sub("", name.lower())
     return "".join(ch for ch in fold_latin(name).lower() if "a" <= ch <= "z")
+
+
+def ampersand_joined(text: str) -> str | None:
+    """`text` with each group of one- or two-letter words joined by `&` and no space
+    written as one word (`AT&T Inc.`: `ATT Inc.`; `S&P Global`: `SP Global`), or None
+    when it has no such group. People read and search such a group as one word
+    (`ATT`), where `normalize_name` splits it into letters and stopwords (`at t`):
+    blocking and the lexical score treat the joined text as another form of the name."""
+    if "&" not in text:
+        return None
+    joined = _AMPERSAND_GROUP.sub(lambda group: group[0].replace("&", ""), text)
+    return None if joined == text else joined
+
+
+def ampersand_words(text: str) -> list[str]:
+    """The normalised words the groups of `ampersand_joined` make (`att` of `AT&T Inc.`),
+    whatever they spell: `M&S` makes `ms`, which as a word of a name would be a title."""
+    if "&" not in text:
+        return []
+    return [normalize_name(group[0].replace("&", "")) for group in _AMPERSAND_GROUP.finditer(text)]
