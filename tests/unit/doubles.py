@@ -46,15 +46,17 @@ class RebuildingGraphStore(InMemoryGraphStore):
 
 
 class CountingEmbeddings(HashingEmbeddingProvider):
-    """Counts query and document embedding calls."""
+    """Counts query and document embedding calls, and keeps the query texts."""
 
     def __init__(self, dimension: int = 64) -> None:
         super().__init__(dimension)
         self.queries = 0
         self.documents = 0
+        self.query_texts: list[str] = []
 
     async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
         self.queries += 1
+        self.query_texts += texts
         return await super().embed_query(texts)
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:

@@ -24,6 +24,8 @@ from redstring.domain.normalization import (
     fold_diacritics,
     fold_latin,
     normalize_name,
+    other_forms,
+    romanised,
 )
 
 
@@ -315,3 +317,39 @@ def test_a_query_with_letters_joined_by_an_ampersand_asks_for_the_joined_keys() 
             *query_blocking_keys(query),
             query_prefix(query),
         }
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("Газпром", "Gazprom"),
+        ("Αθήνα", "Athina"),
+        ("Երևան", "Erevan"),
+        ("თბილისი", "tbilisi"),
+        ("서울", "SeoUl"),
+        ("ПАО Газпром 2", "PAO Gazprom 2"),
+        ("Łódź Москва", "Łódź Moskva"),  # Latin stays for normalize_name to fold
+        ("東京 Москва", "東京 Moskva"),  # Han is not romanised: readings differ by language
+        ("القاهرة", None),  # nor a script without its vowels
+        ("Acme", None),
+        ("Łódź", None),
+    ],
+)
+def test_some_scripts_are_also_read_in_latin_letters(text: str, written: str | None) -> None:
+    assert romanised(text) == written
+
+
+def test_other_forms_are_each_form_that_differs() -> None:
+    assert other_forms("Acme") == ()
+    assert other_forms("AT&T") == ("ATT",)
+    assert other_forms("Б&Г Газ") == ("БГ Газ", "B&G Gaz")
+
+
+def test_a_name_in_another_script_is_keyed_in_latin_letters_too() -> None:
+    keys = set(blocking_keys_for("Газпром", "org"))
+    assert {"w:газпром", "w:gazprom", "p:gazpr", "d:gazpro"} <= keys
+    assert {"w:athina", "w:moskva"} <= set(blocking_keys_for("Acme", "org", ["Αθήνα", "Москва"]))
+    for query in ("Gazprom", "gazprom", "Gazpron", "Газпром", "Газпрон"):
+        assert set(query_blocking_keys(query)) & keys, query
+    # Either way: a query in the other script finds a name in Latin letters.
+    assert "w:gazprom" in query_blocking_keys("Газпром")

@@ -82,6 +82,14 @@ def test_embedding_text_holds_the_keyed_aliases_only() -> None:
     assert entity.embedding_text() == f"Acme ({shown}). org"
 
 
+def test_embedding_text_reads_a_name_of_another_script_in_latin_letters_too() -> None:
+    tenant = new_tenant()
+    assert make_entity(tenant, "Москва", "city").embedding_text() == "Москва (Moskva). city"
+    aliased = make_entity(tenant, "Αθήνα", "city", properties={"aliases": ["Athens"]})
+    assert aliased.embedding_text() == "Αθήνα (Athina, Athens). city"
+    assert make_entity(tenant, "Łódź", "city").embedding_text() == "Łódź. city"
+
+
 def test_given_derived_fields_are_kept() -> None:
     entity = Entity(
         id=EntityId(uuid.uuid4()),

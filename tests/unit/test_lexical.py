@@ -223,3 +223,30 @@ def test_an_alias_with_letters_joined_by_an_ampersand_is_compared_joined() -> No
         new_tenant(), "American Telephone and Telegraph", "org", properties={"aliases": ("AT&T",)}
     )
     assert lexical_score("ATT", entity) >= 0.9
+
+
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ("Gazprom", "Газпром"),
+        ("Газпром", "Gazprom PJSC"),
+        ("Moskva", "Москва"),
+        ("Yekaterinburg", "Екатеринбург"),  # one letter from anyascii's `Ekaterinburg`
+        ("Thessaloniki", "Θεσσαλονίκη"),
+        ("Seoul", "서울"),
+    ],
+)
+def test_a_name_is_compared_in_latin_letters_too(query: str, name: str) -> None:
+    tenant = new_tenant()
+    entity = make_entity(tenant, name, "org")
+    assert lexical_score(query, entity) >= 0.8
+    mine, theirs = lexical_scores(query, [entity, make_entity(tenant, "Acme Holdings", "org")])
+    assert mine > theirs
+
+
+def test_romanising_reads_letters_and_does_not_translate() -> None:
+    """`Athens` is no spelling of `Αθήνα` (`Athina`), nor `Kyiv` of `Київ` (`Kiiv`): the
+    semantic channel, not the lexical one, knows a name's other names."""
+    tenant = new_tenant()
+    assert lexical_score("Athens", make_entity(tenant, "Αθήνα", "city")) < 0.5
+    assert lexical_score("Kiiv", make_entity(tenant, "Київ", "city")) >= 0.9

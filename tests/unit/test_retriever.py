@@ -20,6 +20,7 @@ from redstring import (
     HashingEmbeddingProvider,
     InMemoryGraphStore,
     InMemoryVectorStore,
+    Redstring,
     RetrievalMode,
     Retriever,
     StoreUnavailableError,
@@ -778,3 +779,24 @@ async def test_an_alias_unlike_the_name_finds_its_entity_in_lexical_mode(query: 
     retriever, _ = await _retriever(entities)
     result = await retriever.retrieve(query, tenant, k=3, mode=RetrievalMode.LEXICAL)
     assert _names(result)[0] == "International Business Machines"
+
+
+async def test_a_query_of_another_script_is_embedded_with_its_latin_letters() -> None:
+    """So that a model that reads Latin letters relates `Москва` to `Moskva`; a query in
+    Latin letters is embedded as it is."""
+    tenant = new_tenant()
+    retriever, embeddings = await _retriever([make_entity(tenant, "Moskva Energy")])
+    await retriever.retrieve("Москва", tenant, mode=RetrievalMode.SEMANTIC)
+    await retriever.retrieve("Moskva", tenant, mode=RetrievalMode.SEMANTIC)
+    assert embeddings.query_texts == ["Москва (Moskva)", "Moskva"]
+
+
+@pytest.mark.parametrize(("query", "name"), [("Moskva", "Москва"), ("Москва", "Moskva")])
+async def test_the_semantic_channel_finds_a_name_across_scripts(query: str, name: str) -> None:
+    """The default provider, through the client: each side embeds the romanised form."""
+    tenant = new_tenant()
+    others = ["Minsk", "Warsaw", "Moss", "Kursk", "Omsk", "Mostar", "Kaunas", "Moscow Mills"]
+    async with Redstring.in_memory() as client:
+        await client.upsert([make_entity(tenant, n, "city") for n in [name, *others]])
+        result = await client.retrieve(query, tenant, k=1, mode=RetrievalMode.SEMANTIC)
+    assert [match.entity.name for match in result.matches] == [name]

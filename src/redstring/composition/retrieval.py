@@ -20,6 +20,7 @@ from redstring.domain.errors import InvalidInputError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.ids import EntityId, TenantId, tenant_id_of
 from redstring.domain.lexical import LexicalCandidate, lexical_matches, lexical_votes
+from redstring.domain.normalization import with_romanised
 from redstring.domain.ranking import rank_by_score
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.vectors import has_direction
@@ -183,9 +184,9 @@ class Retriever:
         return RetrievalResult(query=query, matches=matches)
 
     async def _query_vector(self, query: str) -> list[float] | None:
-        """The query's embedding, or None when it has no direction (no cosine with
-        anything: the semantic channel then ranks nothing)."""
-        [vector] = await self._embeddings.embed_query([query])
+        """The query's embedding (of `with_romanised(query)`), or None when it has no
+        direction (no cosine with anything: the semantic channel then ranks nothing)."""
+        [vector] = await self._embeddings.embed_query([with_romanised(query)])
         return vector if has_direction(vector) else None
 
 

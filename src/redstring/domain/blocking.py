@@ -7,8 +7,8 @@ deleted), `i:` (the initials of its identifying words, `name_initials`: `abf`
 for `Alder & Birchwood Foods Ltd`, when it has 2 to 6 of them), the same keys
 of each of its first `MAX_KEYED_ALIASES` aliases (the `aliases` property: `IBM`
 finds International Business Machines when that is one), the same of the
-`ampersand_joined` form of each (`AT&T Inc.` as `ATT Inc.`, and `w:att`), and
-`t:` (its type).
+`other_forms` of each (`AT&T Inc.` as `ATT Inc.`, with `w:att`; `Газпром` as
+`Gazprom`), and `t:` (its type).
 A query asks for `p:`, `s:`, `w:` and `d:` keys, and `i:` when it is one short
 word (`query_initials`), never `t:`: every entity of a type carries that key,
 so it would turn candidate generation into a scan. A query word one edit away
@@ -34,6 +34,7 @@ from redstring.domain.normalization import (
     ascii_letters,
     name_tokens,
     normalize_name,
+    other_forms,
 )
 
 PREFIX_LENGTH = 5
@@ -123,14 +124,13 @@ def _entity_name_keys(name: str) -> list[str]:
     return keys
 
 
-def _name_and_joined_keys(name: str) -> list[str]:
-    """`_entity_name_keys` of the name, and of its `ampersand_joined` form with a `w:` key
-    of each joined word (`AT&T Inc.`: `w:att`), stopword, title or not."""
+def _keys_of_every_form(name: str) -> list[str]:
+    """`_entity_name_keys` of the name and of each of its `other_forms`, and a `w:` key of
+    each word joined by `&` (`AT&T Inc.`: `w:att`), stopword, title or not."""
     keys = _entity_name_keys(name)
-    joined = ampersand_joined(name)
-    if joined is not None:
-        keys += _entity_name_keys(joined)
-        keys += ["w:" + w for w in ampersand_words(name) if len(w) >= _MIN_TOKEN_LENGTH]
+    for form in other_forms(name):
+        keys += _entity_name_keys(form)
+    keys += ["w:" + w for w in ampersand_words(name) if len(w) >= _MIN_TOKEN_LENGTH]
     return keys
 
 
@@ -141,9 +141,9 @@ def _unique(keys: list[str]) -> tuple[str, ...]:
 def blocking_keys_for(name: str, entity_type: str, aliases: Sequence[str] = ()) -> tuple[str, ...]:
     """Every key an entity of `name`, `entity_type` and `aliases` (its other names) is
     indexed under, in a stable order without repeats."""
-    keys = _name_and_joined_keys(name)
+    keys = _keys_of_every_form(name)
     for alias in aliases[:MAX_KEYED_ALIASES]:
-        keys += _name_and_joined_keys(alias)
+        keys += _keys_of_every_form(alias)
     return _unique([*keys, TYPE_KEY_PREFIX + normalize_name(entity_type)])
 
 
@@ -164,19 +164,18 @@ def query_blocking_keys(query: str) -> tuple[str, ...]:
     of `MIN_TYPO_LENGTH - 1` letters or more: `d:` of the word (a name's word
     with a letter more), `w:` and `d:` of its deletions (a letter too many, or
     one replaced or two swapped). The word `query_prefix` seeks is left out:
-    the seek reads its block first. A query with a group of letters joined by `&`
-    (`AT&T`) asks for the keys of its `ampersand_joined` form (`ATT`) too."""
-    keys = _query_keys(query)
-    joined = ampersand_joined(query)
-    if joined is not None:
-        keys += _query_keys(joined)
-        prefix = query_prefix(query)
-        keys += [k for w in ampersand_words(query) if (k := "w:" + w) != prefix]
+    the seek reads its block first. The keys of the query's `other_forms` are
+    asked for too (`ATT` for `AT&T`, `Gazprom` for `Газпром`)."""
+    prefix = query_prefix(query)
+    keys = _query_keys(query, prefix)
+    for form in other_forms(query):
+        keys += _query_keys(form, prefix)
+    keys += [k for w in ampersand_words(query) if (k := "w:" + w) != prefix]
     return _unique(keys)
 
 
-def _query_keys(query: str) -> list[str]:
-    prefix = query_prefix(query)
+def _query_keys(query: str, prefix: str | None) -> list[str]:
+    """The keys of one form of a query, but `prefix`, the word the query's seek reads."""
     keys = _spelling_keys(query)
     for word in _words(query):
         if prefix != "w:" + word:

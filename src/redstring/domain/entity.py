@@ -10,7 +10,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from redstring.domain.blocking import MAX_KEYED_ALIASES, blocking_keys_for
 from redstring.domain.errors import InvalidFieldsError
 from redstring.domain.ids import TenantId, entity_id_for, tenant_id_of
-from redstring.domain.normalization import normalize_name
+from redstring.domain.normalization import normalize_name, romanised
 from redstring.domain.properties import Properties, alias_names, no_properties, string_values
 from redstring.domain.record import EntityIdField, Record, TenantIdField
 from redstring.domain.text import check_nonblank, check_storable
@@ -125,8 +125,10 @@ class Entity(Record):
     def embedding_text(self) -> str:
         """What the semantic channel embeds for this entity: name, then its keyed aliases
         in brackets, type, description (`IBM (International Business Machines).
-        company`)."""
-        aliases = alias_names(self.properties)[:MAX_KEYED_ALIASES]
+        company`); a name in a script `romanised` reads is followed by its romanised form
+        in the brackets first (`Москва (Moskva). city`)."""
+        written = romanised(self.name)
+        aliases = ([written] if written else []) + alias_names(self.properties)[:MAX_KEYED_ALIASES]
         name = f"{self.name} ({', '.join(aliases)})" if aliases else self.name
         parts = [name, self.entity_type]
         if self.description:

@@ -30,7 +30,7 @@ import numpy as np
 from redstring.domain.blocking import name_initials, query_initials, query_prefix
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
-from redstring.domain.normalization import ampersand_joined, normalize_name
+from redstring.domain.normalization import normalize_name, other_forms
 from redstring.domain.properties import PropertyValue, alias_names
 from redstring.domain.ranking import LEXICAL_VOTE_MARGIN, within_margin
 from redstring.domain.similarity import BELOW_EXACT, NameComparison, compare_names
@@ -130,15 +130,14 @@ def lexical_matches(query: str, entities: Sequence[LexicalCandidate]) -> Lexical
 
 
 def _compared(query: str, texts: list[str]) -> NameComparison:
-    """`compare_names` of the query with the texts, and of its `ampersand_joined` form
-    (`AT&T`: `ATT`) where it has one, the better of the two for each text."""
+    """`compare_names` of the query with the texts, and of each of its `other_forms`
+    (`AT&T`: `ATT`; `Газпром`: `Gazprom`), the best for each text."""
     open_end = query_prefix(query) is not None
     compared = compare_names(query, texts, open_end=open_end)
-    joined = ampersand_joined(query)
-    if joined is None:
-        return compared
-    other = compare_names(joined, texts, open_end=open_end)
-    return NameComparison(*(np.maximum(a, b) for a, b in zip(compared, other, strict=True)))
+    for form in other_forms(query):
+        other = compare_names(form, texts, open_end=open_end)
+        compared = NameComparison(*(np.maximum(a, b) for a, b in zip(compared, other, strict=True)))
+    return compared
 
 
 def _apart(entities: Sequence[LexicalCandidate], indexes: Sequence[int]) -> bool:
@@ -163,8 +162,8 @@ def lexical_votes(
 class _Texts:
     """The texts `lexical_score` compares the query with: each entity's name first (in
     entity order), then, owned by an entity (`owners`) and weighted (`weights`), its
-    stored normalised name where it is not the name's, the `ampersand_joined` forms of
-    its name and aliases (`ATT Inc.` of `AT&T Inc.`), and its string values."""
+    stored normalised name where it is not the name's, the `other_forms` of its name and
+    aliases (`ATT Inc.` of `AT&T Inc.`, `Gazprom` of `Газпром`), and its string values."""
 
     def __init__(self, entities: Sequence[LexicalCandidate]) -> None:
         # The stored normalised name is scored where it is not the name's (a caller
@@ -175,7 +174,7 @@ class _Texts:
         for index, entity in enumerate(entities):
             if entity.normalized_name != normalize_name(self.texts[index]):
                 self.add(index, entity.normalized_name, 1.0)
-            self.add_joined(index, entity.name)
+            self.add_other_forms(index, entity.name)
             strings = entity.property_strings()
             if strings:
                 # An alias is another name: it counts as the name does, other values less.
@@ -184,17 +183,16 @@ class _Texts:
                 self.owners += [index] * len(strings)
                 self.weights += [1.0 if s in aliases else PROPERTY_WEIGHT for s in strings]
                 for alias in aliases:
-                    self.add_joined(index, alias)
+                    self.add_other_forms(index, alias)
 
     def add(self, owner: int, text: str, weight: float) -> None:
         self.texts.append(text)
         self.owners.append(owner)
         self.weights.append(weight)
 
-    def add_joined(self, owner: int, name: str) -> None:
-        joined = ampersand_joined(name)
-        if joined is not None:
-            self.add(owner, joined, 1.0)
+    def add_other_forms(self, owner: int, name: str) -> None:
+        for form in other_forms(name):
+            self.add(owner, form, 1.0)
 
 
 def _initials_matches(query: str, entities: Sequence[LexicalCandidate]) -> list[int]:

@@ -3,6 +3,9 @@
 `normalize_name` is how names are compared: case, accents and punctuation aside,
 and the Latin letters that are not a base letter with marks (`ł`, `ø`, `æ`, `ß`,
 `ı`, `þ`) written as ASCII, so `Lodz` finds `Łódź` and `Naestved` finds `Næstved`.
+`other_forms` are how a name is also read: letters joined by `&` as one word
+(`ATT` for `AT&T`), and the letters of some scripts in Latin ones (`Gazprom` for
+`Газпром`).
 `id_form` is how an entity's id reads its name and type (`ids.entity_id_for`):
 case, accents and punctuation aside only. Stored data is keyed by those ids, so the
 id form never changes, whatever `normalize_name` learns.
@@ -33,6 +36,26 @@ def _latin_letter_as_ascii(ch: str) -> str:
     """A Latin letter NFKD leaves whole (`ł`, `ø`, `æ`) in ASCII (`l`, `o`, `ae`), by
     anyascii; any other character as it is (other scripts keep their letters)."""
     if ch.isalpha() and unicodedata.name(ch, "").startswith("LATIN "):
+        return anyascii(ch) or ch
+    return ch
+
+
+# Scripts whose letters anyascii writes as their readers romanise them, letter by letter
+# (`Газпром`: `Gazprom`, `Αθήνα`: `Athina`, `서울`: `SeoUl`). Not Han (a character's
+# reading depends on the language), kana, nor scripts that leave vowels unwritten.
+_ROMANISED_SCRIPTS = ("CYRILLIC ", "GREEK ", "ARMENIAN ", "GEORGIAN ", "HANGUL ")
+# The Unicode blocks of those scripts: a text with none of their characters has nothing
+# to romanise (one search, where the names of its characters would be read one by one).
+_ROMANISED_BLOCKS = re.compile(
+    "[\u0370-\u058f\u10a0-\u11ff\u1c80-\u1cbf\u1d00-\u1d7f\u1f00-\u1fff\u2d00-\u2d2f"
+    "\u2de0-\u2dff\u3130-\u318f\ua640-\ua69f\ua960-\ua97f\uab65\uac00-\ud7ff"
+    "\ufb13-\ufb17]"
+)
+
+
+@lru_cache(maxsize=4096)
+def _romanised_letter(ch: str) -> str:
+    if ch.isalpha() and unicodedata.name(ch, "").startswith(_ROMANISED_SCRIPTS):
         return anyascii(ch) or ch
     return ch
 
@@ -92,6 +115,36 @@ def ampersand_joined(text: str) -> str | None:
         return None
     joined = _AMPERSAND_GROUP.sub(lambda group: group[0].replace("&", ""), text)
     return None if joined == text else joined
+
+
+def romanised(text: str) -> str | None:
+    """`text` with its Cyrillic, Greek, Armenian, Georgian and Hangul letters written in
+    Latin ones (anyascii: `Газпром` as `Gazprom`), or None when it has none. Blocking
+    and the lexical score treat it as another form of the name, so a name is found
+    whichever of the two scripts it is stored and asked for in."""
+    if text.isascii() or not _ROMANISED_BLOCKS.search(text):
+        return None
+    written = "".join(map(_romanised_letter, text))
+    return None if written == text else written
+
+
+def with_romanised(text: str) -> str:
+    """`text`, then its `romanised` form in brackets where it has one (`Москва (Moskva)`):
+    how the semantic channel embeds a name and a query, so that a model that reads one
+    script relates a name to a query in the other."""
+    written = romanised(text)
+    return text if written is None else f"{text} ({written})"
+
+
+# Candidate names recur from query to query, each read for its other forms.
+@lru_cache(maxsize=1 << 16)
+def other_forms(text: str) -> tuple[str, ...]:
+    """The forms a name is read in besides its own: `ampersand_joined` and `romanised`,
+    each where it differs."""
+    if text.isascii() and "&" not in text:  # most names: neither form
+        return ()
+    forms = (ampersand_joined(text), romanised(text))
+    return tuple(form for form in forms if form is not None)
 
 
 def ampersand_words(text: str) -> list[str]:
