@@ -52,6 +52,9 @@ class FailingGraphStore:
     async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
         raise self.make_error()
 
+    async def tenants(self) -> list[TenantId]:
+        raise self.make_error()
+
     async def entity_page(
         self, tenant_id: TenantId, *, after: EntityId | None = None, limit: int
     ) -> list[Entity]:

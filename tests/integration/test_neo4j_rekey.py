@@ -86,6 +86,23 @@ def test_rekey_rewrites_a_tenants_stale_keys(
     assert "read 2 entities: every key is current" in capsys.readouterr().err
 
 
+def test_rekey_all_tenants_goes_through_each(
+    neo4j_auth: tuple[str, tuple[str, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    tenants = sorted((new_tenant(), new_tenant()), key=str)
+    ferries = [make_entity(t, "Ærøskøbing Ferries", "org") for t in tenants]
+    _write(neo4j_auth, [_stale(f) for f in ferries] + [make_entity(tenants[0], "Acme", "org")])
+
+    assert main(["rekey", "--all-tenants"]) == EXIT_OK
+    err = capsys.readouterr().err
+    first, second = (err.index(f"tenant {t}: ") for t in tenants)
+    assert first < second  # in id order
+    assert f"tenant {tenants[0]}: read 2 entities: 1 entity with keys" in err
+    assert f"tenant {tenants[1]}: read 1 entity: 1 entity with keys" in err
+    assert "in all: read " in err
+    assert [_found(t, "Aeroskobing") for t in tenants] == [[f] for f in ferries]
+
+
 def test_rekey_fails_in_one_line_when_the_server_is_down(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -141,3 +141,18 @@ def test_the_command_has_nothing_to_do_on_the_memory_backend(
     monkeypatch.setenv("REDSTRING_BACKEND", "memory")
     assert main(["rekey", "--tenant", str(new_tenant())]) == EXIT_USAGE
     assert "the memory backend keeps no data between processes" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [[], ["--tenant", str(new_tenant()), "--all-tenants"]])
+def test_the_command_takes_one_tenant_or_all(argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["rekey", *argv])
+    assert exited.value.code == EXIT_USAGE
+
+
+async def test_the_tenants_are_those_with_an_entity() -> None:
+    olds, _ = _tenant_of(1, 0)
+    async with Redstring.in_memory() as client:
+        assert await client.tenants() == []
+        await client.upsert(olds)
+        assert await client.tenants() == [olds[0].tenant_id]

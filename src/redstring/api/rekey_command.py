@@ -1,4 +1,4 @@
-"""`redstring rekey --tenant ID`: a tenant's blocking keys derived again, in place.
+"""`redstring rekey --tenant ID | --all-tenants`: blocking keys derived again, in place.
 
 For data written by an earlier version whose rules derived other keys
 (CHANGELOG says when a version does). Progress goes to stderr; the summary
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Callable
+from collections.abc import Iterable
 
 from rich.console import Console
 from rich.markup import escape
@@ -19,6 +19,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from redstring.api.arguments import parse_uuid
 from redstring.api.settings import Backend, Settings, for_long_command
 from redstring.api.startup import open_client
+from redstring.composition.client import Redstring
 from redstring.composition.rekey import DEFAULT_REKEY_PAGE_SIZE, RekeyReport
 from redstring.domain.errors import InvalidInputError, RedstringError
 from redstring.domain.ids import TenantId
@@ -29,9 +30,13 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 def add_rekey_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rekey = commands.add_parser(
         "rekey",
-        help="rewrite a tenant's blocking keys stored by an earlier version (Neo4j backend)",
+        help="rewrite blocking keys stored by an earlier version (Neo4j backend)",
     )
-    rekey.add_argument("--tenant", required=True, help="the tenant id (a UUID) to re-key")
+    which = rekey.add_mutually_exclusive_group(required=True)
+    which.add_argument("--tenant", help="the tenant id (a UUID) to re-key")
+    which.add_argument(
+        "--all-tenants", action="store_true", help="every tenant with an entity, one by one"
+    )
     rekey.add_argument(
         "--page-size",
         type=int,
@@ -71,10 +76,19 @@ def _summary(report: RekeyReport, *, dry_run: bool) -> str:
     return summary
 
 
+def _sum(reports: Iterable[RekeyReport]) -> RekeyReport:
+    listed = list(reports)
+    return RekeyReport(
+        read=sum(r.read for r in listed),
+        stale=sum(r.stale for r in listed),
+        rewritten=sum(r.rewritten for r in listed),
+    )
+
+
 def _rekey(args: argparse.Namespace) -> int:
     err = Console(stderr=True, soft_wrap=True)
     try:
-        tenant = TenantId(parse_uuid(args.tenant, "--tenant"))
+        tenant = None if args.all_tenants else TenantId(parse_uuid(args.tenant, "--tenant"))
     except InvalidInputError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
@@ -86,74 +100,85 @@ def _rekey(args: argparse.Namespace) -> int:
         err.print(
             "[red]error:[/red] the memory backend keeps no data between processes, so "
             "nothing of it has keys to rewrite; set REDSTRING_BACKEND=neo4j to re-key a "
-            "server's tenant",
+            "server's tenants",
             highlight=False,
         )
         return EXIT_USAGE
-    done = RekeyReport()
-
-    def on_page(report: RekeyReport) -> None:
-        nonlocal done
-        done = report
-
+    run = _RekeyRun(args, err)
     try:
-        report = asyncio.run(_run(settings, tenant, args, err, on_page))
+        asyncio.run(run.rekey(settings, tenant))
     except _SettingsRefusedError as exc:
         err.print(f"[red]bad settings:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
     except (RedstringError, OSError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-        err.print(_stopped(done), highlight=False)
+        err.print(run.stopped(), highlight=False)
         return EXIT_FAILED
     except KeyboardInterrupt:
         err.print("[red]interrupted[/red]", highlight=False)
-        err.print(_stopped(done), highlight=False)
+        err.print(run.stopped(), highlight=False)
         return EXIT_INTERRUPTED
-    err.print(_summary(report, dry_run=args.dry_run), highlight=False)
     return EXIT_OK
 
 
-def _stopped(done: RekeyReport) -> str:
-    if not done.read:
-        return "stopped before reading an entity; nothing was rewritten"
-    return (
-        f"stopped after {_entities(done.read)} read and {done.rewritten:,} rewritten; "
-        "what was rewritten stays, and running it again goes on from the stale ones left"
-    )
+class _RekeyRun:
+    """One `redstring rekey`: the tenants done, the one under way, and what they say."""
 
+    def __init__(self, args: argparse.Namespace, err: Console) -> None:
+        self.args = args
+        self.err = err
+        self.done: list[RekeyReport] = []
+        self.current = RekeyReport()
 
-async def _run(
-    settings: Settings,
-    tenant: TenantId,
-    args: argparse.Namespace,
-    err: Console,
-    on_page: Callable[[RekeyReport], None],
-) -> RekeyReport:
-    try:
-        client = await open_client(settings)
-    except InvalidInputError as exc:
-        raise _SettingsRefusedError(str(exc)) from exc
-    try:
+    def stopped(self) -> str:
+        so_far = _sum([*self.done, self.current])
+        if not so_far.read:
+            return "stopped before reading an entity; nothing was rewritten"
+        return (
+            f"stopped after {_entities(so_far.read)} read and {so_far.rewritten:,} "
+            "rewritten; what was rewritten stays, and running it again goes on from the "
+            "stale ones left"
+        )
+
+    async def rekey(self, settings: Settings, tenant: TenantId | None) -> None:
+        try:
+            client = await open_client(settings)
+        except InvalidInputError as exc:
+            raise _SettingsRefusedError(str(exc)) from exc
+        try:
+            tenants = [tenant] if tenant is not None else await client.tenants()
+            for each in tenants:
+                report = await self._rekey_one(client, each)
+                self.done.append(report)
+                self.current = RekeyReport()
+                named = "" if tenant is not None else f"tenant {each}: "
+                self.err.print(named + _summary(report, dry_run=self.args.dry_run), highlight=False)
+            if tenant is None:
+                total = _summary(_sum(self.done), dry_run=self.args.dry_run)
+                self.err.print(f"{len(tenants):,} tenant(s), in all: {total}", highlight=False)
+        finally:
+            await client.aclose()
+
+    async def _rekey_one(self, client: Redstring, tenant: TenantId) -> RekeyReport:
+        verb = "checking" if self.args.dry_run else "re-keying"
         with Progress(
             SpinnerColumn(),
-            TextColumn("[bold]re-keying[/bold]" if not args.dry_run else "[bold]checking[/bold]"),
+            TextColumn(f"[bold]{verb}[/bold] {tenant}"),
             TextColumn("{task.fields[read]:,} read"),
             TextColumn("{task.fields[stale]:,} stale"),
             TextColumn("{task.fields[rewritten]:,} rewritten"),
             TimeElapsedColumn(),
-            console=err,
+            console=self.err,
             transient=True,
         ) as progress:
             task = progress.add_task("rekey", total=None, read=0, stale=0, rewritten=0)
 
             def shown(report: RekeyReport) -> None:
+                self.current = report
                 progress.update(
                     task, read=report.read, stale=report.stale, rewritten=report.rewritten
                 )
-                on_page(report)
 
             return await client.rekey(
-                tenant, page_size=args.page_size, dry_run=args.dry_run, on_page=shown
+                tenant, page_size=self.args.page_size, dry_run=self.args.dry_run, on_page=shown
             )
-    finally:
-        await client.aclose()

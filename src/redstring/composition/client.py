@@ -368,6 +368,11 @@ class Redstring:
         await self.vectors.delete(entity_ids, tenant_id)
         return await self.graph.delete_entities(entity_ids, tenant_id)
 
+    async def tenants(self) -> list[TenantId]:
+        """Every tenant with an entity in the graph store, in id order."""
+        await self.start()
+        return await self.graph.tenants()
+
     async def rekey(
         self,
         tenant_id: TenantId,

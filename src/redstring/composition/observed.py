@@ -112,6 +112,10 @@ class ObservedGraphStore:
         with self._call("delete_entities"):
             return await self.inner.delete_entities(ids, tenant_id)
 
+    async def tenants(self) -> list[TenantId]:
+        with self._call("tenants"):
+            return await self.inner.tenants()
+
     async def entity_page(
         self, tenant_id: TenantId, *, after: EntityId | None = None, limit: int
     ) -> list[Entity]:

@@ -117,6 +117,11 @@ class GraphStore(GraphReader, Protocol):
         """Delete these entities and every relationship touching them; how many existed."""
         ...
 
+    async def tenants(self) -> list[TenantId]:
+        """Every tenant with an entity in the store, in `id_order_key` order: what a task
+        over all of a store's data (`redstring rekey --all-tenants`) goes through."""
+        ...
+
     async def entity_page(
         self, tenant_id: TenantId, *, after: EntityId | None = None, limit: int
     ) -> list[Entity]:

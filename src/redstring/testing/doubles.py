@@ -75,6 +75,10 @@ class CountingGraphStore:
         self.calls["delete_entities"] += 1
         return await self.inner.delete_entities(ids, tenant_id)
 
+    async def tenants(self) -> list[TenantId]:
+        self.calls["tenants"] += 1
+        return await self.inner.tenants()
+
     async def entity_page(
         self, tenant_id: TenantId, *, after: EntityId | None = None, limit: int
     ) -> list[Entity]:

@@ -406,6 +406,21 @@ class GraphStoreCompliance:
             with pytest.raises(InvalidInputError, match=r"^limit must "):
                 await graph_store.entity_page(tenant, limit=limit)
 
+    async def test_tenants_are_those_with_an_entity_in_id_order(
+        self, graph_store: GraphStore
+    ) -> None:
+        """Among whatever else the store holds (a shared server's other tenants)."""
+        kept, emptied, never = new_tenant(), new_tenant(), new_tenant()
+        gone = make_entity(emptied, "Gone")
+        await graph_store.upsert_entities([make_entity(kept, "Kept"), gone])
+        assert {kept, emptied} <= set(await graph_store.tenants())
+        await graph_store.delete_entities([gone.id], emptied)
+        held = await graph_store.tenants()
+        assert kept in held
+        assert emptied not in held
+        assert never not in held
+        assert held == sorted(held, key=id_order_key)
+
     async def test_rewrite_keys_derives_stale_keys_again_in_place(
         self, graph_store: GraphStore
     ) -> None:

@@ -284,6 +284,10 @@ class InMemoryGraphStore:
                     tenant.unlink(rel)
         return deleted
 
+    async def tenants(self) -> list[TenantId]:
+        held = [tenant_id for tenant_id, tenant in self._tenants.items() if tenant.entities]
+        return sorted(held, key=id_order_key)
+
     async def entity_page(
         self, tenant_id: TenantId, *, after: EntityId | None = None, limit: int
     ) -> list[Entity]:

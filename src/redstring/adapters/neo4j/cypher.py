@@ -94,6 +94,12 @@ SET e.normalized_name = row.normalized_name, e.blocking_keys = row.blocking_keys
     + "RETURN count(e) AS rewritten\n"
 )
 
+# The tenants with an entity, in id order (their canonical strings sort as the ids do).
+TENANTS = """
+MATCH (e:Entity)
+RETURN DISTINCT e.tenant_id AS tenant_id ORDER BY tenant_id
+"""
+
 # A page of a tenant's entities in id order: a range seek on the identity constraint's
 # index, which hands them over in that order (`$after` "" for the first page).
 ENTITY_PAGE = """

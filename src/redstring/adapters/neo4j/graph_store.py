@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
@@ -150,6 +151,10 @@ class Neo4jGraphStore(OwnedConnection):
         )
         found = {e["id"]: entity_from(e) for r in records for e in r["entities"]}
         return [found[i] for i in wanted if i in found]
+
+    async def tenants(self) -> list[TenantId]:
+        records = await self._db.query(cypher.TENANTS, {})
+        return [TenantId(uuid.UUID(record["tenant_id"])) for record in records]
 
     async def entity_page(
         self, tenant_id: TenantId, *, after: EntityId | None = None, limit: int
