@@ -22,10 +22,11 @@ import uuid
 
 from anyascii import anyascii
 
+from bench.first_match import first_matches
 from bench.measure import machine
 from bench.options import parse_args
 from bench.quality_sets import latin
-from redstring import Entity, Redstring, RetrievalMode, TenantId
+from redstring import Entity, TenantId
 
 
 def special(name: str) -> bool:
@@ -55,15 +56,10 @@ async def main(others: int, control: int, seed: int) -> None:
     print(f"{len(entities):,} cities; {machine()}")
     print("| mode | " + " | ".join(groups) + " |")
     print("|---|" + "---|" * len(groups))
-    async with Redstring.in_memory() as rs:
-        await rs.upsert(list(entities.values()))
-        for mode in (RetrievalMode.LEXICAL, RetrievalMode.SEMANTIC, RetrievalMode.HYBRID):
-            first = dict.fromkeys(groups, 0)
-            for group, query, name in queries:
-                result = await rs.retrieve(query, tenant, k=1, mode=mode)
-                first[group] += bool(result.matches) and result.matches[0].entity.name == name
-            cells = [f"{first[g]} / {sum(q[0] == g for q in queries)}" for g in groups]
-            print(f"| {mode.name} | " + " | ".join(cells) + " |")
+    results = await first_matches(list(entities.values()), queries, tenant)
+    for mode, first in results.items():
+        cells = [f"{first.get(g, 0)} / {sum(q[0] == g for q in queries)}" for g in groups]
+        print(f"| {mode.name} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -24,10 +24,11 @@ import unicodedata
 import uuid
 from typing import Any
 
+from bench.first_match import MODES, first_matches
 from bench.measure import machine
 from bench.options import parse_args
 from bench.quality_sets import latin
-from redstring import Entity, Redstring, RetrievalMode, TenantId
+from redstring import Entity, RetrievalMode, TenantId
 
 SCRIPTS = {
     **dict.fromkeys(("RU", "UA", "BY", "BG", "RS", "MK", "KZ", "KG", "MN"), "CYRILLIC"),
@@ -48,22 +49,6 @@ def native_name(city: dict[str, Any]) -> str | None:
     """The first alternate name of the city written in its country's script."""
     script = SCRIPTS[city["countrycode"]]
     return next((n for n in city["alternatenames"] if in_script(n, script)), None)
-
-
-async def first_matches(
-    entities: list[Entity], queries: list[tuple[str, str, str]], tenant: TenantId
-) -> dict[RetrievalMode, dict[str, int]]:
-    """Per mode and group, how many queries had their answer first."""
-    found: dict[RetrievalMode, dict[str, int]] = {}
-    async with Redstring.in_memory() as rs:
-        await rs.upsert(entities)
-        for mode in (RetrievalMode.LEXICAL, RetrievalMode.SEMANTIC, RetrievalMode.HYBRID):
-            first = found[mode] = {}
-            for group, query, name in queries:
-                result = await rs.retrieve(query, tenant, k=1, mode=mode)
-                hit = bool(result.matches) and result.matches[0].entity.name == name
-                first[group] = first.get(group, 0) + hit
-    return found
 
 
 async def main(others: int, control: int, seed: int) -> None:
@@ -108,7 +93,7 @@ async def main(others: int, control: int, seed: int) -> None:
     columns = [*groups, "others, lower case"]
     print("| mode | " + " | ".join(columns) + " |")
     print("|---|" + "---|" * len(columns))
-    for mode in (RetrievalMode.LEXICAL, RetrievalMode.SEMANTIC, RetrievalMode.HYBRID):
+    for mode in MODES:
         cells = [f"{results[g][mode].get(g, 0)} / {counts[g]}" for g in groups]
         control_hits = [results[g][mode].get("others, lower case", 0) for g in groups]
         cells.append(" and ".join(f"{h} / {counts['others, lower case']}" for h in control_hits))
