@@ -102,21 +102,24 @@ class Entity(Record):
     def __hash__(self) -> int:
         return hash((self.tenant_id, self.id))
 
-    def rederived(self) -> Self:
+    def rekeyed(self) -> Self | None:
         """This entity with its normalised name and blocking keys derived afresh from its
-        name, type and aliases: what this version stores for it. An entity stored by an
-        earlier version, whose rules derived other keys, differs from it in those two
-        fields (`redstring rekey` rewrites them)."""
+        name, type and aliases, as this version stores it; None when they are those it
+        has. An entity stored by an earlier version, whose rules derived other keys,
+        differs in those two fields (`redstring rekey` rewrites them)."""
         fields = {name: getattr(self, name) for name in type(self).model_fields}
-        return type(self)(**{name: value for name, value in fields.items() if name not in _DERIVED})
-
-    def has_current_keys(self) -> bool:
-        """Whether the normalised name and blocking keys are those `rederived` gives."""
-        fresh = self.rederived()
-        return (fresh.normalized_name, fresh.blocking_keys) == (
+        fresh = type(self)(
+            **{name: value for name, value in fields.items() if name not in _DERIVED}
+        )
+        current = (fresh.normalized_name, fresh.blocking_keys) == (
             self.normalized_name,
             self.blocking_keys,
         )
+        return None if current else fresh
+
+    def has_current_keys(self) -> bool:
+        """Whether the normalised name and blocking keys are those this version derives."""
+        return self.rekeyed() is None
 
     def property_strings(self) -> list[str]:
         """Every string property value, list items included."""

@@ -132,9 +132,10 @@ class GraphStore(GraphReader, Protocol):
         ...
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
-        """For each of `entities`, as a read of this store returned it, store the
-        normalised name and blocking keys of `entity.rederived()` (and the lookup keys
-        they make) in place of those stored, and nothing else; unless a write since
+        """For each of `entities`, as a read of this store returned it, whose keys are
+        stale (`Entity.rekeyed` is not None), store the normalised name and blocking
+        keys derived afresh (and the lookup keys they make) in place of those stored,
+        and nothing else; unless a write since
         that read has changed the stored entity's name, type, normalised name or keys
         (its writer derived them), or deleted it. How many were rewritten. Arguments
         are read as `upsert_entities` reads them."""

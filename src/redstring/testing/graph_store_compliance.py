@@ -444,7 +444,7 @@ class GraphStoreCompliance:
         await graph_store.upsert_entities([stale, twin, acme])
         read = await graph_store.entity_page(tenant, limit=10)
         assert not stale.has_current_keys()
-        assert stale.rederived() == current
+        assert stale.rekeyed() == current
 
         assert await graph_store.rewrite_keys(read) == 1
         [got, same_acme] = await graph_store.get_entities([stale.id, acme.id], tenant)

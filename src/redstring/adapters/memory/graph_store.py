@@ -308,8 +308,8 @@ class InMemoryGraphStore:
             stored = None if tenant is None else tenant.entities.get(read.id)
             if tenant is None or stored is None or _derivation(stored) != _derivation(read):
                 continue
-            fresh = stored.rederived()
-            if _derivation(fresh) == _derivation(stored):
+            fresh = stored.rekeyed()
+            if fresh is None:
                 continue
             tenant.unindex_entity(stored)
             tenant.entities[read.id] = fresh

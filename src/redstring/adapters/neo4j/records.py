@@ -99,8 +99,8 @@ def rekey_row(read: Entity) -> dict[str, Any] | None:
     """A row of `REWRITE_KEYS`: the entity's keys derived afresh, and those `read` holds
     (what the store must still hold for the rewrite to happen); None when they are the
     same."""
-    fresh = read.rederived()
-    if (fresh.normalized_name, fresh.blocking_keys) == (read.normalized_name, read.blocking_keys):
+    fresh = read.rekeyed()
+    if fresh is None:
         return None
     return {
         "tenant_id": id_text(read.tenant_id),
