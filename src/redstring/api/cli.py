@@ -33,6 +33,14 @@ from rich.table import Column
 from rich.text import Text
 
 from redstring.api.arguments import parse_uuid
+from redstring.api.command_line import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    SettingsRefusedError,
+    counted,
+)
 from redstring.api.errors import describe_validation_error
 from redstring.api.key_commands import add_keys_command
 from redstring.api.load import CountedLines, load_jsonl
@@ -48,8 +56,6 @@ from redstring.composition.ingest import (
 )
 from redstring.domain.errors import InvalidInputError, RedstringError
 from redstring.domain.ids import TenantId
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def _settings(**overrides: Any) -> Settings:
@@ -109,11 +115,6 @@ def _rare_collections(backend: Backend) -> Iterator[None]:
 _REDRAW_SECONDS = 0.1
 
 
-def _count(number: int, noun: str, plural: str | None = None) -> str:
-    """`1 record`, `2 records`, `0 records`: a count with its noun in the right number."""
-    return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
-
-
 def _are(number: int) -> str:
     """The verb for `number` things: `is` for one, `are` for any other count."""
     return "is" if number == 1 else "are"
@@ -161,10 +162,6 @@ class _EndColumn(TimeRemainingColumn):
         return Text.assemble("ETA ", super().render(task))
 
 
-class _SettingsRefusedError(Exception):
-    """The settings name services that cannot be built (an incomplete provider choice)."""
-
-
 def _load(args: argparse.Namespace) -> int:
     err = Console(stderr=True, soft_wrap=True)  # `FILE:LINE: reason` stays on one line
     try:
@@ -186,7 +183,7 @@ def _load(args: argparse.Namespace) -> int:
     with file, _rare_collections(settings.backend):
         try:
             report = asyncio.run(run.load(file, settings, args.batch_size))
-        except _SettingsRefusedError as exc:
+        except SettingsRefusedError as exc:
             err.print(f"[red]bad settings:[/red] {escape(str(exc))}", highlight=False)
             return EXIT_USAGE
         except (RedstringError, OSError) as exc:  # a store or provider down, a read error, ...
@@ -218,7 +215,7 @@ class _LoadRun:
         try:
             services = await open_client(settings)
         except InvalidInputError as exc:
-            raise _SettingsRefusedError(str(exc)) from exc
+            raise SettingsRefusedError(str(exc)) from exc
         lines = CountedLines(file)
         try:
             with Progress(
@@ -238,7 +235,7 @@ class _LoadRun:
                 task = progress.add_task(
                     "load",
                     total=size,
-                    records=_count(0, "record"),
+                    records=counted(0, "record"),
                     rate=0.0,
                     ended="",
                     whole=False,
@@ -256,7 +253,7 @@ class _LoadRun:
                         task,
                         # The lines of the batches written, not those read ahead of them.
                         completed=lines.bytes_through(report.last_line),
-                        records=_count(report.records, "record"),
+                        records=counted(report.records, "record"),
                         rate=rate,
                         refresh=due,
                     )
@@ -275,7 +272,7 @@ class _LoadRun:
                     progress.update(
                         task,
                         completed=lines.bytes_read if whole else None,
-                        records=_count(report.records, "record"),
+                        records=counted(report.records, "record"),
                         ended=ended,
                         whole=whole,
                         refresh=True,
@@ -314,9 +311,9 @@ class _LoadRun:
         if done.batches:
             written = (
                 f"{_lines(done)} {_are(done.last_line)} written "
-                f"({_count(done.batches, 'batch', 'batches')}: "
-                f"{_count(done.entities, 'entity', 'entities')}, "
-                f"{_count(done.relationships, 'relationship')})"
+                f"({counted(done.batches, 'batch', 'batches')}: "
+                f"{counted(done.entities, 'entity', 'entities')}, "
+                f"{counted(done.relationships, 'relationship')})"
             )
         else:  # a batch is known to be written when it is reported, and none was
             written = "no batch is known to be written whole, though some records may be"
@@ -327,7 +324,7 @@ class _LoadRun:
         )
         if done.waiting:
             self.err.print(
-                f"{_count(done.waiting, 'deferred relationship')} from these batches "
+                f"{counted(done.waiting, 'deferred relationship')} from these batches "
                 f"{_are(done.waiting)} not written (waiting for the end of the "
                 "file):",
                 highlight=False,
@@ -350,16 +347,16 @@ class _LoadRun:
         err = self.err
         rate = report.records / self.elapsed if self.elapsed > 0 else 0.0
         err.print(
-            f"loaded {_count(report.entities, 'entity', 'entities')} and "
-            f"{_count(report.relationships, 'relationship')} "
+            f"loaded {counted(report.entities, 'entity', 'entities')} and "
+            f"{counted(report.relationships, 'relationship')} "
             f"into tenant {self.tenant} ({settings.backend.value} backend) in "
             f"{self.elapsed:.1f} s ({rate:,.0f} records/s); "
-            f"{_count(report.skipped, 'line')} skipped",
+            f"{counted(report.skipped, 'line')} skipped",
             highlight=False,
         )
         if report.deferred:
             err.print(
-                f"{_count(report.deferred, 'relationship line')} waited for the end of the file "
+                f"{counted(report.deferred, 'relationship line')} waited for the end of the file "
                 "(an end of theirs was not written when their batch was)",
                 highlight=False,
             )
@@ -372,14 +369,14 @@ class _LoadRun:
                 else "Nothing is written: fix the file and run the same load again"
             )
             err.print(
-                f"[red]not loaded:[/red] {_count(report.invalid, 'bad line')}; the batch from line "
+                f"[red]not loaded:[/red] {counted(report.invalid, 'bad line')}; the batch from line "
                 f"{report.stopped_at_line} on was not written, nothing of it, nor the rest of "
                 f"the file. {before} (--skip-invalid loads around bad lines)",
                 highlight=False,
             )
             if report.deferred_dropped:
                 err.print(
-                    f"{_count(report.deferred_dropped, 'deferred relationship')} from earlier "
+                    f"{counted(report.deferred_dropped, 'deferred relationship')} from earlier "
                     f"batches {_are(report.deferred_dropped)} not written "
                     "either:",
                     highlight=False,
@@ -388,7 +385,7 @@ class _LoadRun:
             status = EXIT_FAILED
         elif report.invalid:
             err.print(
-                f"[red]not loaded:[/red] {_count(report.invalid, 'relationship line')} "
+                f"[red]not loaded:[/red] {counted(report.invalid, 'relationship line')} "
                 f"{'names' if report.invalid == 1 else 'name'} an entity "
                 "found neither in the file nor in the tenant; everything else is written",
                 highlight=False,

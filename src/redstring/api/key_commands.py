@@ -18,9 +18,9 @@ from rich.markup import escape
 from redstring.api.api_keys import add_key, list_keys, revoke_key
 from redstring.api.arguments import tenant_id_arg
 from redstring.api.authorization import Role
+from redstring.api.command_line import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from redstring.domain.errors import InvalidInputError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 KEYS_FILE_ENV = "REDSTRING_API_KEYS_FILE"
 
 

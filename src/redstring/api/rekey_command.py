@@ -17,14 +17,20 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from redstring.api.arguments import parse_uuid
+from redstring.api.command_line import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    SettingsRefusedError,
+    counted,
+)
 from redstring.api.settings import Backend, Settings, for_long_command
 from redstring.api.startup import open_client
 from redstring.composition.client import Redstring
 from redstring.composition.rekey import DEFAULT_REKEY_PAGE_SIZE, RekeyReport
 from redstring.domain.errors import InvalidInputError, RedstringError
 from redstring.domain.ids import TenantId
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def add_rekey_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,12 +57,8 @@ def add_rekey_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     rekey.set_defaults(run=_rekey)
 
 
-class _SettingsRefusedError(Exception):
-    """The settings name services that cannot be built (an incomplete provider choice)."""
-
-
 def _entities(number: int) -> str:
-    return f"{number:,} {'entity' if number == 1 else 'entities'}"
+    return counted(number, "entity", "entities")
 
 
 def _summary(report: RekeyReport, *, dry_run: bool) -> str:
@@ -107,7 +109,7 @@ def _rekey(args: argparse.Namespace) -> int:
     run = _RekeyRun(args, err)
     try:
         asyncio.run(run.rekey(settings, tenant))
-    except _SettingsRefusedError as exc:
+    except SettingsRefusedError as exc:
         err.print(f"[red]bad settings:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
     except (RedstringError, OSError) as exc:
@@ -144,7 +146,7 @@ class _RekeyRun:
         try:
             client = await open_client(settings)
         except InvalidInputError as exc:
-            raise _SettingsRefusedError(str(exc)) from exc
+            raise SettingsRefusedError(str(exc)) from exc
         try:
             tenants = [tenant] if tenant is not None else await client.tenants()
             for each in tenants:
