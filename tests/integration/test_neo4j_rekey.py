@@ -1,5 +1,5 @@
 """`redstring rekey` against a real server: a tenant stored with an earlier version's keys
-is found by this version's after it, and nothing else of it changes."""
+(or vectors) is found by this version's after it, and nothing else of it changes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from redstring import Entity, RetrievalMode, TenantId
+from redstring import Entity, RetrievalMode, TenantId, VectorRecord
 from redstring.adapters.neo4j import Neo4jGraphStore, connect_driver
 from redstring.api.cli import EXIT_OK, main
 from redstring.api.settings import Settings
@@ -45,11 +45,13 @@ def _write(auth: tuple[str, tuple[str, str]], entities: list[Entity]) -> None:
     asyncio.run(write())
 
 
-def _found(tenant: TenantId, query: str) -> list[Entity]:
+def _found(
+    tenant: TenantId, query: str, mode: RetrievalMode = RetrievalMode.LEXICAL
+) -> list[Entity]:
     async def retrieve() -> list[Entity]:
         client = await open_client(Settings())
         try:
-            result = await client.retrieve(query, tenant, mode=RetrievalMode.LEXICAL)
+            result = await client.retrieve(query, tenant, mode=mode)
             return [match.entity for match in result.matches]
         finally:
             await client.aclose()
@@ -84,6 +86,46 @@ def test_rekey_rewrites_a_tenants_stale_keys(
 
     assert main(argv) == EXIT_OK
     assert "read 2 entities: every key is current" in capsys.readouterr().err
+
+
+def test_rekey_vectors_embeds_each_entity_again(capsys: pytest.CaptureFixture[str]) -> None:
+    """Stored with the vectors of each other's names (as an older text, or another model,
+    would differ), the entities are found semantically by their own once embedded again."""
+    tenant = new_tenant()
+    names = ["Acme Widgets", "Blue Harbour Bank", "Cobalt Mining Group"]
+    entities = [make_entity(tenant, name, "org") for name in names]
+
+    async def write_with_stale_vectors() -> None:
+        client = await open_client(Settings())
+        try:
+            await client.graph.upsert_entities(entities)
+            olds = await client.embeddings.embed_documents(names[1:] + names[:1])
+            await client.vectors.upsert(
+                [
+                    VectorRecord(entity_id=e.id, tenant_id=tenant, vector=v, entity_type="org")
+                    for e, v in zip(entities, olds, strict=True)
+                ]
+            )
+        finally:
+            await client.aclose()
+
+    asyncio.run(write_with_stale_vectors())
+
+    def firsts() -> list[Entity]:
+        return [_found(tenant, name, RetrievalMode.SEMANTIC)[0] for name in names]
+
+    assert firsts() == entities[2:] + entities[:2]
+    argv = ["rekey", "--tenant", str(tenant), "--vectors"]
+
+    assert main([*argv, "--dry-run"]) == EXIT_OK
+    assert "every key is current, nothing to rewrite; --vectors would embed 3 entities again" in (
+        capsys.readouterr().err
+    )
+    assert firsts() == entities[2:] + entities[:2]
+
+    assert main(argv) == EXIT_OK
+    assert "nothing to rewrite; vectors of 3 entities embedded again" in capsys.readouterr().err
+    assert firsts() == entities
 
 
 def test_rekey_all_tenants_goes_through_each(

@@ -1,9 +1,11 @@
-"""`redstring rekey --tenant ID | --all-tenants`: blocking keys derived again, in place.
+"""`redstring rekey --tenant ID | --all-tenants [--vectors]`: keys (and vectors) derived again.
 
-For data written by an earlier version whose rules derived other keys
-(CHANGELOG says when a version does). Progress goes to stderr; the summary
-line too. Safe to run while the tenant is served and written to, and again
-after a failure or an interrupt: it rewrites only what is still stale.
+For data written by an earlier version whose rules derived other keys, or
+with `--vectors` embedded other text (CHANGELOG says when a version does), or
+vectors of another model of the same dimension. Progress goes to stderr; the
+summary line too. Safe to run while the tenant is served and written to, and
+again after a failure or an interrupt: it rewrites only the keys still stale
+(`--vectors` embeds every entity each run).
 """
 
 from __future__ import annotations
@@ -28,7 +30,11 @@ from redstring.api.command_line import (
 from redstring.api.settings import Backend, Settings, for_long_command
 from redstring.api.startup import open_client
 from redstring.composition.client import Redstring
-from redstring.composition.rekey import DEFAULT_REKEY_PAGE_SIZE, RekeyReport
+from redstring.composition.rekey import (
+    DEFAULT_EMBED_PAGE_SIZE,
+    DEFAULT_REKEY_PAGE_SIZE,
+    RekeyReport,
+)
 from redstring.domain.errors import InvalidInputError, RedstringError
 from redstring.domain.ids import TenantId
 
@@ -36,7 +42,8 @@ from redstring.domain.ids import TenantId
 def add_rekey_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rekey = commands.add_parser(
         "rekey",
-        help="rewrite blocking keys stored by an earlier version (Neo4j backend)",
+        help="rewrite blocking keys (with --vectors, vectors) stored by an earlier version "
+        "(Neo4j backend)",
     )
     which = rekey.add_mutually_exclusive_group(required=True)
     which.add_argument("--tenant", help="the tenant id (a UUID) to re-key")
@@ -44,15 +51,20 @@ def add_rekey_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "--all-tenants", action="store_true", help="every tenant with an entity, one by one"
     )
     rekey.add_argument(
+        "--vectors",
+        action="store_true",
+        help="also embed every entity again with the configured provider and rewrite its vector",
+    )
+    rekey.add_argument(
         "--page-size",
         type=int,
-        default=DEFAULT_REKEY_PAGE_SIZE,
-        help=f"entities read and rewritten at a time (default {DEFAULT_REKEY_PAGE_SIZE})",
+        help=f"entities read and rewritten at a time (default {DEFAULT_REKEY_PAGE_SIZE}, "
+        f"with --vectors {DEFAULT_EMBED_PAGE_SIZE})",
     )
     rekey.add_argument(
         "--dry-run",
         action="store_true",
-        help="count the entities whose keys are stale, rewrite none",
+        help="count the entities whose keys are stale, rewrite and embed none",
     )
     rekey.set_defaults(run=_rekey)
 
@@ -61,7 +73,13 @@ def _entities(number: int) -> str:
     return counted(number, "entity", "entities")
 
 
-def _summary(report: RekeyReport, *, dry_run: bool) -> str:
+def _summary(report: RekeyReport, *, dry_run: bool, vectors: bool) -> str:
+    return _keys_summary(report, dry_run=dry_run) + (
+        _vectors_summary(report, dry_run=dry_run) if vectors else ""
+    )
+
+
+def _keys_summary(report: RekeyReport, *, dry_run: bool) -> str:
     read = f"read {_entities(report.read)}"
     if not report.stale:
         return f"{read}: every key is current, nothing to rewrite"
@@ -78,12 +96,26 @@ def _summary(report: RekeyReport, *, dry_run: bool) -> str:
     return summary
 
 
+def _vectors_summary(report: RekeyReport, *, dry_run: bool) -> str:
+    if dry_run:
+        return f"; --vectors would embed {_entities(report.read)} again"
+    summary = f"; vectors of {_entities(report.embedded)} embedded again"
+    if report.unsettled:
+        summary += (
+            f", {report.unsettled:,} of them written by another writer throughout: "
+            "run again when it is done"
+        )
+    return summary
+
+
 def _sum(reports: Iterable[RekeyReport]) -> RekeyReport:
     listed = list(reports)
     return RekeyReport(
         read=sum(r.read for r in listed),
         stale=sum(r.stale for r in listed),
         rewritten=sum(r.rewritten for r in listed),
+        embedded=sum(r.embedded for r in listed),
+        unsettled=sum(r.unsettled for r in listed),
     )
 
 
@@ -94,7 +126,7 @@ def _rekey(args: argparse.Namespace) -> int:
     except InvalidInputError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
-    if args.page_size < 1:
+    if args.page_size is not None and args.page_size < 1:
         err.print("[red]error:[/red] --page-size must be at least 1", highlight=False)
         return EXIT_USAGE
     settings = for_long_command(Settings())
@@ -136,10 +168,11 @@ class _RekeyRun:
         so_far = _sum([*self.done, self.current])
         if not so_far.read:
             return "stopped before reading an entity; nothing was rewritten"
+        embedded = f", {so_far.embedded:,} embedded again" if self.args.vectors else ""
         return (
             f"stopped after {_entities(so_far.read)} read and {so_far.rewritten:,} "
-            "rewritten; what was rewritten stays, and running it again goes on from the "
-            "stale ones left"
+            f"rewritten{embedded}; what was rewritten stays, and running it again goes on "
+            "from the stale ones left"
         )
 
     async def rekey(self, settings: Settings, tenant: TenantId | None) -> None:
@@ -154,9 +187,12 @@ class _RekeyRun:
                 self.done.append(report)
                 self.current = RekeyReport()
                 named = "" if tenant is not None else f"tenant {each}: "
-                self.err.print(named + _summary(report, dry_run=self.args.dry_run), highlight=False)
+                said = _summary(report, dry_run=self.args.dry_run, vectors=self.args.vectors)
+                self.err.print(named + said, highlight=False)
             if tenant is None:
-                total = _summary(_sum(self.done), dry_run=self.args.dry_run)
+                total = _summary(
+                    _sum(self.done), dry_run=self.args.dry_run, vectors=self.args.vectors
+                )
                 self.err.print(f"{len(tenants):,} tenant(s), in all: {total}", highlight=False)
         finally:
             await client.aclose()
@@ -169,18 +205,27 @@ class _RekeyRun:
             TextColumn("{task.fields[read]:,} read"),
             TextColumn("{task.fields[stale]:,} stale"),
             TextColumn("{task.fields[rewritten]:,} rewritten"),
+            *([TextColumn("{task.fields[embedded]:,} embedded")] if self.args.vectors else []),
             TimeElapsedColumn(),
             console=self.err,
             transient=True,
         ) as progress:
-            task = progress.add_task("rekey", total=None, read=0, stale=0, rewritten=0)
+            task = progress.add_task("rekey", total=None, read=0, stale=0, rewritten=0, embedded=0)
 
             def shown(report: RekeyReport) -> None:
                 self.current = report
                 progress.update(
-                    task, read=report.read, stale=report.stale, rewritten=report.rewritten
+                    task,
+                    read=report.read,
+                    stale=report.stale,
+                    rewritten=report.rewritten,
+                    embedded=report.embedded,
                 )
 
             return await client.rekey(
-                tenant, page_size=self.args.page_size, dry_run=self.args.dry_run, on_page=shown
+                tenant,
+                page_size=self.args.page_size,
+                dry_run=self.args.dry_run,
+                vectors=self.args.vectors,
+                on_page=shown,
             )

@@ -31,7 +31,7 @@ from redstring.composition.observed import (
 )
 from redstring.composition.observer import Observer
 from redstring.composition.query_cache import CachedQueryEmbeddings
-from redstring.composition.rekey import DEFAULT_REKEY_PAGE_SIZE, RekeyReport, rekey
+from redstring.composition.rekey import RekeyReport, rekey
 from redstring.composition.retrieval import Retriever
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
@@ -377,16 +377,24 @@ class Redstring:
         self,
         tenant_id: TenantId,
         *,
-        page_size: int = DEFAULT_REKEY_PAGE_SIZE,
+        page_size: int | None = None,
         dry_run: bool = False,
+        vectors: bool = False,
         on_page: Callable[[RekeyReport], None] | None = None,
     ) -> RekeyReport:
         """Rewrite the blocking keys of the tenant's entities that an earlier version
-        derived otherwise, in place (`composition.rekey.rekey`); with `dry_run`, count
-        them only."""
+        derived otherwise, in place, and with `vectors` embed every entity again with
+        this client's provider and rewrite its vector (`composition.rekey.rekey`); with
+        `dry_run`, count them only."""
         await self.start()
         return await rekey(
-            self.graph, tenant_id, page_size=page_size, dry_run=dry_run, on_page=on_page
+            self.graph,
+            tenant_id,
+            page_size=page_size,
+            dry_run=dry_run,
+            on_page=on_page,
+            embeddings=self.embeddings if vectors else None,
+            vectors=self.vectors if vectors else None,
         )
 
     def observed(self, observer: Observer) -> Redstring:

@@ -1,10 +1,13 @@
-"""`rekey`: a tenant's blocking keys derived again by this version's rules.
+"""`rekey`: a tenant's blocking keys, and on request its vectors, derived again.
 
 The keys an entity is found by are derived from its name, type and aliases
-when it is written, and stored with it. When a version changes how they are
-derived (a new kind of key, another normalisation), entities written before
-keep the older keys until written again; `rekey` rewrites them in place,
-page by page, without touching anything else of the entity or its vector.
+when it is written, and stored with it; so is its vector. When a version
+changes how keys are derived (a new kind of key, another normalisation),
+entities written before keep the older keys until written again; `rekey`
+rewrites them in place, page by page, without touching anything else of the
+entity. With an embedding provider and a vector store it also embeds each
+entity again (`embed_again`): the vector store cannot tell which vectors
+embed an older text, so every entity read is embedded.
 """
 
 from __future__ import annotations
@@ -12,11 +15,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from redstring.composition.build_graph import DEFAULT_BATCH_SIZE
+from redstring.composition.embed_again import EmbeddedAgain, embed_again
+from redstring.composition.entity_vectors import check_fits
 from redstring.domain.arguments import page_size_of
 from redstring.domain.ids import EntityId, TenantId, tenant_id_of
+from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import GraphStore
+from redstring.ports.vector_store import VectorStore
 
 DEFAULT_REKEY_PAGE_SIZE = 1_000
+# With vectors, a page's vectors are one write: a Neo4j vector store makes each
+# write's vectors an index segment of their own, and searches walk every segment.
+DEFAULT_EMBED_PAGE_SIZE = DEFAULT_BATCH_SIZE
 
 
 @dataclass(frozen=True)
@@ -24,28 +35,42 @@ class RekeyReport:
     """How far a re-keying got: entities `read`, those of them whose keys were `stale`
     (an earlier version's), and of those the number `rewritten`. A stale entity not
     rewritten was written, or deleted, between its read and its rewrite: its writer
-    derived its keys. A dry run rewrites none."""
+    derived its keys. With vectors, `embedded` entities had their vectors embedded
+    and written again, and `unsettled` of them were changed by another writer on
+    every read-back (`embed_again`). A dry run rewrites and embeds none."""
 
     read: int = 0
     stale: int = 0
     rewritten: int = 0
+    embedded: int = 0
+    unsettled: int = 0
 
 
 async def rekey(
     graph: GraphStore,
     tenant_id: TenantId,
     *,
-    page_size: int = DEFAULT_REKEY_PAGE_SIZE,
+    page_size: int | None = None,
     dry_run: bool = False,
     on_page: Callable[[RekeyReport], None] | None = None,
+    embeddings: EmbeddingProvider | None = None,
+    vectors: VectorStore | None = None,
 ) -> RekeyReport:
     """Rewrite the normalised names and blocking keys of the tenant's entities that
     this version derives otherwise (`GraphStore.rewrite_keys`), reading `page_size`
-    entities at a time in id order; with `dry_run`, only count them. `on_page` is
-    called with the report so far after each page. Safe to run while the tenant is
-    written to, and again after an interruption: entities already current are
-    read and left alone."""
-    tenant_id, page_size = tenant_id_of(tenant_id), page_size_of(page_size, "page_size")
+    entities at a time in id order (`DEFAULT_REKEY_PAGE_SIZE`, or with vectors
+    `DEFAULT_EMBED_PAGE_SIZE`); with `dry_run`, only count them. Given `embeddings`
+    and `vectors` (both or neither), embed every entity read again and write its
+    vector (`embed_again`). `on_page` is called with the report so far after each
+    page. Safe to run while the tenant is written to, and again after an
+    interruption: entities whose keys are current are left alone."""
+    if (embeddings is None) != (vectors is None):
+        raise ValueError("rekey embeds again with both embeddings and vectors, or neither")
+    if embeddings is not None and vectors is not None:
+        check_fits(embeddings, vectors)
+    default_size = DEFAULT_REKEY_PAGE_SIZE if vectors is None else DEFAULT_EMBED_PAGE_SIZE
+    tenant_id = tenant_id_of(tenant_id)
+    page_size = page_size_of(default_size if page_size is None else page_size, "page_size")
     report = RekeyReport()
     after: EntityId | None = None
     while True:
@@ -54,10 +79,17 @@ async def rekey(
             return report
         stale = [entity for entity in page if not entity.has_current_keys()]
         rewritten = await graph.rewrite_keys(stale) if stale and not dry_run else 0
+        again = (
+            await embed_again(page, embeddings=embeddings, vectors=vectors, graph=graph)
+            if embeddings is not None and vectors is not None and not dry_run
+            else EmbeddedAgain(embedded=0, unsettled=0)
+        )
         report = RekeyReport(
             read=report.read + len(page),
             stale=report.stale + len(stale),
             rewritten=report.rewritten + rewritten,
+            embedded=report.embedded + again.embedded,
+            unsettled=report.unsettled + again.unsettled,
         )
         if on_page is not None:
             on_page(report)

@@ -1,0 +1,76 @@
+"""`embed_again`: the vectors of entities as stored, embedded anew and written over theirs.
+
+A vector is derived from an entity's `embedding_text` when the entity is
+written. When a version embeds other text (aliases, a romanised name), or a
+store's vectors came from another model of the same dimension, the stored
+vectors stay as they were until their entities are written again; this
+writes them again from the entities as the graph store holds them.
+
+The vector store cannot check what the graph store holds, so a write is
+not made conditional; it is checked after. Writers write an entity before
+its vector, so once the entity read after our vector write embeds the text
+we wrote, any later change of it is followed by its writer's vector write.
+When it embeds another text (renamed meanwhile), or the entity is gone,
+that state is written and read back in turn, until it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from redstring.composition.entity_vectors import embed_entities
+from redstring.domain.entity import Entity
+from redstring.domain.ids import EntityId
+from redstring.ports.embedding_provider import EmbeddingProvider
+from redstring.ports.graph_store import GraphReader
+from redstring.ports.vector_store import VectorStore
+
+# How many times an entity's vector is written and read back before it is left to the
+# writer that keeps changing it (`EmbeddedAgain.unsettled`).
+MAX_PASSES = 5
+
+
+@dataclass(frozen=True)
+class EmbeddedAgain:
+    """`embedded`: entities whose vectors were embedded and written again; `unsettled`:
+    those of them still changed by another writer after `MAX_PASSES` writes."""
+
+    embedded: int
+    unsettled: int
+
+
+async def embed_again(
+    entities: Sequence[Entity],
+    *,
+    embeddings: EmbeddingProvider,
+    vectors: VectorStore,
+    graph: GraphReader,
+) -> EmbeddedAgain:
+    """Embed `entities` (one tenant's, as read from `graph`) and write their vectors,
+    then read them back from `graph` until each is stored as the text last embedded:
+    one renamed meanwhile is embedded again, one deleted meanwhile loses its vector.
+
+    Left behind, in one case: an entity whose deletion removed its vector before
+    our write and the entity after our read-back keeps the vector we wrote; the
+    retriever skips such a vector (docs/adr/0004)."""
+    if not entities:
+        return EmbeddedAgain(embedded=0, unsettled=0)
+    tenant_id = entities[0].tenant_id
+    written: dict[EntityId, str | None] = {}  # None: the vector was deleted
+    to_embed, to_delete = list(entities), list[EntityId]()
+    for _ in range(MAX_PASSES):
+        await (await embed_entities(to_embed, embeddings)).write(vectors)
+        if to_delete:
+            await vectors.delete(to_delete, tenant_id)
+        written.update((e.id, e.embedding_text()) for e in to_embed)
+        written.update(dict.fromkeys(to_delete))
+        ids = [e.id for e in to_embed] + to_delete
+        stored = {e.id: e for e in await graph.get_entities(ids, tenant_id)}
+        to_embed = [
+            stored[i] for i in ids if i in stored and stored[i].embedding_text() != written[i]
+        ]
+        to_delete = [i for i in ids if i not in stored and written[i] is not None]
+        if not to_embed and not to_delete:
+            break
+    return EmbeddedAgain(embedded=len(entities), unsettled=len(to_embed) + len(to_delete))

@@ -1,0 +1,169 @@
+"""`embed_again` and `rekey(vectors)`: stored vectors embedded again from the entities as
+stored, with renames and deletions made meanwhile left as their writers left them."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+
+import pytest
+
+from redstring import (
+    DimensionMismatchError,
+    Entity,
+    EntityId,
+    HashingEmbeddingProvider,
+    InMemoryGraphStore,
+    InMemoryVectorStore,
+    RekeyReport,
+    TenantId,
+    VectorRecord,
+)
+from redstring.composition.embed_again import MAX_PASSES, EmbeddedAgain, embed_again
+from redstring.composition.rekey import rekey
+from redstring.testing import make_entity, new_tenant
+
+DIMENSION = 64
+
+
+class Embeddings(HashingEmbeddingProvider):
+    """The hashing provider, counting the documents it embeds, and running `meanwhile`
+    before it embeds: another writer's work."""
+
+    def __init__(self) -> None:
+        super().__init__(DIMENSION)
+        self.documents = 0
+        self.meanwhile: list[Callable[[], Awaitable[None]]] = []
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.documents += len(texts)
+        while self.meanwhile:
+            await self.meanwhile.pop(0)()
+        return await super().embed_documents(texts)
+
+
+async def _stored_as(vectors: InMemoryVectorStore, entity: Entity) -> bool:
+    """Whether `entity`'s stored vector is the one of its `embedding_text`."""
+    [vector] = await HashingEmbeddingProvider(DIMENSION).embed_documents([entity.embedding_text()])
+    nearest = await vectors.search(vector, entity.tenant_id, k=1)
+    return bool(nearest) and nearest[0].entity_id == entity.id and nearest[0].score > 0.9999
+
+
+async def _has_vector(vectors: InMemoryVectorStore, entity_id: EntityId, tenant: TenantId) -> bool:
+    [probe] = await HashingEmbeddingProvider(DIMENSION).embed_query(["anything"])
+    return entity_id in {m.entity_id for m in await vectors.search(probe, tenant, k=100)}
+
+
+async def _stores_with_stale_vectors(
+    names: list[str],
+) -> tuple[list[Entity], InMemoryGraphStore, InMemoryVectorStore, Embeddings]:
+    """A tenant whose entities' vectors embed another text than theirs (a former version's)."""
+    tenant = new_tenant()
+    entities = [make_entity(tenant, name, "org") for name in names]
+    graph, vectors, embeddings = InMemoryGraphStore(), InMemoryVectorStore(DIMENSION), Embeddings()
+    await graph.upsert_entities(entities)
+    olds = await HashingEmbeddingProvider(DIMENSION).embed_documents([e.name for e in entities])
+    await vectors.upsert(
+        [
+            VectorRecord(entity_id=e.id, tenant_id=tenant, vector=old, entity_type=e.entity_type)
+            for e, old in zip(entities, olds, strict=True)
+        ]
+    )
+    return entities, graph, vectors, embeddings
+
+
+async def test_every_vector_is_embedded_again_from_its_entity() -> None:
+    entities, graph, vectors, embeddings = await _stores_with_stale_vectors(
+        ["Acme Widgets", "Blue Harbour Bank", "Москва"]
+    )
+    assert not any([await _stored_as(vectors, e) for e in entities])
+
+    again = await embed_again(entities, embeddings=embeddings, vectors=vectors, graph=graph)
+
+    assert again == EmbeddedAgain(embedded=3, unsettled=0)
+    assert all([await _stored_as(vectors, e) for e in entities])
+    assert embeddings.documents == 3  # read back as embedded: one pass
+
+
+async def test_a_rename_and_a_deletion_meanwhile_are_what_the_vectors_end_as() -> None:
+    """Both happen, graph then vector as writers do, after the page was read and before
+    its vectors are written: written blindly, the renamed entity would keep the old
+    name's vector and the deleted one a vector of no entity."""
+    entities, graph, vectors, embeddings = await _stores_with_stale_vectors(
+        ["Acme Widgets", "Blue Harbour Bank", "Cobalt Mining"]
+    )
+    acme, blue, cobalt = entities
+    renamed = make_entity(acme.tenant_id, "Northwind Traders", "org", entity_id=blue.id)
+
+    async def rename_and_delete() -> None:
+        await graph.upsert_entities([renamed])
+        [vector] = await HashingEmbeddingProvider(DIMENSION).embed_documents(
+            [renamed.embedding_text()]
+        )
+        await vectors.upsert(
+            [
+                VectorRecord(
+                    entity_id=blue.id, tenant_id=blue.tenant_id, vector=vector, entity_type="org"
+                )
+            ]
+        )
+        await vectors.delete([cobalt.id], cobalt.tenant_id)
+        await graph.delete_entities([cobalt.id], cobalt.tenant_id)
+
+    embeddings.meanwhile.append(rename_and_delete)
+
+    again = await embed_again(entities, embeddings=embeddings, vectors=vectors, graph=graph)
+
+    assert again == EmbeddedAgain(embedded=3, unsettled=0)
+    assert await _stored_as(vectors, acme)
+    assert await _stored_as(vectors, renamed)
+    assert not await _has_vector(vectors, cobalt.id, cobalt.tenant_id)
+
+
+async def test_an_entity_renamed_on_every_read_back_is_left_unsettled() -> None:
+    entities, _, vectors, embeddings = await _stores_with_stale_vectors(["Acme", "Blue"])
+
+    class Renaming(InMemoryGraphStore):
+        """Renames the first entity before answering each read of it."""
+
+        renamed = 0
+
+        async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
+            self.renamed += 1
+            name = f"Acme {self.renamed}"
+            await self.upsert_entities([entities[0].model_copy(update={"name": name})])
+            return await super().get_entities(ids, tenant_id)
+
+    graph = Renaming()
+    await graph.upsert_entities(entities)
+
+    again = await embed_again(entities, embeddings=embeddings, vectors=vectors, graph=graph)
+
+    assert again == EmbeddedAgain(embedded=2, unsettled=1)
+    assert graph.renamed == MAX_PASSES
+
+
+async def test_rekey_with_vectors_embeds_every_page_and_a_dry_run_none() -> None:
+    entities, graph, vectors, embeddings = await _stores_with_stale_vectors(
+        [f"Acme {i}" for i in range(5)]
+    )
+    tenant = entities[0].tenant_id
+    pages: list[RekeyReport] = []
+
+    dry = await rekey(graph, tenant, dry_run=True, embeddings=embeddings, vectors=vectors)
+    assert dry == RekeyReport(read=5, stale=0, rewritten=0, embedded=0)
+    assert embeddings.documents == 0
+
+    report = await rekey(
+        graph, tenant, page_size=2, embeddings=embeddings, vectors=vectors, on_page=pages.append
+    )
+    assert report == RekeyReport(read=5, stale=0, rewritten=0, embedded=5, unsettled=0)
+    assert [page.embedded for page in pages] == [2, 4, 5]
+    assert all([await _stored_as(vectors, e) for e in entities])
+
+
+async def test_rekey_embeds_with_both_parts_or_neither_and_of_one_dimension() -> None:
+    graph, tenant = InMemoryGraphStore(), new_tenant()
+    with pytest.raises(ValueError, match="both embeddings and vectors, or neither"):
+        await rekey(graph, tenant, embeddings=Embeddings())
+    with pytest.raises(DimensionMismatchError):
+        await rekey(graph, tenant, embeddings=Embeddings(), vectors=InMemoryVectorStore(32))
