@@ -279,7 +279,11 @@ def test_aliases_past_the_keyed_count_add_no_keys() -> None:
         ("A&B&C Ltd", "ABC Ltd"),
         ("at&t's stores", "att's stores"),
         ("Łó&Ø", "ŁóØ"),
-        ("Procter & Gamble", None),  # spaced: two names
+        ("AT & T Inc.", "ATT Inc."),
+        ("S &P", "SP"),
+        ("R &  D\tand Q", "RD\tand Q"),
+        ("Procter & Gamble", None),  # two names
+        ("A & Procter", None),
         ("Johnson&Johnson", None),  # words, not letters
         ("AT&T2", None),
         ("B2&B", None),
@@ -295,6 +299,7 @@ def test_letters_joined_by_an_ampersand_are_one_word(text: str, joined: str | No
 def test_ampersand_words_are_normalised_whatever_they_spell() -> None:
     assert ampersand_words("AT&T and M&S") == ["att", "ms"]
     assert ampersand_words("Procter & Gamble") == []
+    assert ampersand_words("at & t") == ["att"]
 
 
 def test_a_name_with_letters_joined_by_an_ampersand_is_keyed_joined_too() -> None:
@@ -312,7 +317,8 @@ def test_a_query_with_letters_joined_by_an_ampersand_asks_for_the_joined_keys() 
     assert {"w:sp", "p:sp"} <= set(query_blocking_keys("S&P"))
     assert query_prefix("S&P") is None  # two letters: too short to seek
     assert query_blocking_keys("Procter & Gamble") == query_blocking_keys("Procter Gamble")
-    for query in ("ATT", "AT&T", "at&t"):
+    assert query_prefix("AT & T") == "w:att"
+    for query in ("ATT", "AT&T", "at&t", "AT & T"):
         assert set(lookup_keys(blocking_keys_for("AT&T Inc.", "org"))) & {
             *query_blocking_keys(query),
             query_prefix(query),

@@ -204,6 +204,8 @@ def test_the_lexical_vote_drops_a_mention_and_keeps_the_margin() -> None:
         ("S&P", "S&P Global"),
         ("MS", "M&S"),
         ("AT&T", "ATT Logistics Ltd"),
+        ("AT & T", "ATT Logistics Ltd"),
+        ("ATT", "AT & T Inc."),
         ("H&M", "HM Revenue"),
     ],
 )

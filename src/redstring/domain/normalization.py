@@ -20,8 +20,9 @@ from functools import lru_cache
 from anyascii import anyascii
 
 _NON_WORD = re.compile(r"[\W_]+")
-# Words of one or two letters joined by `&` with no space: `AT&T`, `S&P`, `H&M`.
-_AMPERSAND_GROUP = re.compile(r"(?<!\w)[^\W\d_]{1,2}(?:&[^\W\d_]{1,2})+(?!\w)")
+# Words of one or two letters joined by `&`, spaced or not: `AT&T`, `S&P`, `H & M`.
+_AMPERSAND_GROUP = re.compile(r"(?<!\w)[^\W\d_]{1,2}(?:\s*&\s*[^\W\d_]{1,2})+(?!\w)")
+_AMPERSAND_JOIN = re.compile(r"\s*&\s*")
 _NON_ASCII_LETTER = re.compile(r"[^a-z]+")
 
 
@@ -106,14 +107,14 @@ def ascii_letters(name: str) -> str:
 
 
 def ampersand_joined(text: str) -> str | None:
-    """`text` with each group of one- or two-letter words joined by `&` and no space
-    written as one word (`AT&T Inc.`: `ATT Inc.`; `S&P Global`: `SP Global`), or None
+    """`text` with each group of one- or two-letter words joined by `&`, spaced or not,
+    written as one word (`AT&T Inc.`: `ATT Inc.`; `S & P Global`: `SP Global`), or None
     when it has no such group. People read and search such a group as one word
     (`ATT`), where `normalize_name` splits it into letters and stopwords (`at t`):
     blocking and the lexical score treat the joined text as another form of the name."""
     if "&" not in text:
         return None
-    joined = _AMPERSAND_GROUP.sub(lambda group: group[0].replace("&", ""), text)
+    joined = _AMPERSAND_GROUP.sub(lambda group: _AMPERSAND_JOIN.sub("", group[0]), text)
     return None if joined == text else joined
 
 
@@ -152,4 +153,7 @@ def ampersand_words(text: str) -> list[str]:
     whatever they spell: `M&S` makes `ms`, which as a word of a name would be a title."""
     if "&" not in text:
         return []
-    return [normalize_name(group[0].replace("&", "")) for group in _AMPERSAND_GROUP.finditer(text)]
+    return [
+        normalize_name(_AMPERSAND_JOIN.sub("", group[0]))
+        for group in _AMPERSAND_GROUP.finditer(text)
+    ]
