@@ -89,8 +89,9 @@ def test_rekey_rewrites_a_tenants_stale_keys(
 
 
 def test_rekey_vectors_embeds_each_entity_again(capsys: pytest.CaptureFixture[str]) -> None:
-    """Stored with the vectors of each other's names (as an older text, or another model,
-    would differ), the entities are found semantically by their own once embedded again."""
+    """Stored with the vectors of each other's names and no source (as an earlier version
+    stored them), the entities are found semantically by their own once embedded again,
+    and a second run finds every vector current."""
     tenant = new_tenant()
     names = ["Acme Widgets", "Blue Harbour Bank", "Cobalt Mining Group"]
     entities = [make_entity(tenant, name, "org") for name in names]
@@ -117,15 +118,19 @@ def test_rekey_vectors_embeds_each_entity_again(capsys: pytest.CaptureFixture[st
     assert firsts() == entities[2:] + entities[:2]
     argv = ["rekey", "--tenant", str(tenant), "--vectors"]
 
+    stale = "3 entities with a vector of another text or model, or none"
     assert main([*argv, "--dry-run"]) == EXIT_OK
-    assert "every key is current, nothing to rewrite; --vectors would embed 3 entities again" in (
-        capsys.readouterr().err
-    )
+    assert f"nothing to rewrite; {stale}: run without --dry-run" in capsys.readouterr().err
     assert firsts() == entities[2:] + entities[:2]
 
     assert main(argv) == EXIT_OK
-    assert "nothing to rewrite; vectors of 3 entities embedded again" in capsys.readouterr().err
+    assert f"nothing to rewrite; {stale}: 3 embedded again" in capsys.readouterr().err
     assert firsts() == entities
+
+    assert main(argv) == EXIT_OK
+    assert "every key is current, nothing to rewrite; every vector is current" in (
+        capsys.readouterr().err
+    )
 
 
 def test_rekey_all_tenants_goes_through_each(

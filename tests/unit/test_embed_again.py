@@ -14,12 +14,17 @@ from redstring import (
     HashingEmbeddingProvider,
     InMemoryGraphStore,
     InMemoryVectorStore,
+    Redstring,
     RekeyReport,
+    StaticEmbeddingProvider,
     TenantId,
     VectorRecord,
 )
 from redstring.composition.embed_again import MAX_PASSES, EmbeddedAgain, embed_again
+from redstring.composition.entity_vectors import provider_identity
+from redstring.composition.observer import NO_OBSERVER
 from redstring.composition.rekey import rekey
+from redstring.domain.vectors import vector_source
 from redstring.testing import make_entity, new_tenant
 
 DIMENSION = 64
@@ -142,7 +147,9 @@ async def test_an_entity_renamed_on_every_read_back_is_left_unsettled() -> None:
     assert graph.renamed == MAX_PASSES
 
 
-async def test_rekey_with_vectors_embeds_every_page_and_a_dry_run_none() -> None:
+async def test_rekey_with_vectors_embeds_those_not_made_as_stored() -> None:
+    """Vectors stored without a source, or of another text, or by another model: each
+    is embedded again once; a second run finds every vector current."""
     entities, graph, vectors, embeddings = await _stores_with_stale_vectors(
         [f"Acme {i}" for i in range(5)]
     )
@@ -150,15 +157,30 @@ async def test_rekey_with_vectors_embeds_every_page_and_a_dry_run_none() -> None
     pages: list[RekeyReport] = []
 
     dry = await rekey(graph, tenant, dry_run=True, embeddings=embeddings, vectors=vectors)
-    assert dry == RekeyReport(read=5, stale=0, rewritten=0, embedded=0)
+    assert dry == RekeyReport(read=5, stale_vectors=5)
     assert embeddings.documents == 0
 
     report = await rekey(
         graph, tenant, page_size=2, embeddings=embeddings, vectors=vectors, on_page=pages.append
     )
-    assert report == RekeyReport(read=5, stale=0, rewritten=0, embedded=5, unsettled=0)
+    assert report == RekeyReport(read=5, stale_vectors=5, embedded=5)
     assert [page.embedded for page in pages] == [2, 4, 5]
     assert all([await _stored_as(vectors, e) for e in entities])
+    assert await rekey(graph, tenant, embeddings=embeddings, vectors=vectors) == RekeyReport(read=5)
+    assert embeddings.documents == 5
+
+    renamed = entities[3].model_copy(update={"name": "Northwind"})
+    await graph.upsert_entities([renamed])  # a writer that failed before its vector
+    await vectors.delete([entities[4].id], tenant)
+    report = await rekey(graph, tenant, embeddings=embeddings, vectors=vectors)
+    assert report == RekeyReport(read=5, stale_vectors=2, embedded=2)
+    assert await _stored_as(vectors, renamed)
+
+    class OtherModel(Embeddings):
+        identity = "another model of the same dimension"
+
+    report = await rekey(graph, tenant, embeddings=OtherModel(), vectors=vectors)
+    assert report == RekeyReport(read=5, stale_vectors=5, embedded=5)
 
 
 async def test_rekey_embeds_with_both_parts_or_neither_and_of_one_dimension() -> None:
@@ -167,3 +189,30 @@ async def test_rekey_embeds_with_both_parts_or_neither_and_of_one_dimension() ->
         await rekey(graph, tenant, embeddings=Embeddings())
     with pytest.raises(DimensionMismatchError):
         await rekey(graph, tenant, embeddings=Embeddings(), vectors=InMemoryVectorStore(32))
+
+
+async def test_what_a_client_writes_is_current_however_observed_or_cached() -> None:
+    """The sources `upsert` stores are those `rekey` expects: wrappers (the query cache,
+    an observed client, as `redstring serve` runs one) pass their provider's identity on."""
+    tenant = new_tenant()
+    entities = [make_entity(tenant, name, "org") for name in ("Acme", "Москва", "AT&T")]
+    async with Redstring.in_memory(query_cache_size=8) as client:
+        watched = client.observed(NO_OBSERVER)
+        await watched.upsert(entities)
+        report = await client.rekey(tenant, vectors=True)
+        assert report == RekeyReport(read=3)
+        identities = {provider_identity(c.embeddings) for c in (client, watched)}
+        assert identities == {provider_identity(StaticEmbeddingProvider())}
+
+
+def test_providers_name_their_model_and_sources_differ_by_each_part() -> None:
+    assert StaticEmbeddingProvider().identity.startswith("static/shipped/")
+    assert HashingEmbeddingProvider(64).identity != HashingEmbeddingProvider(32).identity
+    assert provider_identity(Embeddings()) == "hashing/64"
+    sources = {
+        vector_source("hashing/64", "Acme. org"),
+        vector_source("hashing/32", "Acme. org"),
+        vector_source("hashing/64", "Acme (ACME). org"),
+    }
+    assert len(sources) == 3
+    assert vector_source("hashing/64", "Acme. org") == vector_source("hashing/64", "Acme. org")

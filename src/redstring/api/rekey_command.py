@@ -4,8 +4,8 @@ For data written by an earlier version whose rules derived other keys, or
 with `--vectors` embedded other text (CHANGELOG says when a version does), or
 vectors of another model of the same dimension. Progress goes to stderr; the
 summary line too. Safe to run while the tenant is served and written to, and
-again after a failure or an interrupt: it rewrites only the keys still stale
-(`--vectors` embeds every entity each run).
+again after a failure or an interrupt: it rewrites only the keys still stale,
+and embeds only the vectors not current.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def add_rekey_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     rekey.add_argument(
         "--vectors",
         action="store_true",
-        help="also embed every entity again with the configured provider and rewrite its vector",
+        help="also embed again, with the configured provider, the entities whose vector it "
+        "would not make as stored (another text or model, or none)",
     )
     rekey.add_argument(
         "--page-size",
@@ -64,7 +65,7 @@ def add_rekey_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     rekey.add_argument(
         "--dry-run",
         action="store_true",
-        help="count the entities whose keys are stale, rewrite and embed none",
+        help="count the entities whose keys (or vectors) are stale, rewrite and embed none",
     )
     rekey.set_defaults(run=_rekey)
 
@@ -97,9 +98,12 @@ def _keys_summary(report: RekeyReport, *, dry_run: bool) -> str:
 
 
 def _vectors_summary(report: RekeyReport, *, dry_run: bool) -> str:
+    if not report.stale_vectors:
+        return "; every vector is current"
+    stale = f"; {_entities(report.stale_vectors)} with a vector of another text or model"
     if dry_run:
-        return f"; --vectors would embed {_entities(report.read)} again"
-    summary = f"; vectors of {_entities(report.embedded)} embedded again"
+        return f"{stale}, or none: run without --dry-run to embed them again"
+    summary = f"{stale}, or none: {report.embedded:,} embedded again"
     if report.unsettled:
         summary += (
             f", {report.unsettled:,} of them written by another writer throughout: "
@@ -114,6 +118,7 @@ def _sum(reports: Iterable[RekeyReport]) -> RekeyReport:
         read=sum(r.read for r in listed),
         stale=sum(r.stale for r in listed),
         rewritten=sum(r.rewritten for r in listed),
+        stale_vectors=sum(r.stale_vectors for r in listed),
         embedded=sum(r.embedded for r in listed),
         unsettled=sum(r.unsettled for r in listed),
     )

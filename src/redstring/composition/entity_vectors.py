@@ -16,9 +16,23 @@ from redstring.domain.vectors import (
     check_dimension,
     check_vector_count,
     rows_with_direction,
+    vector_source,
 )
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.vector_store import VectorStore
+
+
+def provider_identity(provider: EmbeddingProvider) -> str:
+    """What makes `provider`'s document vectors, for `vector_source`: its `identity`
+    where it has one (every provider redstring ships, and its wrappers, name their model
+    and settings), else its class and dimension. A provider of one's own should name
+    its model in an `identity` string, or vectors of one model and of the next it
+    loads pass for each other's."""
+    identity = getattr(provider, "identity", None)
+    if isinstance(identity, str):
+        return identity
+    kind = type(provider)
+    return f"{kind.__module__}.{kind.__qualname__}/{provider.dimension}"
 
 
 def check_fits(embeddings: EmbeddingProvider, vectors: VectorStore) -> None:
@@ -65,7 +79,8 @@ async def embed_entities(
     `ValueError` / `DimensionMismatchError` before anything is written."""
     if not entities:
         return EntityVectors([], {})
-    vectors = await embeddings.embed_documents([e.embedding_text() for e in entities])
+    texts = [e.embedding_text() for e in entities]
+    vectors = await embeddings.embed_documents(texts)
     check_vector_count(vectors, len(entities))
     for vector in vectors:
         check_dimension(embeddings.dimension, len(vector), "an embedding")
@@ -78,6 +93,7 @@ async def embed_entities(
     # The last entity of an id decides, as in the graph store.
     last = {(e.tenant_id, e.id): i for i, e in enumerate(entities)}
     directed = rows_with_direction(matrix)
+    identity = provider_identity(embeddings)
     records: list[VectorRecord] = []
     directionless: dict[TenantId, list[EntityId]] = {}
     for (tenant_id, entity_id), index in last.items():
@@ -90,6 +106,7 @@ async def embed_entities(
                     tenant_id=tenant_id,
                     vector=tuple(vectors[index]),
                     entity_type=entity.entity_type,
+                    source=vector_source(identity, texts[index]),
                 )
             )
         else:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Sequence
 from types import TracebackType
 
+from redstring.composition.entity_vectors import provider_identity
 from redstring.composition.observer import Observer
 from redstring.domain.candidates import Candidates
 from redstring.domain.entity import Entity
@@ -192,6 +193,12 @@ class ObservedVectorStore:
         with self._call("search"):
             return await self.inner.search(vector, tenant_id, k=k, entity_types=entity_types)
 
+    async def sources(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, str | None]:
+        with self._call("sources"):
+            return await self.inner.sources(entity_ids, tenant_id)
+
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
         with self._call("delete"):
             await self.inner.delete(entity_ids, tenant_id)
@@ -239,6 +246,10 @@ class ObservedEmbeddings:
     @property
     def dimension(self) -> int:
         return self.inner.dimension
+
+    @property
+    def identity(self) -> str:
+        return provider_identity(self.inner)
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         return await self._timed("documents", texts)

@@ -11,6 +11,7 @@ from functools import partial
 import numpy as np
 import numpy.typing as npt
 
+from redstring.composition.entity_vectors import provider_identity
 from redstring.composition.observer import NO_OBSERVER, Observer
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.vectors import check_vector_count
@@ -67,6 +68,10 @@ class CachedQueryEmbeddings:
     @property
     def dimension(self) -> int:
         return self._provider.dimension
+
+    @property
+    def identity(self) -> str:
+        return provider_identity(self._provider)
 
     @property
     def max_size(self) -> int:

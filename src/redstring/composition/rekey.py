@@ -1,25 +1,28 @@
 """`rekey`: a tenant's blocking keys, and on request its vectors, derived again.
 
 The keys an entity is found by are derived from its name, type and aliases
-when it is written, and stored with it; so is its vector. When a version
-changes how keys are derived (a new kind of key, another normalisation),
-entities written before keep the older keys until written again; `rekey`
-rewrites them in place, page by page, without touching anything else of the
-entity. With an embedding provider and a vector store it also embeds each
-entity again (`embed_again`): the vector store cannot tell which vectors
-embed an older text, so every entity read is embedded.
+when it is written, and stored with it; so is its vector, with its `source`
+(what it was made from: the provider and the text). When a version changes
+how keys are derived (a new kind of key, another normalisation), entities
+written before keep the older keys until written again; `rekey` rewrites
+them in place, page by page, without touching anything else of the entity.
+With an embedding provider and a vector store it also embeds again the
+entities whose vector this provider would not make as stored (another text,
+another model, no vector, or one stored without its source) (`embed_again`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from redstring.composition.build_graph import DEFAULT_BATCH_SIZE
 from redstring.composition.embed_again import EmbeddedAgain, embed_again
-from redstring.composition.entity_vectors import check_fits
+from redstring.composition.entity_vectors import check_fits, provider_identity
 from redstring.domain.arguments import page_size_of
+from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId, tenant_id_of
+from redstring.domain.vectors import vector_source
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.vector_store import VectorStore
@@ -28,6 +31,7 @@ DEFAULT_REKEY_PAGE_SIZE = 1_000
 # With vectors, a page's vectors are one write: a Neo4j vector store makes each
 # write's vectors an index segment of their own, and searches walk every segment.
 DEFAULT_EMBED_PAGE_SIZE = DEFAULT_BATCH_SIZE
+NOTHING_EMBEDDED = EmbeddedAgain(embedded=0, unsettled=0)
 
 
 @dataclass(frozen=True)
@@ -35,15 +39,42 @@ class RekeyReport:
     """How far a re-keying got: entities `read`, those of them whose keys were `stale`
     (an earlier version's), and of those the number `rewritten`. A stale entity not
     rewritten was written, or deleted, between its read and its rewrite: its writer
-    derived its keys. With vectors, `embedded` entities had their vectors embedded
-    and written again, and `unsettled` of them were changed by another writer on
-    every read-back (`embed_again`). A dry run rewrites and embeds none."""
+    derived its keys. With vectors, `stale_vectors` entities had a vector this
+    provider would not make as stored; `embedded` of them were embedded and written
+    again, `unsettled` of those changed by another writer on every read-back
+    (`embed_again`). A dry run rewrites and embeds none."""
 
     read: int = 0
     stale: int = 0
     rewritten: int = 0
+    stale_vectors: int = 0
     embedded: int = 0
     unsettled: int = 0
+
+
+class _Vectors:
+    """The provider and the vector store that `rekey` embeds again with."""
+
+    def __init__(self, embeddings: EmbeddingProvider, vectors: VectorStore) -> None:
+        check_fits(embeddings, vectors)
+        self.embeddings = embeddings
+        self.store = vectors
+        self.identity = provider_identity(embeddings)
+
+    async def stale(self, page: Sequence[Entity], tenant_id: TenantId) -> list[Entity]:
+        """The entities of `page` whose stored vector is not of the source this provider
+        would make it from, or who have none."""
+        stored = await self.store.sources([e.id for e in page], tenant_id)
+        return [
+            e for e in page if stored.get(e.id) != vector_source(self.identity, e.embedding_text())
+        ]
+
+    async def embed_again(self, entities: list[Entity], graph: GraphStore) -> EmbeddedAgain:
+        if not entities:
+            return NOTHING_EMBEDDED
+        return await embed_again(
+            entities, embeddings=self.embeddings, vectors=self.store, graph=graph
+        )
 
 
 async def rekey(
@@ -60,15 +91,15 @@ async def rekey(
     this version derives otherwise (`GraphStore.rewrite_keys`), reading `page_size`
     entities at a time in id order (`DEFAULT_REKEY_PAGE_SIZE`, or with vectors
     `DEFAULT_EMBED_PAGE_SIZE`); with `dry_run`, only count them. Given `embeddings`
-    and `vectors` (both or neither), embed every entity read again and write its
-    vector (`embed_again`). `on_page` is called with the report so far after each
-    page. Safe to run while the tenant is written to, and again after an
-    interruption: entities whose keys are current are left alone."""
+    and `vectors` (both or neither), embed again the entities whose stored vector is
+    not the one `embeddings` makes of their text (`VectorStore.sources`), and write
+    their vectors (`embed_again`). `on_page` is called with the report so far after
+    each page. Safe to run while the tenant is written to, and again after an
+    interruption: what is current is left alone."""
     if (embeddings is None) != (vectors is None):
         raise ValueError("rekey embeds again with both embeddings and vectors, or neither")
-    if embeddings is not None and vectors is not None:
-        check_fits(embeddings, vectors)
-    default_size = DEFAULT_REKEY_PAGE_SIZE if vectors is None else DEFAULT_EMBED_PAGE_SIZE
+    again = None if embeddings is None or vectors is None else _Vectors(embeddings, vectors)
+    default_size = DEFAULT_REKEY_PAGE_SIZE if again is None else DEFAULT_EMBED_PAGE_SIZE
     tenant_id = tenant_id_of(tenant_id)
     page_size = page_size_of(default_size if page_size is None else page_size, "page_size")
     report = RekeyReport()
@@ -79,17 +110,19 @@ async def rekey(
             return report
         stale = [entity for entity in page if not entity.has_current_keys()]
         rewritten = await graph.rewrite_keys(stale) if stale and not dry_run else 0
-        again = (
-            await embed_again(page, embeddings=embeddings, vectors=vectors, graph=graph)
-            if embeddings is not None and vectors is not None and not dry_run
-            else EmbeddedAgain(embedded=0, unsettled=0)
+        stale_vectors = [] if again is None else await again.stale(page, tenant_id)
+        embedded = (
+            NOTHING_EMBEDDED
+            if again is None or dry_run
+            else await again.embed_again(stale_vectors, graph)
         )
         report = RekeyReport(
             read=report.read + len(page),
             stale=report.stale + len(stale),
             rewritten=report.rewritten + rewritten,
-            embedded=report.embedded + again.embedded,
-            unsettled=report.unsettled + again.unsettled,
+            stale_vectors=report.stale_vectors + len(stale_vectors),
+            embedded=report.embedded + embedded.embedded,
+            unsettled=report.unsettled + embedded.unsettled,
         )
         if on_page is not None:
             on_page(report)

@@ -3,6 +3,7 @@ have a direction (the only ones a cosine exists for)."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -105,8 +106,23 @@ def check_finite(vector: Sequence[float], what: str) -> None:
         raise ValueError(f"{what} {_NOT_FINITE}")
 
 
+# Bumped when this version embeds an entity otherwise for every provider (its
+# `embedding_text`, or the text a built-in provider reads of it), so that each stored
+# vector's `source` differs from the one this version would give it.
+EMBEDDING_RECIPE = 1
+
+
+def vector_source(provider: str, text: str) -> str:
+    """What a vector was made from, as a short digest: the embedding provider's identity
+    (`provider_identity`), the text, and `EMBEDDING_RECIPE`. Two vectors of one source
+    are the same vector; another provider, text or recipe gives another source."""
+    made_from = f"{EMBEDDING_RECIPE}\x1f{provider}\x1f{text}".encode()
+    return hashlib.blake2b(made_from, digest_size=12).hexdigest()
+
+
 class VectorRecord(Record):
-    """The embedding of one entity, with what search filters on."""
+    """The embedding of one entity, with what search filters on, and its `source`
+    (`vector_source`), or None when not known."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -114,6 +130,7 @@ class VectorRecord(Record):
     tenant_id: TenantIdField
     vector: tuple[float, ...]
     entity_type: str
+    source: str | None = None
 
     @field_validator("vector")
     @classmethod

@@ -26,7 +26,12 @@ class VectorStore(Protocol):
     matching on its old name), and `search` with one answers `[]`. Neither
     raises: such vectors come from ordinary text.
 
-    `search` and `delete` read their ids by `tenant_id_of`'s rule: a UUID's
+    `sources` answers the `source` stored with the vector of each of `entity_ids`
+    that has one (None where it was stored without); an id without a vector is
+    not in it. What the vector was made from tells whether it is the one this
+    version would make (`redstring rekey --vectors`).
+
+    `search`, `sources` and `delete` read their ids by `tenant_id_of`'s rule: a UUID's
     string is that UUID, anything else not a UUID raises `InvalidInputError`
     naming the argument (never a silent empty answer). `upsert` reads its
     records by `redstring.domain.arguments.items_of`: anything but a sequence of
@@ -47,5 +52,9 @@ class VectorStore(Protocol):
         k: int,
         entity_types: Sequence[str] | None = None,
     ) -> list[VectorMatch]: ...
+
+    async def sources(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, str | None]: ...
 
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None: ...

@@ -151,6 +151,32 @@ class VectorStoreCompliance:
             r.entity_id for i, r in enumerate(records) if i != 1
         }
 
+    async def test_sources_are_those_stored_last_of_the_tenant(
+        self, vector_store: VectorStore
+    ) -> None:
+        """`sources` answers ids with a vector, as last written (None when written without
+        a source), in the tenant asked for, and forgets what is deleted or directionless."""
+        dim, tenant, other = vector_store.dimension, new_tenant(), new_tenant()
+        made, unknown, dropped, never = (_record(tenant, _axis(dim, i, 0.5)) for i in range(1, 5))
+        made = made.model_copy(update={"source": "first"})
+        dropped = dropped.model_copy(update={"source": "gone"})
+        theirs = made.model_copy(update={"tenant_id": other, "source": "theirs"})
+        await vector_store.upsert([made, unknown, dropped, theirs])
+        assert await vector_store.sources([made.entity_id, unknown.entity_id], tenant) == {
+            made.entity_id: "first",
+            unknown.entity_id: None,
+        }
+        again = made.model_copy(update={"source": "second"})
+        directionless = dropped.model_copy(update={"vector": (0.0,) * dim, "source": "none"})
+        await vector_store.upsert([made, again, directionless])
+        await vector_store.delete([unknown.entity_id], tenant)
+        ids = [r.entity_id for r in (made, unknown, dropped, never)]
+        assert await vector_store.sources(ids, tenant) == {made.entity_id: "second"}
+        assert await vector_store.sources(ids, other) == {made.entity_id: "theirs"}
+        assert await vector_store.sources([], tenant) == {}
+        with pytest.raises(InvalidInputError, match=r"^tenant_id must be a UUID"):
+            await vector_store.sources(ids, "acme")  # type: ignore[arg-type]
+
     async def test_wrong_dimension_is_refused(self, vector_store: VectorStore) -> None:
         dim, tenant = vector_store.dimension, new_tenant()
         with pytest.raises(DimensionMismatchError):

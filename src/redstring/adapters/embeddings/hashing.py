@@ -77,6 +77,11 @@ class HashingEmbeddingProvider:
     def dimension(self) -> int:
         return self._dimension
 
+    @property
+    def identity(self) -> str:
+        """What makes its vectors (`composition.entity_vectors.provider_identity`)."""
+        return f"hashing/{self._dimension}"
+
     def embed_matrix(self, texts: Sequence[str]) -> NDArray[np.float64]:
         """The vectors of `texts` as the rows of one matrix, computed in the calling thread."""
         codes = self._codes

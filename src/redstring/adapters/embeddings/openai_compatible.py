@@ -161,6 +161,12 @@ class OpenAICompatibleEmbeddings:
     def dimension(self) -> int:
         return self._dimension
 
+    @property
+    def identity(self) -> str:
+        """What makes its vectors: the model and dimension, whichever endpoint serves
+        them (`composition.entity_vectors.provider_identity`)."""
+        return f"openai/{self._model}/{self._dimension}"
+
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         return await self._embed(texts)
 

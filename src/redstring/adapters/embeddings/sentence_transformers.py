@@ -60,11 +60,18 @@ class SentenceTransformerEmbeddings:
         self._query_prompt = query_prompt
         self._document_prompt = document_prompt
         self._batch_size = batch_size
+        self._identity = f"sentence-transformers/{model}/{document_prompt or ''}"
         self._lock = threading.Lock()
 
     @property
     def dimension(self) -> int:
         return self._dimension
+
+    @property
+    def identity(self) -> str:
+        """What makes its document vectors: the model as named, and the document prompt
+        (`composition.entity_vectors.provider_identity`)."""
+        return self._identity
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         return await asyncio.to_thread(self._encode, list(texts), self._document_prompt)

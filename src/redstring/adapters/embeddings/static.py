@@ -92,7 +92,10 @@ class StaticEmbeddingProvider:
             raise InvalidInputError("static_weight must be between 0 and 1")
         if ngram_dimension == 0 and static_weight < 1.0:
             raise InvalidInputError("without n-grams (ngram_dimension 0) static_weight must be 1")
-        self._model = _load_static_model(str(Path(model_dir).resolve()))
+        folder = Path(model_dir).resolve()
+        self._model = _load_static_model(str(folder))
+        model = "shipped" if folder == MODEL_DIR.resolve() else folder.name
+        self._identity = f"static/{model}/{ngram_dimension}/{static_weight}"
         self._static_dimension = int(self._model.dim)
         self._ngrams = HashingEmbeddingProvider(ngram_dimension) if ngram_dimension else None
         self._static_scale = math.sqrt(static_weight)
@@ -103,6 +106,12 @@ class StaticEmbeddingProvider:
     @property
     def dimension(self) -> int:
         return self._dimension
+
+    @property
+    def identity(self) -> str:
+        """What makes its vectors: the model (`shipped`, or its folder's name) and the
+        n-gram part (`composition.entity_vectors.provider_identity`)."""
+        return self._identity
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         return await asyncio.to_thread(self.embed_now, list(texts))

@@ -35,6 +35,7 @@ class _TenantMatrix:
         self.ids: list[EntityId] = []
         self.types: list[str] = []
         self.row_of: dict[EntityId, int] = {}
+        self.sources: dict[EntityId, str | None] = {}
 
     def put(self, records: Sequence[VectorRecord], units: NDArray[np.float32]) -> None:
         """Store each record's unit vector; a record repeated in the batch keeps its last."""
@@ -44,6 +45,7 @@ class _TenantMatrix:
             if slot is None:
                 slot = self._append(record.entity_id, record.entity_type)
             self.types[slot] = record.entity_type
+            self.sources[record.entity_id] = record.source
             slots[slot] = index
         self.columns[:, list(slots)] = units[list(slots.values())].T
 
@@ -79,6 +81,7 @@ class _TenantMatrix:
         slot = self.row_of.pop(entity_id, None)
         if slot is None:
             return
+        del self.sources[entity_id]
         last = self.size - 1
         if slot != last:
             moved = self.ids[last]
@@ -169,6 +172,15 @@ class InMemoryVectorStore:
             key=lambda item: (-item[1], id_order_key(item[0])),
         )
         return [VectorMatch(entity_id=e, score=s) for e, s in ranked[:k]]
+
+    async def sources(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, str | None]:
+        entity_ids = entity_ids_of(entity_ids, "entity_ids")
+        matrix = self._tenants.get(tenant_id_of(tenant_id))
+        if matrix is None:
+            return {}
+        return {e: matrix.sources[e] for e in entity_ids if e in matrix.sources}
 
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
         entity_ids = entity_ids_of(entity_ids, "entity_ids")

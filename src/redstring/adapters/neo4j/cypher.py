@@ -305,7 +305,7 @@ def upsert_vectors(label: str) -> str:
     return f"""
 UNWIND $rows AS row
 MERGE (v:{vector_label(label)} {{tenant_id: row.tenant_id, entity_id: row.entity_id}})
-SET v.entity_type = row.entity_type
+SET v.entity_type = row.entity_type, v.source = row.source
 WITH v, row
 CALL db.create.setNodeVectorProperty(v, 'embedding', row.vector)
 """
@@ -317,6 +317,15 @@ def delete_vector_rows(label: str) -> str:
 UNWIND $rows AS row
 MATCH (v:{vector_label(label)} {{tenant_id: row.tenant_id, entity_id: row.entity_id}})
 DELETE v
+"""
+
+
+def vector_sources(label: str) -> str:
+    """The `source` of the vector of each of `$ids` in `$tenant_id` that has one."""
+    return f"""
+UNWIND $ids AS id
+MATCH (v:{vector_label(label)} {{tenant_id: $tenant_id, entity_id: id}})
+RETURN v.entity_id AS entity_id, v.source AS source
 """
 
 

@@ -390,6 +390,7 @@ class Neo4jVectorStore(OwnedConnection):
                     "entity_id": id_text(r.entity_id),
                     "entity_type": r.entity_type,
                     "vector": vector,
+                    "source": r.source,
                 }
                 for r, vector in zip(stored, vectors, strict=True)
             ]
@@ -519,6 +520,20 @@ class Neo4jVectorStore(OwnedConnection):
                 self._faulty.answered()
                 self.index_answered()
         return [match for record in records for match in matches_from(record["matches"])], plan
+
+    async def sources(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, str | None]:
+        """One read on the identity constraint's index, whatever the number of ids."""
+        entity_ids = entity_ids_of(entity_ids, "entity_ids")
+        tenant_id = tenant_id_of(tenant_id)
+        ids = [str(i) for i in dict.fromkeys(entity_ids)]
+        if not ids:
+            return {}
+        records = await self._db.query(
+            cypher.vector_sources(self._label), {"ids": ids, "tenant_id": str(tenant_id)}
+        )
+        return {EntityId(uuid.UUID(r["entity_id"])): r["source"] for r in records}
 
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
         entity_ids = entity_ids_of(entity_ids, "entity_ids")
