@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -265,15 +266,51 @@ async def test_a_stop_counts_and_names_the_relationships_it_leaves_waiting() -> 
     assert report.first_waiting[0][1].relationship == link(c[0], ghost)
 
 
-async def test_a_second_run_changes_nothing() -> None:
+class _CountingProvider(HashingEmbeddingProvider):
+    """The hashing provider (its identity too), keeping the size of each document call."""
+
+    def __init__(self) -> None:
+        super().__init__(DIMENSION)
+        self.documents: list[int] = []
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.documents.append(len(texts))
+        return await super().embed_documents(texts)
+
+
+def _counting_over(services: Redstring) -> Redstring:
+    """`services`' stores, embedded into by a `_CountingProvider`."""
+    return Redstring(embeddings=_CountingProvider(), vectors=services.vectors, graph=services.graph)
+
+
+async def test_a_second_run_changes_nothing_and_embeds_nothing() -> None:
     tenant = new_tenant()
     services = services_over()
     records = numbered(*chain(tenant, 12))
     first = await ingest(records, services, batch_size=5)
     before = await snapshot(services, tenant, ids(tenant, 12))
-    second = await ingest(records, services, batch_size=5)
+    counting = _counting_over(services)
+    second = await ingest(records, counting, batch_size=5)
     assert await snapshot(services, tenant, ids(tenant, 12)) == before
-    assert first == second
+    assert (first.vectors_kept, second.vectors_kept) == (0, 12)
+    assert replace(first, vectors_kept=12) == second
+    assert counting.embeddings.documents == []  # type: ignore[attr-defined]
+
+
+async def test_only_the_entities_whose_text_changed_are_embedded_again() -> None:
+    tenant = new_tenant()
+    services = services_over()
+    entities = [company(tenant, i) for i in range(6)]
+    await ingest(numbered(*entities), services)
+    renamed = entities[2].model_copy(update={"description": "now a bakery"})
+    counting = _counting_over(services)
+    report = await ingest(numbered(*entities[:2], renamed, *entities[3:]), counting)
+    assert report.vectors_kept == 5
+    assert counting.embeddings.documents == [1]  # type: ignore[attr-defined]
+    [match] = await services.vectors.search(
+        (await services.embeddings.embed_documents([renamed.embedding_text()]))[0], tenant, k=1
+    )
+    assert (match.entity_id, round(match.score, 6)) == (renamed.id, 1.0)
 
 
 async def test_a_load_interrupted_half_way_is_finished_by_running_it_again() -> None:

@@ -86,12 +86,14 @@ def test_load_into_neo4j_with_deferred_and_unresolved_relationships_then_again(
     assert "loaded 40 entities and 40 relationships" in err
     assert f'{path}:81: skipped: target "Nobody" (person) not found in the file or the ' in err
     assert "(neo4j backend)" in err
+    assert "kept the vector" not in err
     first, found = asyncio.run(_read(neo4j_backend, tenant, names))
     assert (len(first.entities), len(first.relationships)) == (40, 40)
     assert first.vector_ids == {e.id for e in first.entities}
     assert found == [names[-1][0]]
 
     assert main([*command, "--skip-invalid"]) == 0  # a second run changes nothing
+    assert "40 entities kept the vector stored before" in capsys.readouterr().err
     again, _ = asyncio.run(_read(neo4j_backend, tenant, names))
     assert again == first
 

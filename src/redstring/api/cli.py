@@ -354,6 +354,12 @@ class _LoadRun:
             f"{counted(report.skipped, 'line')} skipped",
             highlight=False,
         )
+        if report.vectors_kept:
+            err.print(
+                f"{counted(report.vectors_kept, 'entity', 'entities')} kept the vector "
+                "stored before (the one their text embeds to), not embedded again",
+                highlight=False,
+            )
         if report.deferred:
             err.print(
                 f"{counted(report.deferred, 'relationship line')} waited for the end of the file "

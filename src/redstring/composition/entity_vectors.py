@@ -35,6 +35,28 @@ def provider_identity(provider: EmbeddingProvider) -> str:
     return f"{kind.__module__}.{kind.__qualname__}/{provider.dimension}"
 
 
+async def not_current(
+    entities: Sequence[Entity], embeddings: EmbeddingProvider, vectors: VectorStore
+) -> list[Entity]:
+    """The last entity of each id in `entities` whose vector `vectors` does not hold as
+    `embeddings` would make it of its text (`VectorStore.sources`: another text or
+    model, no source, or no vector): those worth embedding; one read a tenant."""
+    last = {(e.tenant_id, e.id): e for e in entities}
+    ids: dict[TenantId, list[EntityId]] = {}
+    for tenant_id, entity_id in last:
+        ids.setdefault(tenant_id, []).append(entity_id)
+    stored: dict[tuple[TenantId, EntityId], str | None] = {}
+    for tenant_id, of_tenant in ids.items():
+        sources = await vectors.sources(of_tenant, tenant_id)
+        stored.update(((tenant_id, entity_id), s) for entity_id, s in sources.items())
+    identity = provider_identity(embeddings)
+    return [
+        entity
+        for key, entity in last.items()
+        if stored.get(key) != vector_source(identity, entity.embedding_text())
+    ]
+
+
 def check_fits(embeddings: EmbeddingProvider, vectors: VectorStore) -> None:
     """Raise `DimensionMismatchError` unless the provider embeds to the store's dimension."""
     check_dimension(vectors.dimension, embeddings.dimension, "the embedding provider")

@@ -4,7 +4,9 @@ The input is consumed lazily, one batch at a time. Each batch is checked
 whole before anything of it is written: an invalid line stops the load
 before its batch (earlier batches stay written), or, with `skip_invalid`,
 is reported and passed over. A batch's entities are embedded first
-(`embed_documents`, so a provider failure writes nothing of the batch),
+(`embed_documents`, so a provider failure writes nothing of the batch), but
+for those whose stored vector is already the one their text embeds to
+(`not_current`: a file loaded again costs no embedding of what it holds),
 then written to the graph store, and only then are their vectors written,
 beside the batch's relationships (the two touch different nodes, and a
 remote store runs them on two cores): a failure between the two stores
@@ -41,7 +43,12 @@ from typing import NamedTuple
 
 from redstring.composition.client import Redstring
 from redstring.composition.concurrency import concurrently, nothing, while_finishing
-from redstring.composition.entity_vectors import EntityVectors, check_batch_size, embed_entities
+from redstring.composition.entity_vectors import (
+    EntityVectors,
+    check_batch_size,
+    embed_entities,
+    not_current,
+)
 from redstring.domain.entity import Entity
 from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import EntityId, RelationshipId
@@ -102,7 +109,8 @@ class IngestReport:
     the first line of the batch that an invalid line kept from being
     written (None when the load reached the end); `deferred_dropped` counts
     the deferred relationships that stop left unwritten (`waiting` then,
-    named by `first_waiting`).
+    named by `first_waiting`). `vectors_kept` counts the entities not embedded
+    because their stored vector was already the one their text embeds to.
     """
 
     entities: int = 0
@@ -116,6 +124,7 @@ class IngestReport:
     last_line: int = 0
     waiting: int = 0
     first_waiting: tuple[NumberedRelationship, ...] = ()
+    vectors_kept: int = 0
 
     @property
     def records(self) -> int:
@@ -199,6 +208,7 @@ class _Ready:
 
     entities: list[Entity]
     vectors: EntityVectors
+    vectors_kept: int
     relationships: list[NumberedRelationship]
     skipped: int
     last_line: int
@@ -233,13 +243,18 @@ class _Load:
         if bad and not self.skip_invalid:
             return bad
         entities = [record for _, record in batch if isinstance(record, Entity)]
-        vectors = await embed_entities(entities, self.services.embeddings)  # before any write
+        services = self.services
+        changed = await not_current(entities, services.embeddings, services.vectors)
+        vectors = await embed_entities(changed, services.embeddings)  # before any write
         if entities:
-            await self.services.graph.upsert_entities(entities)
+            await services.graph.upsert_entities(entities)
         relationships = [
             (n, _named(r)) for n, r in batch if isinstance(r, Relationship | NamedRelationship)
         ]
-        return _Ready(entities, vectors, relationships, skipped=len(bad), last_line=batch[-1][0])
+        kept = len({(e.tenant_id, e.id) for e in entities}) - len(changed)
+        return _Ready(
+            entities, vectors, kept, relationships, skipped=len(bad), last_line=batch[-1][0]
+        )
 
     def stop(self, batch: list[NumberedLine], bad: list[InvalidLine]) -> None:
         """Report a load stopped before `batch` by its `bad` lines."""
@@ -256,6 +271,7 @@ class _Load:
         else:
             await relationships
         self.report.entities += len(ready.entities)
+        self.report.vectors_kept += ready.vectors_kept
         self.report.skipped += ready.skipped
         self.report.batches += 1
         self.report.last_line = ready.last_line

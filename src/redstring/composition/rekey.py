@@ -18,11 +18,10 @@ from dataclasses import dataclass
 
 from redstring.composition.build_graph import DEFAULT_BATCH_SIZE
 from redstring.composition.embed_again import EmbeddedAgain, embed_again
-from redstring.composition.entity_vectors import check_fits, provider_identity
+from redstring.composition.entity_vectors import check_fits, not_current
 from redstring.domain.arguments import page_size_of
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId, tenant_id_of
-from redstring.domain.vectors import vector_source
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import GraphStore
 from redstring.ports.vector_store import VectorStore
@@ -59,15 +58,11 @@ class _Vectors:
         check_fits(embeddings, vectors)
         self.embeddings = embeddings
         self.store = vectors
-        self.identity = provider_identity(embeddings)
 
-    async def stale(self, page: Sequence[Entity], tenant_id: TenantId) -> list[Entity]:
-        """The entities of `page` whose stored vector is not of the source this provider
-        would make it from, or who have none."""
-        stored = await self.store.sources([e.id for e in page], tenant_id)
-        return [
-            e for e in page if stored.get(e.id) != vector_source(self.identity, e.embedding_text())
-        ]
+    async def stale(self, page: Sequence[Entity]) -> list[Entity]:
+        """The entities of `page` whose stored vector this provider would not make as
+        stored, or who have none."""
+        return await not_current(page, self.embeddings, self.store)
 
     async def embed_again(self, entities: list[Entity], graph: GraphStore) -> EmbeddedAgain:
         if not entities:
@@ -110,7 +105,7 @@ async def rekey(
             return report
         stale = [entity for entity in page if not entity.has_current_keys()]
         rewritten = await graph.rewrite_keys(stale) if stale and not dry_run else 0
-        stale_vectors = [] if again is None else await again.stale(page, tenant_id)
+        stale_vectors = [] if again is None else await again.stale(page)
         embedded = (
             NOTHING_EMBEDDED
             if again is None or dry_run
