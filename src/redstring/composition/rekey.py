@@ -65,8 +65,6 @@ class _Vectors:
         return await not_current(page, self.embeddings, self.store)
 
     async def embed_again(self, entities: list[Entity], graph: GraphStore) -> EmbeddedAgain:
-        if not entities:
-            return NOTHING_EMBEDDED
         return await embed_again(
             entities, embeddings=self.embeddings, vectors=self.store, graph=graph
         )
