@@ -58,6 +58,7 @@ RUNS = [
     SmokeRun("lexical_candidates", "candidates by query kind"),
     SmokeRun("exact_scan", "index found of the scan's 38", neo4j=True),
     SmokeRun("latin_folding", "| HYBRID |"),
+    SmokeRun("abbreviations", "| HYBRID |"),
     SmokeRun("romanised_names", "| HYBRID |"),
     SmokeRun("lexical_recall", "whole name"),
     SmokeRun("load", "/healthz while it ran", ("--backend", "memory")),

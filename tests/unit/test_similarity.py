@@ -260,3 +260,29 @@ def test_the_coverages_mirror_each_other_and_are_bounded(a: str, b: str) -> None
     assert forward.candidate_share[0] == pytest.approx(backward.query_share[0])
     for share in (forward.query_share[0], forward.candidate_share[0]):
         assert 0.0 <= share <= 1.0 + 1e-12
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "other"),
+    [
+        ("Saint Petersburg", "St. Petersburg", "Petersburg"),
+        ("St Louis", "Saint Louis", "Louisville"),
+        ("Mt Vernon", "Mount Vernon", "Vernon Hills"),
+        ("Fort Worth", "Ft. Worth", "Worthington"),
+        ("Ste Foy", "Sainte-Foy", "Foy"),
+    ],
+)
+def test_a_place_word_is_its_abbreviation_written_out(query: str, name: str, other: str) -> None:
+    """`St`, `Mt`, `Ft` and `Ste` are read as `Saint`, `Mount`, `Fort` and `Sainte`, on
+    either side; `Saint` is part of a name, not a title dropped from it."""
+    assert string_similarity(query, name) > string_similarity(query, other)
+    assert string_similarity(query, name) >= 0.85
+
+
+def test_a_typo_of_the_long_word_meets_its_abbreviation_as_it_meets_it() -> None:
+    assert string_similarity("Sainr Louis", "St. Louis") == string_similarity(
+        "Sainr Louis", "Saint Louis"
+    )
+    assert string_similarity("Mont Vernon", "Mt Vernon") > string_similarity(
+        "Mont Vernon", "Vernon"
+    )

