@@ -7,7 +7,7 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
-from redstring.domain.name_forms import NON_IDENTIFYING
+from redstring.domain.name_forms import NON_IDENTIFYING, WORD_ABBREVIATIONS
 from redstring.domain.normalization import normalize_name
 from redstring.domain.similarity import (
     CANONICAL_MATCH,
@@ -117,7 +117,7 @@ def test_other_spacing_is_the_same_name() -> None:
 
 letters = "abcdefghijklmnopqrstuvwxyz"
 long_word = st.text(alphabet=letters, min_size=5, max_size=10).filter(
-    lambda w: w not in NON_IDENTIFYING
+    lambda w: w not in NON_IDENTIFYING and w not in WORD_ABBREVIATIONS
 )
 
 
@@ -270,11 +270,16 @@ def test_the_coverages_mirror_each_other_and_are_bounded(a: str, b: str) -> None
         ("Mt Vernon", "Mount Vernon", "Vernon Hills"),
         ("Fort Worth", "Ft. Worth", "Worthington"),
         ("Ste Foy", "Sainte-Foy", "Foy"),
+        ("Acme Intl Holdings", "Acme International Holdings", "Acme Holdings"),
+        ("Warner Bros", "Warner Brothers", "Warner Music"),
+        ("Acme Mfg Co", "Acme Manufacturing Co", "Acme Mining"),
+        ("Dept of Justice", "Department of Justice", "Justice League"),
+        ("Natl Assn of Realtors", "National Association of Realtors", "National Realty"),
     ],
 )
-def test_a_place_word_is_its_abbreviation_written_out(query: str, name: str, other: str) -> None:
-    """`St`, `Mt`, `Ft` and `Ste` are read as `Saint`, `Mount`, `Fort` and `Sainte`, on
-    either side; `Saint` is part of a name, not a title dropped from it."""
+def test_an_abbreviated_word_is_read_written_out(query: str, name: str, other: str) -> None:
+    """`St`, `Mt`, `Intl`, `Mfg` and the other `WORD_ABBREVIATIONS` are read as the word
+    written out, on either side; `Saint` is part of a name, not a title dropped from it."""
     assert string_similarity(query, name) > string_similarity(query, other)
     assert string_similarity(query, name) >= 0.85
 

@@ -4,10 +4,11 @@ written two ways.
 Legal forms (`Corporation`, `Inc`), honorific titles (`Lord`, `Dr`) and
 stopwords (`of`, `the`) carry little identity: similarity reads a name
 without them, and blocking never uses them as a candidate source on their own.
-A few words of place names have a usual abbreviation (`St` for `Saint`, `Mt`
-for `Mount`, `Ft` for `Fort`): similarity reads the abbreviation written out,
-so `Saint Petersburg` meets `St. Petersburg` and not `Petersburg`, and a typo
-in the long word is still one letter off. `Saint` is such a word, not a title:
+Some words of names have a usual abbreviation (`St` for `Saint`, `Mt` for
+`Mount`, `Intl` for `International`, `Mfg` for `Manufacturing`): similarity
+reads the abbreviation written out, so `Saint Petersburg` meets `St.
+Petersburg` and not `Petersburg`, `Acme Mfg` meets `Acme Manufacturing`, and a
+typo in the long word is still one letter off. `Saint` is such a word, not a title:
 it is part of which place or person a name is.
 """
 
@@ -23,8 +24,16 @@ LEGAL_FORM_ABBREVIATIONS: dict[str, str] = {
     "company": "co",
     "gesellschaft": "gmbh",
 }
-# Abbreviations of words of (mostly place) names, mapped onto the word written out.
-WORD_ABBREVIATIONS: dict[str, str] = {"st": "saint", "ste": "sainte", "mt": "mount", "ft": "fort"}
+# Usual abbreviations of words of names, each of one word only, mapped onto it.
+WORD_ABBREVIATIONS: dict[str, str] = {
+    # places
+    "st": "saint", "ste": "sainte", "mt": "mount", "ft": "fort",
+    # organisations
+    "intl": "international", "natl": "national", "bros": "brothers", "mfg": "manufacturing",
+    "dept": "department", "assn": "association", "assoc": "association", "univ": "university",
+    "inst": "institute", "grp": "group", "hldgs": "holdings", "mgmt": "management",
+    "ctr": "center", "govt": "government", "svcs": "services",
+}  # fmt: skip
 ABBREVIATIONS: dict[str, str] = LEGAL_FORM_ABBREVIATIONS | WORD_ABBREVIATIONS
 LEGAL_FORMS: frozenset[str] = frozenset(LEGAL_FORM_ABBREVIATIONS) | frozenset(
     {
