@@ -270,6 +270,7 @@ def test_the_coverages_mirror_each_other_and_are_bounded(a: str, b: str) -> None
         ("Mt Vernon", "Mount Vernon", "Vernon Hills"),
         ("Fort Worth", "Ft. Worth", "Worthington"),
         ("Ste Foy", "Sainte-Foy", "Foy"),
+        ("Robert Downey Junior", "Robert Downey Jr.", "Robert Downey"),
         ("Acme Intl Holdings", "Acme International Holdings", "Acme Holdings"),
         ("Warner Bros", "Warner Brothers", "Warner Music"),
         ("Acme Mfg Co", "Acme Manufacturing Co", "Acme Mining"),

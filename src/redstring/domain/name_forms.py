@@ -28,6 +28,8 @@ LEGAL_FORM_ABBREVIATIONS: dict[str, str] = {
 WORD_ABBREVIATIONS: dict[str, str] = {
     # places
     "st": "saint", "ste": "sainte", "mt": "mount", "ft": "fort",
+    # people
+    "jr": "junior", "sr": "senior",
     # organisations
     "intl": "international", "natl": "national", "bros": "brothers", "mfg": "manufacturing",
     "dept": "department", "assn": "association", "assoc": "association", "univ": "university",
