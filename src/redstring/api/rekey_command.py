@@ -53,8 +53,8 @@ def add_rekey_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     rekey.add_argument(
         "--vectors",
         action="store_true",
-        help="also embed again, with the configured provider, the entities whose vector it "
-        "would not make as stored (another text or model, or none)",
+        help="also embed again, with the configured provider, the entities whose stored "
+        "vector is of another text or model, or missing",
     )
     rekey.add_argument(
         "--page-size",
@@ -210,12 +210,21 @@ class _RekeyRun:
             TextColumn("{task.fields[read]:,} read"),
             TextColumn("{task.fields[stale]:,} stale"),
             TextColumn("{task.fields[rewritten]:,} rewritten"),
-            *([TextColumn("{task.fields[embedded]:,} embedded")] if self.args.vectors else []),
+            *(
+                [
+                    TextColumn("{task.fields[stale_vectors]:,} stale vectors"),
+                    TextColumn("{task.fields[embedded]:,} embedded"),
+                ]
+                if self.args.vectors
+                else []
+            ),
             TimeElapsedColumn(),
             console=self.err,
             transient=True,
         ) as progress:
-            task = progress.add_task("rekey", total=None, read=0, stale=0, rewritten=0, embedded=0)
+            task = progress.add_task(
+                "rekey", total=None, read=0, stale=0, rewritten=0, stale_vectors=0, embedded=0
+            )
 
             def shown(report: RekeyReport) -> None:
                 self.current = report
@@ -224,6 +233,7 @@ class _RekeyRun:
                     read=report.read,
                     stale=report.stale,
                     rewritten=report.rewritten,
+                    stale_vectors=report.stale_vectors,
                     embedded=report.embedded,
                 )
 
