@@ -204,20 +204,17 @@ class _RekeyRun:
 
     async def _rekey_one(self, client: Redstring, tenant: TenantId) -> RekeyReport:
         verb = "checking" if self.args.dry_run else "re-keying"
+        # Counts as `done/stale`, and the tenant by its first eight characters (the
+        # summary names it whole), so that the line fits 80 columns.
+        counts = (
+            "{task.fields[read]:,} read · keys {task.fields[rewritten]:,}/{task.fields[stale]:,}"
+        )
+        if self.args.vectors:
+            counts += " · vectors {task.fields[embedded]:,}/{task.fields[stale_vectors]:,}"
         with Progress(
             SpinnerColumn(),
-            TextColumn(f"[bold]{verb}[/bold] {tenant}"),
-            TextColumn("{task.fields[read]:,} read"),
-            TextColumn("{task.fields[stale]:,} stale"),
-            TextColumn("{task.fields[rewritten]:,} rewritten"),
-            *(
-                [
-                    TextColumn("{task.fields[stale_vectors]:,} stale vectors"),
-                    TextColumn("{task.fields[embedded]:,} embedded"),
-                ]
-                if self.args.vectors
-                else []
-            ),
+            TextColumn(f"[bold]{verb}[/bold] {str(tenant)[:8]}"),
+            TextColumn(counts),
             TimeElapsedColumn(),
             console=self.err,
             transient=True,
