@@ -106,8 +106,8 @@ def check_finite(vector: Sequence[float], what: str) -> None:
         raise ValueError(f"{what} {_NOT_FINITE}")
 
 
-# Bumped when this version embeds an entity otherwise for every provider (its
-# `embedding_text`, or the text a built-in provider reads of it), so that each stored
+# Bumped when a version embeds entities otherwise (their `embedding_text`, the text a
+# shipped provider reads of it, or the shipped static model), so that every stored
 # vector's `source` differs from the one this version would give it.
 EMBEDDING_RECIPE = 1
 
