@@ -383,8 +383,9 @@ class Redstring:
         on_page: Callable[[RekeyReport], None] | None = None,
     ) -> RekeyReport:
         """Rewrite the blocking keys of the tenant's entities that an earlier version
-        derived otherwise, in place, and with `vectors` embed every entity again with
-        this client's provider and rewrite its vector (`composition.rekey.rekey`); with
+        derived otherwise, in place, and with `vectors` embed again with this client's
+        provider the entities whose stored vector it would not make (another text or
+        model, or none) and rewrite those vectors (`composition.rekey.rekey`); with
         `dry_run`, count them only."""
         await self.start()
         return await rekey(

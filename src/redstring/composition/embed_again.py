@@ -40,6 +40,9 @@ class EmbeddedAgain:
     unsettled: int
 
 
+NOTHING_EMBEDDED = EmbeddedAgain(embedded=0, unsettled=0)
+
+
 async def embed_again(
     entities: Sequence[Entity],
     *,
@@ -55,7 +58,7 @@ async def embed_again(
     our write and the entity after our read-back keeps the vector we wrote; the
     retriever skips such a vector (docs/adr/0004)."""
     if not entities:
-        return EmbeddedAgain(embedded=0, unsettled=0)
+        return NOTHING_EMBEDDED
     tenant_id = entities[0].tenant_id
     written: dict[EntityId, str | None] = {}  # None: the vector was deleted
     to_embed, to_delete = list(entities), list[EntityId]()

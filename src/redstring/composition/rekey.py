@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from redstring.composition.build_graph import DEFAULT_BATCH_SIZE
-from redstring.composition.embed_again import EmbeddedAgain, embed_again
+from redstring.composition.embed_again import NOTHING_EMBEDDED, EmbeddedAgain, embed_again
 from redstring.composition.entity_vectors import check_fits, not_current
 from redstring.domain.arguments import page_size_of
 from redstring.domain.entity import Entity
@@ -30,7 +30,6 @@ DEFAULT_REKEY_PAGE_SIZE = 1_000
 # With vectors, a page's vectors are one write: a Neo4j vector store makes each
 # write's vectors an index segment of their own, and searches walk every segment.
 DEFAULT_EMBED_PAGE_SIZE = DEFAULT_BATCH_SIZE
-NOTHING_EMBEDDED = EmbeddedAgain(embedded=0, unsettled=0)
 
 
 @dataclass(frozen=True)
