@@ -20,7 +20,7 @@ def shared(monkeypatch: pytest.MonkeyPatch) -> Redstring:
     async def opened(settings: Settings) -> Redstring:
         return services
 
-    monkeypatch.setattr("redstring.api.cli.open_client", opened)
+    monkeypatch.setattr("redstring.api.command_line.open_client", opened)
     return services
 
 

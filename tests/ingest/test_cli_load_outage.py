@@ -23,7 +23,7 @@ def test_a_load_waits_out_an_outage_unless_the_setting_says_otherwise(
         opened.append(settings.neo4j_outage_retry)
         raise StoreUnavailableError("Neo4j is unavailable: stopped here")
 
-    monkeypatch.setattr("redstring.api.cli.open_client", open_client)
+    monkeypatch.setattr("redstring.api.command_line.open_client", open_client)
     if env is None:
         monkeypatch.delenv("REDSTRING_NEO4J_OUTAGE_RETRY", raising=False)
     else:

@@ -195,7 +195,7 @@ def changing_dimension(monkeypatch: pytest.MonkeyPatch) -> ProviderChangingDimen
     async def opened(settings: Settings) -> Redstring:
         return services
 
-    monkeypatch.setattr("redstring.api.cli.open_client", opened)
+    monkeypatch.setattr("redstring.api.command_line.open_client", opened)
     return provider
 
 
@@ -235,7 +235,7 @@ def test_a_load_refused_before_it_starts_says_nothing_is_written(
     async def refused(settings: Settings) -> Redstring:
         raise DimensionMismatchError(384, DIMENSION, "the vector store for label Entity")
 
-    monkeypatch.setattr("redstring.api.cli.open_client", refused)
+    monkeypatch.setattr("redstring.api.command_line.open_client", refused)
     assert load(write(tmp_path, [entity_line("Acme Corp")])) == 1
     err = capsys.readouterr().err
     assert (

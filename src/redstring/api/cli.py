@@ -40,6 +40,7 @@ from redstring.api.command_line import (
     EXIT_USAGE,
     SettingsRefusedError,
     counted,
+    open_command_client,
 )
 from redstring.api.errors import describe_validation_error
 from redstring.api.key_commands import add_keys_command
@@ -47,7 +48,7 @@ from redstring.api.load import CountedLines, load_jsonl
 from redstring.api.rekey_command import add_rekey_command
 from redstring.api.schema.build import schema_sdl
 from redstring.api.settings import Backend, Settings, for_long_command
-from redstring.api.startup import check_settings, open_client
+from redstring.api.startup import check_settings
 from redstring.composition.ingest import (
     DEFAULT_INGEST_BATCH_SIZE,
     IngestReport,
@@ -212,10 +213,7 @@ class _LoadRun:
         self.redrawn = 0.0  # `elapsed` when the progress bar was last drawn
 
     async def load(self, file: BinaryIO, settings: Settings, batch_size: int) -> IngestReport:
-        try:
-            services = await open_client(settings)
-        except InvalidInputError as exc:
-            raise SettingsRefusedError(str(exc)) from exc
+        services = await open_command_client(settings)
         lines = CountedLines(file)
         try:
             with Progress(

@@ -26,9 +26,9 @@ from redstring.api.command_line import (
     EXIT_USAGE,
     SettingsRefusedError,
     counted,
+    open_command_client,
 )
 from redstring.api.settings import Backend, Settings, for_long_command
-from redstring.api.startup import open_client
 from redstring.composition.client import Redstring
 from redstring.composition.rekey import (
     DEFAULT_EMBED_PAGE_SIZE,
@@ -181,10 +181,7 @@ class _RekeyRun:
         )
 
     async def rekey(self, settings: Settings, tenant: TenantId | None) -> None:
-        try:
-            client = await open_client(settings)
-        except InvalidInputError as exc:
-            raise SettingsRefusedError(str(exc)) from exc
+        client = await open_command_client(settings)
         try:
             tenants = [tenant] if tenant is not None else await client.tenants()
             for each in tenants:
