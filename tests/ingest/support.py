@@ -94,6 +94,17 @@ class VectorStoreFailingAt(InMemoryVectorStore):
         await super().upsert(records)
 
 
+class SlowVectorWrites(InMemoryVectorStore):
+    """An in-memory vector store whose `upsert` lets the event loop run many turns before
+    writing, as a remote store's round trip would: work started meanwhile (the next
+    batch's reads) sees the vectors as they were before the write."""
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        for _ in range(100):
+            await asyncio.sleep(0)
+        await super().upsert(records)
+
+
 class ProviderChangingDimensionAt(HashingEmbeddingProvider):
     """The hashing provider, except that from its `from_call`-th `embed_documents` call on
     its vectors have one component more, as a model server switched to another model would

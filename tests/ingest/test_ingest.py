@@ -23,13 +23,16 @@ from redstring import (
     VectorRecord,
 )
 from redstring.composition.client import Redstring
+from redstring.composition.entity_vectors import provider_identity
 from redstring.composition.ingest import IngestReport, InvalidLine, NumberedLine, ingest
 from redstring.domain.errors import EmbeddingUnavailableError
 from redstring.domain.ids import entity_id_for, relationship_id_for
+from redstring.domain.vectors import vector_source
 from redstring.testing import new_tenant
 from tests.ingest.support import (
     DIMENSION,
     GraphStoreFailingAt,
+    SlowVectorWrites,
     VectorStoreFailingAt,
     numbered,
     services_over,
@@ -311,6 +314,31 @@ async def test_only_the_entities_whose_text_changed_are_embedded_again() -> None
         (await services.embeddings.embed_documents([renamed.embedding_text()]))[0], tenant, k=1
     )
     assert (match.entity_id, round(match.score, 6)) == (renamed.id, 1.0)
+
+
+async def stored_source(services: Redstring, entity: Entity) -> str | None:
+    """The source of `entity`'s stored vector (None: none, or no source)."""
+    [source] = (await services.vectors.sources([entity.id], entity.tenant_id)).values()
+    return source
+
+
+def source_of(services: Redstring, entity: Entity) -> str:
+    """The source `services`' provider gives `entity`'s vector."""
+    return vector_source(provider_identity(services.embeddings), entity.embedding_text())
+
+
+async def test_an_entity_changed_and_changed_back_in_the_next_batch_keeps_its_last_vector() -> None:
+    # Batch 2 is read while batch 1's vectors are still being written: its entity's
+    # stored vector is the one batch 1 replaces, not the one to compare with.
+    tenant = new_tenant()
+    services = services_over(vectors=SlowVectorWrites(DIMENSION))
+    entity = company(tenant, 1)
+    await ingest(numbered(entity), services)
+    renamed = entity.model_copy(update={"description": "now a bakery"})
+    report = await ingest(numbered(renamed, entity), services, batch_size=1)
+    assert (await services.graph.get_entities([entity.id], tenant))[0] == entity
+    assert await stored_source(services, entity) == source_of(services, entity)
+    assert report.vectors_kept == 0
 
 
 async def test_a_load_interrupted_half_way_is_finished_by_running_it_again() -> None:

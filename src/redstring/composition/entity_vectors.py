@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,12 +35,28 @@ def provider_identity(provider: EmbeddingProvider) -> str:
     return f"{kind.__module__}.{kind.__qualname__}/{provider.dimension}"
 
 
+EntityKey = tuple[TenantId, EntityId]
+
+
+def keys_of(entities: Iterable[Entity]) -> frozenset[EntityKey]:
+    """The `(tenant_id, id)` of each of `entities`."""
+    return frozenset((e.tenant_id, e.id) for e in entities)
+
+
 async def not_current(
-    entities: Sequence[Entity], embeddings: EmbeddingProvider, vectors: VectorStore
+    entities: Sequence[Entity],
+    embeddings: EmbeddingProvider,
+    vectors: VectorStore,
+    *,
+    being_written: Collection[EntityKey] = frozenset(),
 ) -> list[Entity]:
     """The last entity of each id in `entities` whose vector `vectors` does not hold as
     `embeddings` would make it of its text (`VectorStore.sources`: another text or
-    model, no source, or no vector): those worth embedding; one read a tenant."""
+    model, no source, or no vector): those worth embedding; one read a tenant.
+
+    An entity whose key is in `being_written` (the batch before, whose vectors a
+    pipeline writes while it reads this one) is always among them: the source read
+    may be the one that write is replacing."""
     last = {(e.tenant_id, e.id): e for e in entities}
     ids: dict[TenantId, list[EntityId]] = {}
     for tenant_id, entity_id in last:
@@ -53,7 +69,8 @@ async def not_current(
     return [
         entity
         for key, entity in last.items()
-        if stored.get(key) != vector_source(identity, entity.embedding_text())
+        if key in being_written
+        or stored.get(key) != vector_source(identity, entity.embedding_text())
     ]
 
 

@@ -44,9 +44,11 @@ from typing import NamedTuple
 from redstring.composition.client import Redstring
 from redstring.composition.concurrency import concurrently, nothing, while_finishing
 from redstring.composition.entity_vectors import (
+    EntityKey,
     EntityVectors,
     check_batch_size,
     embed_entities,
+    keys_of,
     not_current,
 )
 from redstring.domain.entity import Entity
@@ -233,6 +235,8 @@ class _Load:
         # Keyed by id: a later line for the same relationship replaces the deferred one,
         # and one written in the meantime removes it, so the last line still wins.
         self.deferred: dict[RelationshipId, NumberedRelationship] = {}
+        # The entities of the batch whose vectors may be being written (`not_current`).
+        self.writing: frozenset[EntityKey] = frozenset()
 
     async def start(self, batch: list[NumberedLine]) -> _Ready | list[InvalidLine]:
         """Check and embed one batch, then write its entities; or, when invalid lines
@@ -244,7 +248,10 @@ class _Load:
             return bad
         entities = [record for _, record in batch if isinstance(record, Entity)]
         services = self.services
-        changed = await not_current(entities, services.embeddings, services.vectors)
+        changed = await not_current(
+            entities, services.embeddings, services.vectors, being_written=self.writing
+        )
+        self.writing = keys_of(entities)  # the next batch is read while these are written
         vectors = await embed_entities(changed, services.embeddings)  # before any write
         if entities:
             await services.graph.upsert_entities(entities)
