@@ -46,13 +46,14 @@ class RebuildingGraphStore(InMemoryGraphStore):
 
 
 class CountingEmbeddings(HashingEmbeddingProvider):
-    """Counts query and document embedding calls, and keeps the query texts."""
+    """Counts query and document embedding calls, and keeps the texts of both."""
 
     def __init__(self, dimension: int = 64) -> None:
         super().__init__(dimension)
         self.queries = 0
         self.documents = 0
         self.query_texts: list[str] = []
+        self.document_texts: list[str] = []
 
     async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
         self.queries += 1
@@ -61,6 +62,7 @@ class CountingEmbeddings(HashingEmbeddingProvider):
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         self.documents += 1
+        self.document_texts += texts
         return await super().embed_documents(texts)
 
 

@@ -459,6 +459,49 @@ async def test_build_graph_embeds_in_batches_and_writes_relationships() -> None:
     assert [r.id for r in found[entities[0].id]] == [rel.id]
 
 
+async def test_build_graph_embeds_only_entities_whose_text_changed() -> None:
+    tenant = new_tenant()
+    entities = [make_entity(tenant, f"E{i}") for i in range(4)]
+    embeddings = CountingEmbeddings(DIM)
+    vectors, graph = InMemoryVectorStore(DIM), InMemoryGraphStore()
+    await build_graph(entities, embeddings=embeddings, vectors=vectors, graph=graph)
+    described = entities[1].model_copy(update={"description": "now a bakery"})
+    dated = entities[2].model_copy(update={"properties": {"founded": 1999}})
+    embeddings.document_texts.clear()
+    again = [entities[0], described, dated, entities[3]]
+    await build_graph(again, embeddings=embeddings, vectors=vectors, graph=graph, batch_size=2)
+    assert embeddings.document_texts == [described.embedding_text()]
+    assert await graph.get_entities([dated.id], tenant) == [dated]
+    [probe] = await embeddings.embed_documents([described.embedding_text()])
+    [match] = await vectors.search(probe, tenant, k=1)
+    assert (match.entity_id, round(match.score, 6)) == (described.id, 1.0)
+
+
+class _SlowVectors(InMemoryVectorStore):
+    """Vector writes that end turns of the loop after they start, as a server's would."""
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        await asyncio.sleep(0.01)
+        await super().upsert(records)
+
+
+async def test_build_graph_embeds_an_entity_the_batch_before_is_writing_the_vector_of() -> None:
+    # Batch 2 reads the sources while batch 1's vector of the same entity is written: it
+    # reads the old source, the one its own text would give.
+    tenant = new_tenant()
+    entity = make_entity(tenant, "E0")
+    embeddings = CountingEmbeddings(DIM)
+    vectors, graph = _SlowVectors(DIM), InMemoryGraphStore()
+    await build_graph([entity], embeddings=embeddings, vectors=vectors, graph=graph)
+    renamed = entity.model_copy(update={"description": "now a bakery"})
+    await build_graph(
+        [renamed, entity], embeddings=embeddings, vectors=vectors, graph=graph, batch_size=1
+    )
+    [probe] = await embeddings.embed_documents([entity.embedding_text()])
+    [match] = await vectors.search(probe, tenant, k=1)
+    assert (match.entity_id, round(match.score, 6)) == (entity.id, 1.0)
+
+
 class _Recorded:
     """Stores that log when each write starts and ends, one loop turn apart."""
 

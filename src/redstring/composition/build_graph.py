@@ -7,10 +7,13 @@ from collections.abc import Sequence
 
 from redstring.composition.concurrency import nothing, while_finishing
 from redstring.composition.entity_vectors import (
+    EntityKey,
     EntityVectors,
     check_batch_size,
     check_fits,
     embed_entities,
+    keys_of,
+    not_current,
 )
 from redstring.domain.arguments import items_of
 from redstring.domain.entity import Entity
@@ -26,10 +29,16 @@ DEFAULT_BATCH_SIZE = 5000
 
 
 async def _entities_then(
-    batch: Sequence[Entity], embeddings: EmbeddingProvider, graph: GraphStore
+    batch: Sequence[Entity],
+    embeddings: EmbeddingProvider,
+    stores: tuple[VectorStore, GraphStore],
+    being_written: frozenset[EntityKey],
 ) -> EntityVectors:
-    """Embed `batch`, write its entities, and hand back its vectors to write."""
-    embedded = await embed_entities(batch, embeddings)
+    """Embed those of `batch` whose vectors are not current (`not_current`), write its
+    entities, and hand back the vectors to write."""
+    vectors, graph = stores
+    changed = await not_current(batch, embeddings, vectors, being_written=being_written)
+    embedded = await embed_entities(changed, embeddings)
     await graph.upsert_entities(batch)
     return embedded
 
@@ -43,7 +52,13 @@ async def build_graph(
     graph: GraphStore,
     batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> None:
-    """Embed every entity's text and write entities, then vectors, then relationships.
+    """Embed entities' texts and write entities, then vectors, then relationships.
+
+    Only an entity whose stored vector is not of its present text and the
+    provider's model (`not_current`: one read of the vector store's sources a
+    batch) is embedded and its vector written: writing the same entities again,
+    or changing only properties the embedded text leaves out, calls the
+    provider for none of them.
 
     Batch by batch, the graph store is written before the vector store (batch
     n's vectors while batch n+1's entities are written), so a failure between
@@ -63,10 +78,14 @@ async def build_graph(
     # written (two stores busy at once, as `ingest` does); each batch's entities are
     # written before its vectors start.
     finishing: asyncio.Future[None] = asyncio.ensure_future(nothing())
+    writing: frozenset[EntityKey] = frozenset()
     try:
         for start in range(0, len(entities), batch_size):
             batch = entities[start : start + batch_size]
-            embedded = await while_finishing(finishing, _entities_then(batch, embeddings, graph))
+            embedded = await while_finishing(
+                finishing, _entities_then(batch, embeddings, (vectors, graph), writing)
+            )
+            writing = keys_of(batch)
             finishing = asyncio.ensure_future(embedded.write(vectors))
         await finishing
     finally:

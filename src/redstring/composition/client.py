@@ -308,7 +308,9 @@ class Redstring:
         batch_size: int = DEFAULT_BATCH_SIZE,
     ) -> None:
         """Embed and write `entities`, then `relationships` (`build_graph`: graph store
-        before vector store, in batches). Idempotent: every write is an upsert by id.
+        before vector store, in batches). Idempotent: every write is an upsert by id,
+        and an entity whose stored vector is already of its text and this provider is
+        not embedded again.
 
         A relationship whose end is in neither the store nor `entities` raises
         `MissingEndpointError`, and nothing of its batch of relationships is written.
