@@ -236,6 +236,34 @@ async def test_a_relationship_whose_end_never_appears_is_reported_with_its_line(
     assert report.stopped_at_line is None
 
 
+@pytest.mark.parametrize("skip_invalid", [False, True])
+async def test_every_line_of_a_relationship_whose_end_never_appears_is_reported(
+    skip_invalid: bool,
+) -> None:
+    tenant = new_tenant()
+    c = [company(tenant, i) for i in range(2)]
+    ghost = company(tenant, 99)
+    records = numbered(link(c[0], ghost), c[0], link(c[0], ghost, 0.5), c[1], link(c[0], ghost))
+    heard: list[InvalidLine] = []
+    report = await ingest(
+        records, services_over(), batch_size=2, skip_invalid=skip_invalid, on_invalid=heard.append
+    )
+    assert [line.line_number for line in heard] == [1, 3, 5]
+    assert {line.reason for line in heard} == {
+        f"target {ghost.id} not found in the file or the tenant"
+    }
+    assert (report.invalid, report.skipped) == ((0, 3) if skip_invalid else (3, 0))
+
+
+async def test_a_relationship_deferred_then_written_by_a_later_line_reports_no_line() -> None:
+    tenant = new_tenant()
+    c = [company(tenant, i) for i in range(2)]
+    records = numbered(link(c[0], c[1]), link(c[0], c[1]), c[0], c[1], link(c[0], c[1]))
+    heard: list[InvalidLine] = []
+    report = await ingest(records, services_over(), batch_size=2, on_invalid=heard.append)
+    assert (heard, report.invalid, report.relationships) == ([], 0, 1)
+
+
 async def test_each_report_counts_the_waiting_relationships_and_names_the_first_ten() -> None:
     tenant = new_tenant()
     c = [company(tenant, i) for i in range(14)]

@@ -235,6 +235,9 @@ class _Load:
         # Keyed by id: a later line for the same relationship replaces the deferred one,
         # and one written in the meantime removes it, so the last line still wins.
         self.deferred: dict[RelationshipId, NumberedRelationship] = {}
+        # The numbers of the earlier deferred lines a later one replaced, by id: each
+        # is reported with it if its ends never come.
+        self.replaced: dict[RelationshipId, list[int]] = {}
         # The entities of the batch whose vectors may be being written (`not_current`).
         self.writing: frozenset[EntityKey] = frozenset()
 
@@ -295,9 +298,12 @@ class _Load:
         if self.deferred:  # nothing to look up otherwise: the usual case, and ids cost a hash
             for _, named in written:
                 self.deferred.pop(named.relationship.id, None)
+                self.replaced.pop(named.relationship.id, None)
         for (number, named), _ in waiting:
             key = named.relationship.id
-            self.deferred.pop(key, None)  # re-inserted last: line order is kept
+            earlier = self.deferred.pop(key, None)  # re-inserted last: line order is kept
+            if earlier is not None:
+                self.replaced.setdefault(key, []).append(earlier[0])
             self.deferred[key] = (number, named)
         self.report.relationships += len(written)
         self.report.deferred += len(waiting)
@@ -312,12 +318,16 @@ class _Load:
             self.report.relationships += len(written)
             self.report.waiting = max(len(waiting) - end, 0)
             self.report.first_waiting = tuple(waiting[end : end + WAITING_LISTED])
-            for (number, _), ends in unresolved:
-                self.on_invalid(InvalidLine(number, missing_ends_reason(ends)))
+            lines = 0
+            for (number, named), ends in unresolved:
+                reason = missing_ends_reason(ends)
+                for line in (*self.replaced.pop(named.relationship.id, ()), number):
+                    self.on_invalid(InvalidLine(line, reason))
+                    lines += 1
             if self.skip_invalid:
-                self.report.skipped += len(unresolved)
+                self.report.skipped += lines
             else:
-                self.report.invalid += len(unresolved)
+                self.report.invalid += lines
             self.on_batch(self.report)
 
 
