@@ -25,3 +25,12 @@ def test_end_to_end_example_imports_only_redstring_and_ranks_acme_first() -> Non
     assert lines[1].startswith("1. Acme Corp ")
     assert "semantic=" in lines[1]
     assert "lexical=1.000" in lines[1]
+
+
+def test_the_readme_shows_what_the_example_prints() -> None:
+    readme = (EXAMPLE.parents[1] / "README.md").read_text()
+    shown = readme.split("`examples/end_to_end.py` prints:\n\n```\n", 1)[1].split("```", 1)[0]
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE)], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout == shown
