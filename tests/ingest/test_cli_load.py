@@ -140,6 +140,9 @@ def test_an_end_that_never_appears_fails_the_load_with_its_line(
     err = capsys.readouterr().err
     assert f'{path}:2: target "Nobody" (person) not found in the file or the tenant' in err
     assert "everything else is written" in err
+    assert "one loaded with an id of its own is named by source_id or target_id" in " ".join(
+        err.split()
+    )
 
 
 def test_loading_the_same_file_again_changes_nothing(
@@ -256,3 +259,13 @@ def test_the_progress_bar_is_drawn_by_the_load_not_by_a_thread(
     assert load(write(tmp_path, list(chain_lines(30))), "--batch-size", "7") == 0
     assert threads == []
     assert len(redraws) >= 5  # one per batch of 7 lines, and more on start and stop
+
+
+async def test_the_example_file_of_docs_api_loads_whole() -> None:
+    api = (Path(__file__).parents[2] / "docs" / "api.md").read_text()
+    block = api.split("`redstring load` reads one JSON object per line:\n\n```json\n", 1)[1]
+    lines = [line.encode() for line in block.split("```", 1)[0].splitlines()]
+    tenant = TenantId(uuid.uuid4())
+    services = services_over()
+    report = await load_jsonl(lines, tenant, services)
+    assert (report.entities, report.relationships, report.invalid) == (2, 1, 0)

@@ -391,7 +391,9 @@ class _LoadRun:
             err.print(
                 f"[red]not loaded:[/red] {counted(report.invalid, 'relationship line')} "
                 f"{'names' if report.invalid == 1 else 'name'} an entity "
-                "found neither in the file nor in the tenant; everything else is written",
+                "found neither in the file nor in the tenant; everything else is written. "
+                "An end named by name and type is the entity whose id they derive: one "
+                "loaded with an id of its own is named by source_id or target_id",
                 highlight=False,
             )
             status = EXIT_FAILED
