@@ -139,6 +139,31 @@ async def test_a_malformed_representation_is_bad_user_input(federated: GraphQLCl
     }
 
 
+async def test_a_representation_of_no_entity_type_is_bad_user_input(
+    federated: GraphQLClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = await federated.execute(
+        ENTITIES,
+        representations=[
+            {"__typename": "Nope", "tenantId": DEMO, "id": ACME_ID},
+            {"tenantId": DEMO, "id": ACME_ID},
+            1,
+            {"__typename": "Relationship", "id": ACME_ID},
+            _representation(DEMO, ACME_ID),
+        ],
+    )
+    assert body["data"]["_entities"][:4] == [None] * 4
+    assert body["data"]["_entities"][4]["name"] == "Acme Corp"
+    errors = sorted((e["path"][1], e["extensions"]["code"], e["message"]) for e in body["errors"])
+    assert errors == [
+        (0, "BAD_USER_INPUT", "a representation's __typename must be Entity, got 'Nope'"),
+        (1, "BAD_USER_INPUT", "a representation needs __typename Entity"),
+        (2, "BAD_USER_INPUT", "a representation must be an object"),
+        (3, "BAD_USER_INPUT", "a representation's __typename must be Entity, got 'Relationship'"),
+    ]
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
 async def _as_caller(services: Redstring, caller: Caller, query: str, **variables: Any) -> Any:
     schema = build_schema(federation=True)
     context = RequestContext(client=services, caller=caller)

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 import strawberry
 from strawberry.federation import Schema as StrawberryFederationSchema
+from strawberry.federation.schema import FederationAny
 from strawberry.types.base import (
     StrawberryContainer,
     StrawberryObjectDefinition,
@@ -28,6 +29,7 @@ from redstring.api.schema.types import Entity
 from redstring.domain.errors import InvalidInputError
 
 ENTITY_KEY = "tenantId id"
+ENTITY_TYPENAME = "Entity"  # the one type `_entities` resolves
 # Pinned, not Strawberry's latest: `@key` is all this subgraph uses, and an older
 # `@link` version composes with more gateway versions.
 FEDERATION_VERSION: Final = "2.3"
@@ -41,7 +43,7 @@ def _key_value(representation: dict[str, Any], field: str) -> strawberry.ID:
 
 
 @strawberry.federation.type(
-    name="Entity",
+    name=ENTITY_TYPENAME,
     keys=[ENTITY_KEY],
     description=get_object_definition(Entity, strict=True).description,
 )
@@ -65,6 +67,19 @@ class FederatedEntity(Entity):
         return None if found is None else cls.from_domain(found.domain)
 
 
+def _representation_problem(representation: object) -> InvalidInputError | None:
+    """Why `representation` is no `Entity` representation, or None when it may be one
+    (its key fields are checked as it is resolved)."""
+    if not isinstance(representation, dict):
+        return InvalidInputError("a representation must be an object")
+    if "__typename" not in representation:
+        return InvalidInputError("a representation needs __typename Entity")
+    typename = representation["__typename"]
+    if typename != ENTITY_TYPENAME:
+        return InvalidInputError(f"a representation's __typename must be Entity, got {typename!r}")
+    return None
+
+
 def _federated(type_: Any) -> Any:
     """`type_` with `Entity` replaced by `FederatedEntity`, through lists and optionals."""
     if type_ is Entity:
@@ -77,6 +92,22 @@ def _federated(type_: Any) -> Any:
 
 class FederatedSchema(StrawberryFederationSchema):
     """A Federation 2 subgraph schema over the same roots and types as the plain one."""
+
+    def entities_resolver(
+        self, info: strawberry.Info, representations: list[FederationAny]
+    ) -> list[FederationAny]:
+        """`_entities`: each representation of an `Entity` resolved by Strawberry, and
+        each other one answered null with a `BAD_USER_INPUT` error of its own (Strawberry
+        would fail the whole field on one without a known `__typename`)."""
+        problems = [_representation_problem(r) for r in representations]
+        wellformed = [
+            r for r, problem in zip(representations, problems, strict=True) if problem is None
+        ]
+        resolved = iter(super().entities_resolver(info, wellformed))
+        # An exception in an item's place is that item's error (graphql-core raises it).
+        return [
+            next(resolved) if problem is None else FederationAny(problem) for problem in problems
+        ]
 
     def get_fields(self, type_definition: StrawberryObjectDefinition) -> list[StrawberryField]:
         fields = []
