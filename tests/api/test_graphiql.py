@@ -108,6 +108,14 @@ async def test_the_app_serves_local_files_by_default(demo_services: Redstring) -
         assert "https://" not in page.text  # installed or not, nothing points off the server
 
 
+async def test_a_graphiql_path_that_is_no_asset_is_a_coded_404(demo_services: Redstring) -> None:
+    app = create_app(Settings(), services=demo_services)
+    async with _client(app) as http:
+        response = await http.get("/graphiql/x")
+        assert response.status_code == 404
+        assert response.json()["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+
+
 def test_the_default_query_survives_as_a_script_string() -> None:
     page = graphiql_page(AssetSource.CDN)
     literal = page.split("defaultQuery: ", 1)[1].split(",\n", 1)[0]

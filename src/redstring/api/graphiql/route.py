@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, PlainTextResponse, Response
+from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
 from redstring.api.graphiql.assets import ASSETS, INSTALL_DIR, ROUTE_PREFIX
@@ -25,7 +26,7 @@ def asset_route(install_dir: Path = INSTALL_DIR) -> Route:
     async def serve_asset(request: Request) -> Response:
         asset = by_name.get(request.path_params["name"])
         if asset is None or not asset.file(install_dir).is_file():
-            return PlainTextResponse("Not Found", status_code=404)
+            raise HTTPException(404)  # answered as every unknown path is (`refusals`)
         return FileResponse(
             asset.file(install_dir),
             media_type=asset.media_type,
