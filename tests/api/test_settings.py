@@ -62,6 +62,34 @@ def test_bad_settings_are_reported_by_the_cli(
     assert "errors.pydantic.dev" not in err
 
 
+@pytest.mark.parametrize(
+    ("variables", "message"),
+    [
+        (
+            {"REDSTRING_PORT": "abc"},
+            "bad settings: port (REDSTRING_PORT): Input should be a valid integer, unable to "
+            "parse string as an integer",
+        ),
+        (
+            {"REDSTRING_AUTH": "jwt"},
+            "bad settings: REDSTRING_AUTH=jwt needs exactly one of REDSTRING_JWT_SECRET (HS256) "
+            "and REDSTRING_JWT_JWKS (RS256: a JWKS file or an http(s) URL)",
+        ),
+    ],
+)
+def test_bad_settings_are_one_line_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    variables: dict[str, str],
+    message: str,
+) -> None:
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("COLUMNS", "40")
+    assert main(["serve"]) == 2
+    assert capsys.readouterr().err == message + "\n"
+
+
 def test_every_setting_is_documented() -> None:
     docs = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
     for name in Settings.model_fields:

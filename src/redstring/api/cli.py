@@ -40,9 +40,10 @@ from redstring.api.command_line import (
     EXIT_USAGE,
     SettingsRefusedError,
     counted,
+    describe_settings_error,
+    error_console,
     open_command_client,
 )
-from redstring.api.errors import describe_validation_error
 from redstring.api.key_commands import add_keys_command
 from redstring.api.load import CountedLines, load_jsonl
 from redstring.api.rekey_command import add_rekey_command
@@ -72,7 +73,7 @@ def _serve(args: argparse.Namespace) -> int:
         check_settings(settings)
     except InvalidInputError as exc:
         # Refused here, in one line: in the app's start-up it would be a traceback.
-        Console(stderr=True).print(f"[red]bad settings:[/red] {escape(str(exc))}", highlight=False)
+        error_console().print(f"[red]bad settings:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
     serve(settings)
     return EXIT_OK
@@ -164,7 +165,7 @@ class _EndColumn(TimeRemainingColumn):
 
 
 def _load(args: argparse.Namespace) -> int:
-    err = Console(stderr=True, soft_wrap=True)  # `FILE:LINE: reason` stays on one line
+    err = error_console()
     try:
         tenant = TenantId(parse_uuid(args.tenant, "--tenant"))
     except InvalidInputError as exc:
@@ -462,8 +463,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result: int = args.run(args)
     except ValidationError as exc:
-        Console(stderr=True).print(
-            f"[red]bad settings:[/red] {escape(describe_validation_error(exc))}", highlight=False
+        error_console().print(
+            f"[red]bad settings:[/red] {escape(describe_settings_error(exc))}", highlight=False
         )
         return EXIT_USAGE
     return result

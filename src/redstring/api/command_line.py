@@ -1,8 +1,13 @@
 """What the `redstring` commands share: their exit statuses, the error for settings that
-name services no one can build, the client they open, and counts said in words."""
+name services no one can build, the client they open, the console their messages go
+to, and counts said in words."""
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+from rich.console import Console
+
+from redstring.api.errors import describe_validation_error
 from redstring.api.settings import Settings
 from redstring.api.startup import open_client
 from redstring.composition.client import Redstring
@@ -22,6 +27,20 @@ async def open_command_client(settings: Settings) -> Redstring:
         return await open_client(settings)
     except InvalidInputError as exc:
         raise SettingsRefusedError(str(exc)) from exc
+
+
+def error_console() -> Console:
+    """Standard error for a command's messages: a message is one line however narrow the
+    terminal or pipe (`FILE:LINE: reason`, `bad settings: ...`), never wrapped."""
+    return Console(stderr=True, soft_wrap=True)
+
+
+def describe_settings_error(error: ValidationError) -> str:
+    """Settings pydantic refused, each named by its field and its variable:
+    `port (REDSTRING_PORT): Input should be a valid integer`."""
+    prefix = Settings.model_config.get("env_prefix", "")
+    names = {name: f"{name} ({prefix}{name.upper()})" for name in Settings.model_fields}
+    return describe_validation_error(error, names=names)
 
 
 def counted(number: int, noun: str, plural: str | None = None) -> str:

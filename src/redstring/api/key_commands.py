@@ -12,13 +12,12 @@ import os
 import sys
 from pathlib import Path
 
-from rich.console import Console
 from rich.markup import escape
 
 from redstring.api.api_keys import add_key, list_keys, revoke_key
 from redstring.api.arguments import tenant_id_arg
 from redstring.api.authorization import Role
-from redstring.api.command_line import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from redstring.api.command_line import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error_console
 from redstring.domain.errors import InvalidInputError
 
 KEYS_FILE_ENV = "REDSTRING_API_KEYS_FILE"
@@ -45,7 +44,7 @@ def _add(args: argparse.Namespace) -> int:
     sys.stdout.write(issued.key + "\n")
     sys.stdout.flush()
     record = issued.record
-    _err().print(
+    error_console().print(
         f"key {record.id} added to {escape(str(path))} ({record.role.value} on "
         f"{len(record.tenants)} tenant(s)); the key above is shown only this once",
         highlight=False,
@@ -57,7 +56,7 @@ def _list(args: argparse.Namespace) -> int:
     path = _key_file(args)
     records = list_keys(path)
     if not records:
-        _err().print(f"no keys in {escape(str(path))}", highlight=False)
+        error_console().print(f"no keys in {escape(str(path))}", highlight=False)
     for record in records:
         tenants = ",".join(str(t) for t in record.tenants)
         created = record.created.isoformat().replace("+00:00", "Z")
@@ -70,15 +69,11 @@ def _list(args: argparse.Namespace) -> int:
 def _revoke(args: argparse.Namespace) -> int:
     path = _key_file(args)
     record = revoke_key(path, args.key_id)
-    _err().print(
+    error_console().print(
         f"key {record.id} revoked: a running server refuses it from its next request",
         highlight=False,
     )
     return EXIT_OK
-
-
-def _err() -> Console:
-    return Console(stderr=True, soft_wrap=True)
 
 
 def run_keys_command(args: argparse.Namespace) -> int:
@@ -87,13 +82,13 @@ def run_keys_command(args: argparse.Namespace) -> int:
     try:
         status: int = args.keys_run(args)
     except _UsageError as exc:
-        _err().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        error_console().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
     except InvalidInputError as exc:  # an unknown key id, a file that is not a key file
-        _err().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        error_console().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
     except OSError as exc:
-        _err().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        error_console().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_FAILED
     return status
 

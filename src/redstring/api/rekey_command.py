@@ -26,6 +26,7 @@ from redstring.api.command_line import (
     EXIT_USAGE,
     SettingsRefusedError,
     counted,
+    error_console,
     open_command_client,
 )
 from redstring.api.settings import Backend, Settings, for_long_command
@@ -125,7 +126,7 @@ def _sum(reports: Iterable[RekeyReport]) -> RekeyReport:
 
 
 def _rekey(args: argparse.Namespace) -> int:
-    err = Console(stderr=True, soft_wrap=True)
+    err = error_console()
     try:
         tenant = None if args.all_tenants else TenantId(parse_uuid(args.tenant, "--tenant"))
     except InvalidInputError as exc:
