@@ -20,6 +20,7 @@ from redstring import (
     HashingEmbeddingProvider,
     InMemoryGraphStore,
     InMemoryVectorStore,
+    InvalidInputError,
     Redstring,
     RetrievalMode,
     Retriever,
@@ -233,6 +234,13 @@ async def test_blank_query_is_refused(query: str) -> None:
     retriever, _ = await _retriever([])
     with pytest.raises(ValueError, match="blank"):
         await retriever.retrieve(query, new_tenant())
+
+
+@pytest.mark.parametrize(("query", "kind"), [(5, "int"), (b"Acme", "bytes"), (None, "NoneType")])
+async def test_a_query_that_is_no_string_is_refused_as_such(query: object, kind: str) -> None:
+    retriever, _ = await _retriever([])
+    with pytest.raises(InvalidInputError, match=f"^query must be a string, got {kind}$"):
+        await retriever.retrieve(query, new_tenant())  # type: ignore[arg-type]
 
 
 async def test_negative_k_is_refused() -> None:

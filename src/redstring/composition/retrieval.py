@@ -119,14 +119,17 @@ class Retriever:
     ) -> RetrievalResult:
         """The `k` best entities of `tenant_id` for `query`, best first.
 
-        Raises `InvalidInputError` (a `ValueError`) for a blank query, a `k`
+        Raises `InvalidInputError` (a `ValueError`) for a query that is not a
+        string or is blank, a `k`
         that is not an integer of 0 or more, `entity_types` that are not a list
         of strings (a lone string is refused, not read letter by letter), a `mode`
         that is not a `RetrievalMode` (or its name or value, in any case), or a
         `tenant_id` that is neither a UUID nor a UUID's string (`tenant_id_of`:
         a string is converted). `k == 0` and `entity_types == []` give no matches.
         """
-        if not isinstance(query, str) or not query.strip():
+        if not isinstance(query, str):
+            raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+        if not query.strip():
             raise InvalidInputError("query must not be blank")
         tenant_id = tenant_id_of(tenant_id)
         k = count_of(k, "k")
