@@ -65,6 +65,7 @@ from graphql import (
     value_from_ast_untyped,
 )
 from graphql.pyutils import Undefined
+from graphql.type.scalars import GRAPHQL_MAX_INT, GRAPHQL_MIN_INT
 from graphql.utilities import get_operation_ast
 from strawberry.extensions import SchemaExtension
 
@@ -234,12 +235,15 @@ class _Costing:
 
 
 def _size(value: Any) -> int:
-    """A `k` or `first` as a count; a value execution will refuse counts as 0, or as the
-    ceiling when it is not a finite number below it."""
+    """A `k` or `first` as a count. A value that is no GraphQL `Int` (a fraction,
+    infinity or NaN, which JSON decoding lets through, or beyond 32 bits) counts as 0:
+    coercing the variables refuses it, as `BAD_USER_INPUT`, before anything runs."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0
-    if not value < COST_CEILING:  # also infinity and NaN, which JSON decoding lets through
-        return COST_CEILING
+    if isinstance(value, float) and not value.is_integer():  # also infinity and NaN
+        return 0
+    if not GRAPHQL_MIN_INT <= value <= GRAPHQL_MAX_INT:
+        return 0
     return max(0, int(value))
 
 
