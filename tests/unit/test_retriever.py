@@ -33,7 +33,7 @@ from redstring import (
 )
 from redstring.composition.candidates import SeparateReads
 from redstring.domain.ids import id_order_key
-from redstring.domain.lexical import EXACT_PROPERTY, LexicalCandidate
+from redstring.domain.lexical import EXACT_PROPERTY, LexicalCandidate, lexical_scores
 from redstring.domain.similarity import string_similarity
 from redstring.testing import CountingGraphStore, make_entity, new_tenant
 
@@ -508,6 +508,21 @@ async def test_build_graph_embeds_an_entity_the_batch_before_is_writing_the_vect
     [probe] = await embeddings.embed_documents([entity.embedding_text()])
     [match] = await vectors.search(probe, tenant, k=1)
     assert (match.entity_id, round(match.score, 6)) == (entity.id, 1.0)
+
+
+async def test_a_candidate_the_lexical_score_finds_nothing_alike_in_is_no_lexical_match() -> None:
+    tenant = new_tenant()
+    embeddings = CountingEmbeddings(DIM)
+    vectors, graph = InMemoryVectorStore(DIM), InMemoryGraphStore()
+    entity = make_entity(tenant, "Acme Corp")
+    await build_graph([entity], embeddings=embeddings, vectors=vectors, graph=graph)
+    retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+    query = "Acme" * 200  # one word: its prefix finds the candidate, its length scores it 0
+    assert lexical_scores(query, [entity]) == [0.0]
+    lexical = await retriever.retrieve(query, tenant, k=5, mode=RetrievalMode.LEXICAL)
+    assert lexical.matches == ()
+    hybrid = await retriever.retrieve(query, tenant, k=5)
+    assert [(m.entity.id, m.lexical) for m in hybrid.matches] == [(entity.id, None)]
 
 
 class _Recorded:

@@ -201,7 +201,8 @@ def _lexical_ranking(
     entity_types: Sequence[str] | None,
 ) -> tuple[list[tuple[EntityId, float]], set[EntityId]]:
     """The best `fetch` of the lexical candidates by `lexical_score`, ties by id, and
-    those of them the query merely mentions (`lexical_matches`)."""
+    those of them the query merely mentions (`lexical_matches`); a candidate scoring
+    0.0 is none."""
     if not found:
         return [], set()
     wanted = None if entity_types is None else set(entity_types)
@@ -214,7 +215,8 @@ def _lexical_ranking(
         if c.tenant_id.int == tenant and (wanted is None or c.entity_type in wanted)
     ]
     matches = lexical_matches(query, kept)
-    best = _at_least_as_good(matches.scores, fetch)
+    # A candidate the score finds nothing alike in (0.0) is a key's chance, no match.
+    best = [i for i in _at_least_as_good(matches.scores, fetch) if matches.scores[i] > 0.0]
     ranking = rank_by_score((kept[i].id, matches.scores[i]) for i in best)[:fetch]
     return ranking, {kept[i].id for i in best if matches.mentioned[i]}
 
