@@ -1,4 +1,5 @@
-"""The shipped example runs and prints what the README says it prints."""
+"""The shipped example runs and prints what the README says it prints; `python -m
+redstring` runs the command line."""
 
 from __future__ import annotations
 
@@ -34,3 +35,15 @@ def test_the_readme_shows_what_the_example_prints() -> None:
         [sys.executable, str(EXAMPLE)], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout == shown
+
+
+def test_python_dash_m_redstring_runs_the_command_line() -> None:
+    for module in ("redstring", "redstring.api"):
+        done = subprocess.run(
+            [sys.executable, "-m", module, "--help"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        assert done.stdout.startswith("usage: redstring "), module
