@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,23 @@ def test_bad_settings_are_one_line_naming_the_variable(
     monkeypatch.setenv("COLUMNS", "40")
     assert main(["serve"]) == 2
     assert capsys.readouterr().err == message + "\n"
+
+
+def test_a_port_in_use_is_said_before_the_server_starts(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def started(settings: Settings) -> None:
+        raise AssertionError("the server was started")
+
+    monkeypatch.setattr(server, "serve", started)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--host", "127.0.0.1", "--port", str(port)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot listen on 127.0.0.1 port {port}: Address already in use")
+    assert "--port or REDSTRING_PORT" in err
 
 
 def test_every_setting_is_documented() -> None:

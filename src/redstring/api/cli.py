@@ -11,6 +11,7 @@ import gc
 import importlib.metadata
 import math
 import os
+import socket
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -75,8 +76,32 @@ def _serve(args: argparse.Namespace) -> int:
         # Refused here, in one line: in the app's start-up it would be a traceback.
         error_console().print(f"[red]bad settings:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
+    refused = _cannot_listen(settings.host, settings.port)
+    if refused is not None:
+        # Said before the app starts: uvicorn binds only after the start-up (a demo
+        # loaded, a Neo4j schema checked), then exits with status 3.
+        error_console().print(
+            f"[red]error:[/red] cannot listen on {escape(settings.host)} port {settings.port}: "
+            f"{escape(refused.strerror or str(refused))} (another server there? choose "
+            "another with --port or REDSTRING_PORT)",
+            highlight=False,
+        )
+        return EXIT_FAILED
     serve(settings)
     return EXIT_OK
+
+
+def _cannot_listen(host: str, port: int) -> OSError | None:
+    """Why a server could not listen on `host`:`port` now, or None when it could: a
+    socket bound there as uvicorn binds one (`SO_REUSEADDR`), and closed at once."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return exc
+    return None
 
 
 def _schema(args: argparse.Namespace) -> int:
