@@ -115,8 +115,36 @@ def test_the_file_comes_from_the_environment_without_file(
             ["keys", "add", "--file", "{file}", "--tenant", "acme", "--role", "read"],
             "--tenant must be a UUID, got 'acme'",
         ),
+        (
+            [
+                "keys",
+                "add",
+                "--file",
+                "{file}",
+                "--tenant",
+                TENANT_A,
+                "--role",
+                "read",
+                "--name",
+                "evil\tname\nx",
+            ],
+            "--name must be printable (no tab, newline or other control character)",
+        ),
+        (
+            [
+                "keys",
+                "add",
+                "--file",
+                "/no-such-folder-of-redstring/keys.json",
+                "--tenant",
+                TENANT_A,
+                "--role",
+                "read",
+            ],
+            "folder does not exist",
+        ),
     ],
-    ids=["no file (add)", "no file (list)", "tenant not a UUID"],
+    ids=["no file (add)", "no file (list)", "tenant not a UUID", "name not printable", "no folder"],
 )
 def test_usage_errors_exit_2_with_a_clear_message(
     key_file: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str

@@ -31,7 +31,10 @@ def _key_file(args: argparse.Namespace) -> Path:
     given = args.file or os.environ.get(KEYS_FILE_ENV)
     if not given:
         raise _UsageError(f"name the key file with --file or {KEYS_FILE_ENV}")
-    return Path(given)
+    path = Path(given)
+    if not path.parent.is_dir():
+        raise _UsageError(f"the key file's folder does not exist: {path.parent}")
+    return path
 
 
 def _add(args: argparse.Namespace) -> int:
@@ -40,7 +43,10 @@ def _add(args: argparse.Namespace) -> int:
         tenants = [tenant_id_arg(value, "--tenant") for value in args.tenant]
     except InvalidInputError as exc:
         raise _UsageError(str(exc)) from None
-    issued = add_key(path, tenants, Role(args.role), args.name or "")
+    name = args.name or ""
+    if not name.isprintable():  # `keys list` writes one line of tab-separated fields a key
+        raise _UsageError("--name must be printable (no tab, newline or other control character)")
+    issued = add_key(path, tenants, Role(args.role), name)
     sys.stdout.write(issued.key + "\n")
     sys.stdout.flush()
     record = issued.record
@@ -77,8 +83,9 @@ def _revoke(args: argparse.Namespace) -> int:
 
 
 def run_keys_command(args: argparse.Namespace) -> int:
-    """Run `keys add|list|revoke`; 2 for bad usage (no file setting, a tenant that is not a
-    UUID, an unknown key id), 1 when the file cannot be read or written."""
+    """Run `keys add|list|revoke`; 2 for bad usage (no file setting, one in a folder that
+    does not exist, a tenant that is not a UUID, a name that is not printable, an unknown
+    key id), 1 when the file cannot be read or written."""
     try:
         status: int = args.keys_run(args)
     except _UsageError as exc:
