@@ -375,6 +375,17 @@ def test_a_finished_load_ends_its_bar_done_and_counts_in_the_right_number(
     assert "; 0 lines skipped" in err
 
 
+def test_an_empty_file_ends_its_bar_at_100(
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"")
+    assert load(path) == 0
+    bar = _bar(capsys.readouterr().err)
+    assert " 100% " in bar
+    assert bar.endswith("done")
+
+
 @pytest.mark.parametrize(
     ("bad_line", "shown"),
     [("{", " 99% "), (UNCLOSED, " 66% ")],  # near the end: not 100%; at 66.7%: not 67%

@@ -168,8 +168,10 @@ class _WrittenShareColumn(ProgressColumn):
     file are written after the batch of its last line."""
 
     def render(self, task: Task) -> Text:
-        share = math.floor(task.percentage)
-        if not task.fields.get("whole", False):
+        whole = task.fields.get("whole", False)
+        # rich's share of a total of 0 (an empty file) is 0%, even once all is written.
+        share = 100 if whole and not task.total else math.floor(task.percentage)
+        if not whole:
             share = min(share, 99)
         return Text(f"{share:>3}%", style="progress.percentage")
 
