@@ -7,11 +7,11 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
+from redstring.domain.blocking import MIN_PREFIX_LENGTH
 from redstring.domain.name_forms import NON_IDENTIFYING, WORD_ABBREVIATIONS
 from redstring.domain.normalization import normalize_name
 from redstring.domain.similarity import (
     CANONICAL_MATCH,
-    MIN_PREFIX_LENGTH,
     TOKEN_FLOOR,
     compare_names,
     string_similarities,
@@ -165,6 +165,17 @@ def test_an_unfinished_word_meets_the_words_it_begins() -> None:
     # Only the last word is read as unfinished.
     first_open = string_similarities("Lov Ada", ["Lovelace Ada"], open_end=True)[0]
     assert first_open == string_similarity("Lov Ada", "Lovelace Ada")
+
+
+def test_two_han_or_kana_characters_meet_the_unspaced_name_they_begin() -> None:
+    # As many as the lexical channel seeks them from (`query_prefix`): a name it reads
+    # for them scores above nothing.
+    han = string_similarities("腾讯", ["腾讯控股有限公司", "腾飞科技"], open_end=True)
+    kana = string_similarities("トヨ", ["トヨタ自動車"], open_end=True)
+    assert han[0] > 0.7 > han[1]
+    assert kana[0] > 0.7
+    assert string_similarities("腾", ["腾讯控股有限公司"], open_end=True) == [0.0]
+    assert string_similarities("Ac", ["Acme Corp"], open_end=True) == [0.0]
 
 
 def test_a_finished_word_wins_over_a_longer_one() -> None:

@@ -207,10 +207,16 @@ def query_prefix(query: str) -> str | None:
     if not tokens:
         return None
     last = tokens[-1]
-    shortest = MIN_CJK_PREFIX_LENGTH if _cjk(last) else MIN_PREFIX_LENGTH
-    if len(last) < shortest or not identifying_tokens([last]):
+    if not may_begin_a_word(last) or not identifying_tokens([last]):
         return None
     return "w:" + last
+
+
+def may_begin_a_word(word: str) -> bool:
+    """Whether an unfinished `word` is long enough to be sought, and scored, as the
+    beginning of another: `MIN_PREFIX_LENGTH` letters, or `MIN_CJK_PREFIX_LENGTH` Han or
+    kana characters."""
+    return len(word) >= (MIN_CJK_PREFIX_LENGTH if _cjk(word) else MIN_PREFIX_LENGTH)
 
 
 def _cjk(word: str) -> bool:

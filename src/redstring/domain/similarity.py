@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 from rapidfuzz import fuzz, process
 
-from redstring.domain.blocking import MIN_PREFIX_LENGTH
+from redstring.domain.blocking import may_begin_a_word
 from redstring.domain.name_forms import canonical_tokens, identifying_tokens
 from redstring.domain.normalization import normalize_name
 
@@ -60,8 +60,8 @@ COVERAGE_WEIGHT = 0.8
 CONFLICT_POWER = 2
 # The joined-word comparison counts from this ratio up.
 JOINED_FLOOR = 0.85
-# An unfinished last query word of at least `MIN_PREFIX_LENGTH` letters (the length
-# the lexical channel seeks it from) matches a word it begins with `PREFIX_CREDIT` plus
+# An unfinished last query word long enough to be sought as a beginning
+# (`may_begin_a_word`: three letters, two Han or kana characters) matches a word it begins with `PREFIX_CREDIT` plus
 # up to `PREFIX_SPAN` for the share of it typed: always less than the whole word, so a
 # finished word wins.
 PREFIX_CREDIT = 0.75
@@ -110,7 +110,7 @@ def _word_scores(
     counts = np.fromiter((len(name.tokens) for name in names), dtype=np.intp, count=len(names))
     sims = _ratios(q_tokens, unique)
     last = q_tokens[-1]
-    if open_end and len(last) >= MIN_PREFIX_LENGTH:
+    if open_end and may_begin_a_word(last):
         # A word still being typed is likelier a beginning than a misspelling.
         sims[-1, sims[-1] < 1.0] *= OPEN_TYPO_WEIGHT
         begun = [u for u, t in enumerate(unique) if t.startswith(last) and len(t) > len(last)]
