@@ -23,6 +23,7 @@ from redstring import (
 )
 from redstring.domain.blocking import MAX_KEYED_ALIASES, blocking_keys_for
 from redstring.domain.ids import entity_id_for, relationship_id_for
+from redstring.domain.properties import alias_names
 from redstring.testing import make_entity, make_relationship, new_tenant
 
 
@@ -39,7 +40,7 @@ def test_derived_fields() -> None:
     [
         (["IBM", "Big Blue"], ["IBM", "Big Blue"]),
         ("IBM", ["IBM"]),  # one alias as a string
-        (["IBM", 7, True], ["IBM"]),  # only the strings of a list
+        ([], []),
     ],
 )
 def test_blocking_keys_are_derived_from_the_aliases_too(aliases: object, keyed: list[str]) -> None:
@@ -55,6 +56,17 @@ def test_blocking_keys_are_derived_from_the_aliases_too(aliases: object, keyed: 
     assert "w:armonk" not in entity.blocking_keys  # other properties add no keys
 
 
+@pytest.mark.parametrize("aliases", [7, True, ["IBM", 7, True]])
+def test_aliases_that_are_not_names_are_refused(aliases: object) -> None:
+    with pytest.raises(
+        InvalidFieldsError,
+        match=r"^Entity\.properties: aliases must be a string or a list of strings$",
+    ):
+        make_entity(new_tenant(), "International Business Machines", "org",
+                    properties={"aliases": aliases})  # fmt: skip
+    assert alias_names({"aliases": ["IBM", 7, True]}) == ["IBM"]  # raw input: strings only
+
+
 @pytest.mark.parametrize(
     ("fields", "text"),
     [
@@ -65,7 +77,6 @@ def test_blocking_keys_are_derived_from_the_aliases_too(aliases: object, keyed: 
             "Acme Corp (ACME, Acme Anvils). org",
         ),
         ({"properties": {"aliases": "ACME", "city": "Armonk"}}, "Acme Corp (ACME). org"),
-        ({"properties": {"aliases": ["ACME", 7]}}, "Acme Corp (ACME). org"),
         ({"properties": {"aliases": []}}, "Acme Corp. org"),
     ],
 )

@@ -11,7 +11,14 @@ from redstring.domain.blocking import MAX_KEYED_ALIASES, blocking_keys_for
 from redstring.domain.errors import InvalidFieldsError
 from redstring.domain.ids import TenantId, entity_id_for, tenant_id_of
 from redstring.domain.normalization import normalize_name, romanised
-from redstring.domain.properties import Properties, alias_names, no_properties, string_values
+from redstring.domain.properties import (
+    ALIASES,
+    Properties,
+    PropertyValue,
+    alias_names,
+    no_properties,
+    string_values,
+)
 from redstring.domain.record import EntityIdField, Record, TenantIdField
 from redstring.domain.text import check_nonblank, check_storable
 
@@ -78,6 +85,17 @@ class Entity(Record):
     @classmethod
     def _storable(cls, value: str | None) -> str | None:
         return None if value is None else check_storable(value, "description")
+
+    @field_validator("properties")
+    @classmethod
+    def _aliases_are_names(cls, value: Mapping[str, PropertyValue]) -> Mapping[str, PropertyValue]:
+        aliases = value.get(ALIASES)
+        names = isinstance(aliases, str) or (
+            isinstance(aliases, tuple) and all(isinstance(a, str) for a in aliases)
+        )
+        if aliases is not None and not names:
+            raise ValueError(f"{ALIASES} must be a string or a list of strings")
+        return value
 
     @model_validator(mode="before")
     @classmethod
