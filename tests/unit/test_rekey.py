@@ -16,6 +16,7 @@ from redstring import (
 )
 from redstring.api.cli import EXIT_USAGE, main
 from redstring.composition.rekey import rekey
+from redstring.domain.properties import FrozenProperties
 from redstring.testing import CountingGraphStore, make_entity, new_tenant
 
 
@@ -57,6 +58,21 @@ async def test_every_stale_entity_is_rewritten_page_by_page() -> None:
     assert stored == olds
     assert all(e.has_current_keys() for e in stored)
     assert await rekey(store, tenant, page_size=3) == RekeyReport(read=10, stale=0, rewritten=0)
+
+
+async def test_an_entity_this_version_would_refuse_is_rekeyed_all_the_same() -> None:
+    """Stored by a version that took an `aliases` of no names, which is now refused."""
+    [old], _ = _tenant_of(1, 0)
+    fields = {name: getattr(_stale(old), name) for name in Entity.model_fields}
+    legacy = Entity.model_construct(**{**fields, "properties": FrozenProperties({"aliases": 5})})
+    store = InMemoryGraphStore()
+    await store.upsert_entities([legacy])
+    assert await rekey(store, old.tenant_id) == RekeyReport(read=1, stale=1, rewritten=1)
+    [stored] = await store.get_entities([old.id], old.tenant_id)
+    assert (stored.normalized_name, stored.blocking_keys) == (
+        old.normalized_name,
+        old.blocking_keys,
+    )
 
 
 async def test_a_full_last_page_reads_one_empty_page_more() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self
+from typing import Any, Self, cast
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
@@ -125,15 +125,17 @@ class Entity(Record):
         name, type and aliases, as this version stores it; None when they are those it
         has. An entity stored by an earlier version, whose rules derived other keys,
         differs in those two fields (`redstring rekey` rewrites them)."""
-        fields = {name: getattr(self, name) for name in type(self).model_fields}
-        fresh = type(self)(
-            **{name: value for name, value in fields.items() if name not in _DERIVED}
+        normalized = normalize_name(self.name)
+        keys = blocking_keys_for(self.name, self.entity_type, alias_names(self.properties))
+        if (normalized, keys) == (self.normalized_name, self.blocking_keys):
+            return None
+        # Derived as the constructor derives them, but not checked again: a stored entity
+        # a later version would refuse (an `aliases` of no names) is still re-keyed.
+        fields: dict[str, Any] = {name: getattr(self, name) for name in type(self).model_fields}
+        fresh = type(self).model_construct(
+            **{**fields, "normalized_name": normalized, "blocking_keys": keys}
         )
-        current = (fresh.normalized_name, fresh.blocking_keys) == (
-            self.normalized_name,
-            self.blocking_keys,
-        )
-        return None if current else fresh
+        return cast(Self, fresh)  # the pydantic plugin types it as the class it is called on
 
     def has_current_keys(self) -> bool:
         """Whether the normalised name and blocking keys are those this version derives."""
