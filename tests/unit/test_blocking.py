@@ -281,7 +281,11 @@ def test_aliases_past_the_keyed_count_add_no_keys() -> None:
         ("Łó&Ø", "ŁóØ"),
         ("AT & T Inc.", "ATT Inc."),
         ("S &P", "SP"),
-        ("R &  D\tand Q", "RD\tand Q"),
+        ("R &  D\tand Q", "RD\tand Q"),  # joined by `&` or by `and`, not both
+        ("AT and T", "ATT"),
+        ("B AND Q Stores", "BQ Stores"),
+        ("Procter and Gamble", None),
+        ("Land and Sea", None),
         ("Procter & Gamble", None),  # two names
         ("A & Procter", None),
         ("Johnson&Johnson", None),  # words, not letters
@@ -292,7 +296,7 @@ def test_aliases_past_the_keyed_count_add_no_keys() -> None:
         ("Acme", None),
     ],
 )
-def test_letters_joined_by_an_ampersand_are_one_word(text: str, joined: str | None) -> None:
+def test_letters_joined_by_an_ampersand_or_and_are_one_word(text: str, joined: str | None) -> None:
     assert ampersand_joined(text) == joined
 
 

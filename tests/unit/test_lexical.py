@@ -207,6 +207,8 @@ def test_the_lexical_vote_drops_a_mention_and_keeps_the_margin() -> None:
         ("AT & T", "ATT Logistics Ltd"),
         ("ATT", "AT & T Inc."),
         ("H&M", "HM Revenue"),
+        ("AT and T", "AT&T Inc."),
+        ("AT&T", "AT and T Corp"),
     ],
 )
 def test_letters_joined_by_an_ampersand_are_compared_as_one_word(query: str, name: str) -> None:

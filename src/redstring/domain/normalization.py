@@ -21,8 +21,13 @@ from anyascii import anyascii
 
 _NON_WORD = re.compile(r"[\W_]+")
 # Words of one or two letters joined by `&`, spaced or not: `AT&T`, `S&P`, `H & M`.
-_AMPERSAND_GROUP = re.compile(r"(?<!\w)[^\W\d_]{1,2}(?:\s*&\s*[^\W\d_]{1,2})+(?!\w)")
-_AMPERSAND_JOIN = re.compile(r"\s*&\s*")
+# One- or two-letter words joined by `&` (spaced or not), or else by a spaced `and`:
+# `AT&T and M&S` is two groups.
+_LETTERS = r"[^\W\d_]{1,2}"
+_AMPERSAND_GROUP = re.compile(
+    rf"(?<!\w)(?:{_LETTERS}(?:\s*&\s*{_LETTERS})+|{_LETTERS}(?:\s+[Aa][Nn][Dd]\s+{_LETTERS})+)(?!\w)"
+)
+_AMPERSAND_JOIN = re.compile(r"\s*&\s*|\s+[Aa][Nn][Dd]\s+")
 _NON_ASCII_LETTER = re.compile(r"[^a-z]+")
 
 
@@ -106,13 +111,19 @@ def ascii_letters(name: str) -> str:
     return "".join(ch for ch in fold_latin(name).lower() if "a" <= ch <= "z")
 
 
+def _may_join(text: str) -> bool:
+    """Whether `text` may hold a group `ampersand_joined` joins (a cheap test first)."""
+    return "&" in text or "and" in text.lower()
+
+
 def ampersand_joined(text: str) -> str | None:
     """`text` with each group of one- or two-letter words joined by `&`, spaced or not,
-    written as one word (`AT&T Inc.`: `ATT Inc.`; `S & P Global`: `SP Global`), or None
-    when it has no such group. People read and search such a group as one word
-    (`ATT`), where `normalize_name` splits it into letters and stopwords (`at t`):
-    blocking and the lexical score treat the joined text as another form of the name."""
-    if "&" not in text:
+    or by a spaced `and`, written as one word (`AT&T Inc.`: `ATT Inc.`; `S & P Global`:
+    `SP Global`; `AT and T`: `ATT`), or None when it has no such group. People read and
+    search such a group as one word (`ATT`), where `normalize_name` splits it into
+    letters and stopwords (`at t`): blocking and the lexical score treat the joined text
+    as another form of the name."""
+    if not _may_join(text):
         return None
     joined = _AMPERSAND_GROUP.sub(lambda group: _AMPERSAND_JOIN.sub("", group[0]), text)
     return None if joined == text else joined
@@ -151,7 +162,7 @@ def other_forms(text: str) -> tuple[str, ...]:
 def ampersand_words(text: str) -> list[str]:
     """The normalised words the groups of `ampersand_joined` make (`att` of `AT&T Inc.`),
     whatever they spell: `M&S` makes `ms`, which as a word of a name would be a title."""
-    if "&" not in text:
+    if not _may_join(text):
         return []
     return [
         normalize_name(_AMPERSAND_JOIN.sub("", group[0]))
