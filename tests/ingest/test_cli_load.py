@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import io
 import json
+import os
+import sys
 import threading
 import uuid
 from pathlib import Path
@@ -269,3 +272,22 @@ async def test_the_example_file_of_docs_api_loads_whole() -> None:
     services = services_over()
     report = await load_jsonl(lines, tenant, services)
     assert (report.entities, report.relationships, report.invalid) == (2, 1, 0)
+
+
+def test_a_dash_loads_standard_input_from_a_pipe(
+    shared: Redstring, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = [*chain_lines(3), "{oops"]
+    read, write_end = os.pipe()
+    with os.fdopen(write_end, "wb") as pipe:
+        pipe.write(("\n".join(lines) + "\n").encode())
+    with os.fdopen(read, "rb") as piped:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(piped))
+        assert load(Path("-"), "--skip-invalid") == 0
+        assert not piped.closed  # the process's own input is read, not closed
+    err = capsys.readouterr().err
+    assert "<stdin>:6: skipped: not valid JSON" in err
+    assert "loaded 3 entities and 2 relationships into tenant" in err
+    assert " 100% " in err
+    loaded = state(shared, company_names(3))
+    assert (len(loaded.entities), len(loaded.relationships)) == (3, 2)

@@ -12,6 +12,7 @@ import importlib.metadata
 import math
 import os
 import socket
+import stat
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -169,6 +170,8 @@ class _WrittenShareColumn(ProgressColumn):
 
     def render(self, task: Task) -> Text:
         whole = task.fields.get("whole", False)
+        if task.total is None and not whole:  # read from a pipe: the share is unknown
+            return Text("  ?%", style="progress.percentage")
         # rich's share of a total of 0 (an empty file) is 0%, even once all is written.
         share = 100 if whole and not task.total else math.floor(task.percentage)
         if not whole:
@@ -191,6 +194,9 @@ class _EndColumn(TimeRemainingColumn):
         return Text.assemble("ETA ", super().render(task))
 
 
+STDIN_PATH = "-"  # `redstring load -` reads its standard input
+
+
 def _load(args: argparse.Namespace) -> int:
     err = error_console()
     try:
@@ -203,13 +209,18 @@ def _load(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     settings = for_long_command(_settings())
     path: Path = args.file
-    try:
-        file = path.open("rb")
-    except OSError as exc:
-        err.print(f"[red]error:[/red] cannot read {escape(str(path))}: {exc}", highlight=False)
-        return EXIT_FAILED
-    run = _LoadRun(path, tenant, err, skip_invalid=args.skip_invalid)
-    with file, _rare_collections(settings.backend):
+    opened: contextlib.AbstractContextManager[BinaryIO]
+    if str(path) == STDIN_PATH:
+        # Read, never closed: the process's own input.
+        opened, name = contextlib.nullcontext(sys.stdin.buffer), "<stdin>"
+    else:
+        try:
+            opened, name = path.open("rb"), str(path)
+        except OSError as exc:
+            err.print(f"[red]error:[/red] cannot read {escape(str(path))}: {exc}", highlight=False)
+            return EXIT_FAILED
+    run = _LoadRun(name, tenant, err, skip_invalid=args.skip_invalid)
+    with opened as file, _rare_collections(settings.backend):
         try:
             report = asyncio.run(run.load(file, settings, args.batch_size))
         except SettingsRefusedError as exc:
@@ -229,8 +240,8 @@ def _load(args: argparse.Namespace) -> int:
 class _LoadRun:
     """One `redstring load`: the progress bar, the lines reported, and the summary."""
 
-    def __init__(self, path: Path, tenant: TenantId, err: Console, *, skip_invalid: bool) -> None:
-        self.path = path
+    def __init__(self, path: str, tenant: TenantId, err: Console, *, skip_invalid: bool) -> None:
+        self.path = path  # as the messages name the input: the file's path, or `<stdin>`
         self.tenant = tenant
         self.err = err
         self.skip_invalid = skip_invalid
@@ -257,7 +268,9 @@ class _LoadRun:
                 # second contend for the GIL with the load.
                 auto_refresh=False,
             ) as progress:
-                size = os.fstat(file.fileno()).st_size
+                read = os.fstat(file.fileno())
+                # A pipe's size is unknown: the bar then shows no share nor ETA.
+                size = read.st_size if stat.S_ISREG(read.st_mode) else None
                 task = progress.add_task(
                     "load",
                     total=size,
@@ -455,7 +468,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=_serve)
 
     load = commands.add_parser("load", help="load a JSONL file of entities and relationships")
-    load.add_argument("file", type=Path, metavar="FILE.jsonl")
+    load.add_argument(
+        "file", type=Path, metavar="FILE.jsonl", help=f"the file to load; {STDIN_PATH} reads stdin"
+    )
     load.add_argument("--tenant", required=True, help="the tenant id (a UUID) to load into")
     load.add_argument(
         "--batch-size",
