@@ -171,6 +171,13 @@ async def test_invalid_inputs_say_which_input_and_field(
     assert blank["extensions"]["code"] == "BAD_USER_INPUT"
     assert blank["message"].startswith("entities[1].name:")
     assert "pydantic" not in blank["message"]
+    long_type = await client.error(
+        UPSERT_ENTITIES, t=tenant, entities=[{"name": "x", "entityType": "T" * 40_000}]
+    )
+    assert long_type["extensions"]["code"] == "BAD_USER_INPUT"
+    assert long_type["message"] == (
+        "entities[0].entityType: entity_type must be at most 200 characters, got 40000"
+    )
     nested = await client.error(
         UPSERT_ENTITIES,
         t=tenant,

@@ -6,7 +6,14 @@ import asyncio
 
 import pytest
 
-from redstring import Entity, HashingEmbeddingProvider, Redstring, Relationship
+from redstring import (
+    Entity,
+    HashingEmbeddingProvider,
+    InvalidInputError,
+    Redstring,
+    Relationship,
+    RetrievalMode,
+)
 from redstring.testing import new_tenant
 
 DIMENSION = 384  # the dimension of the shared database's vector index
@@ -57,3 +64,23 @@ async def test_concurrent_first_calls_start_the_client_once(
     finally:
         await rs.aclose()
     assert events == ["warm-up started", "warm-up done", "read", "read", "read"]
+
+
+async def test_words_too_long_to_index_are_stored_and_a_type_that_long_refused(
+    neo4j_auth: tuple[str, tuple[str, str]],
+) -> None:
+    """A key is an entry of the range index on `LOOKUP_KEY` (about 8 KB at most), and a
+    type a term of the vector index's filter (32,766 bytes at most, past which Neo4j
+    stops the database): the first are left unkeyed, the second refused before a write."""
+    uri, auth = neo4j_auth
+    tenant = new_tenant()
+    latin = Entity.create(tenant, "Acme " + "z" * 9000, "company")
+    han = Entity.create(tenant, "腾讯" + "控" * 3000, "company")
+    async with Redstring.neo4j(uri, auth, embeddings=HashingEmbeddingProvider(DIMENSION)) as rs:
+        await rs.upsert([latin, han])
+        stored = await rs.graph.get_entities([latin.id, han.id], tenant)
+        assert sorted(stored, key=lambda e: e.name) == sorted([latin, han], key=lambda e: e.name)
+        found = await rs.retrieve("Acme", tenant, k=1, mode=RetrievalMode.LEXICAL)
+        assert [m.entity.id for m in found.matches] == [latin.id]
+    with pytest.raises(InvalidInputError, match="entity_type must be at most 200"):
+        Entity.create(tenant, "Short", "T" * 40_000)

@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 
 from redstring.domain.blocking import (
     MAX_KEYED_ALIASES,
+    MAX_KEYED_WORD_LENGTH,
+    MAX_TYPO_LENGTH,
     blocking_keys_for,
     deletions,
     lookup_keys,
@@ -363,3 +365,31 @@ def test_a_name_in_another_script_is_keyed_in_latin_letters_too() -> None:
         assert set(query_blocking_keys(query)) & keys, query
     # Either way: a query in the other script finds a name in Latin letters.
     assert "w:gazprom" in query_blocking_keys("Газпром")
+
+
+@given(
+    st.lists(
+        st.text(st.characters(categories=["Lu", "Ll", "Lo"]), min_size=1, max_size=3000),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_keys_stay_short_and_few_however_long_the_words(words: list[str]) -> None:
+    """A key must fit an index entry (Neo4j's range index: about 8 KB); a word of n
+    letters would have n deletion keys of n - 1 letters."""
+    name = " ".join(words)
+    for keys in (blocking_keys_for(name, "org"), query_blocking_keys(name)):
+        assert all(len(key.encode()) <= 2 + 4 * MAX_KEYED_WORD_LENGTH for key in keys)
+        # At most MAX_TYPO_LENGTH deletions a word, of at most three words in two forms.
+        assert len(keys) <= 3 * 2 * (2 * MAX_TYPO_LENGTH + 2) + 6
+
+
+def test_a_word_too_long_to_type_gets_no_key_and_a_long_one_no_typo_keys() -> None:
+    keys = blocking_keys_for("z" * 9000 + " Acme", "org")
+    assert "w:acme" in keys
+    assert not any("zzz" in key for key in keys if not key.startswith("p:"))
+    long_word = "donaudampfschifffahrtsgesellschaftskapitaen"  # 43 letters
+    keys = blocking_keys_for(long_word, "org")
+    assert f"w:{long_word}" in keys
+    assert not any(key.startswith("d:") for key in keys)
+    assert query_prefix("Acme " + "z" * 101) is None

@@ -24,6 +24,7 @@ from redstring import (
 from redstring.domain.blocking import MAX_KEYED_ALIASES, blocking_keys_for
 from redstring.domain.ids import entity_id_for, relationship_id_for
 from redstring.domain.properties import alias_names
+from redstring.domain.text import MAX_ENTITY_TYPE_LENGTH
 from redstring.testing import make_entity, make_relationship, new_tenant
 
 
@@ -54,6 +55,24 @@ def test_blocking_keys_are_derived_from_the_aliases_too(aliases: object, keyed: 
         "International Business Machines", "org", keyed
     )
     assert "w:armonk" not in entity.blocking_keys  # other properties add no keys
+
+
+def test_an_entity_type_longer_than_a_label_is_refused_by_entity_and_vector_record() -> None:
+    tenant = new_tenant()
+    assert make_entity(tenant, "Acme", "T" * MAX_ENTITY_TYPE_LENGTH).entity_type
+    message = rf"entity_type must be at most {MAX_ENTITY_TYPE_LENGTH} characters, got 40000$"
+    with pytest.raises(InvalidFieldsError, match=message):
+        make_entity(tenant, "Acme", "T" * 40_000)
+    with pytest.raises(InvalidFieldsError, match=message):
+        VectorRecord(
+            entity_id=uuid.uuid4(), tenant_id=tenant, vector=(1.0,), entity_type="T" * 40_000
+        )
+
+
+@pytest.mark.parametrize("aliases", ["", [" "], ["IBM", ""]])
+def test_a_blank_alias_is_refused(aliases: object) -> None:
+    with pytest.raises(InvalidFieldsError, match=r"aliases must not be blank$"):
+        make_entity(new_tenant(), "Acme", "org", properties={"aliases": aliases})
 
 
 @pytest.mark.parametrize("aliases", [7, True, ["IBM", 7, True]])

@@ -41,6 +41,12 @@ PREFIX_LENGTH = 5
 # Words this long or longer get deletion (`d:`) keys; a query word one letter shorter
 # is asked for as a deletion of a name's word.
 MIN_TYPO_LENGTH = 5
+# Words longer than this get no deletion keys (a word of n letters has n of them, each
+# n - 1 long), and words longer than `MAX_KEYED_WORD_LENGTH` no key at all: such a word
+# names nothing anyone types, and a key must fit an index entry (Neo4j's range index
+# takes about 8 KB an entry).
+MAX_TYPO_LENGTH = 40
+MAX_KEYED_WORD_LENGTH = 100
 # The shortest unfinished last word sought by prefix (shorter ones read too widely).
 MIN_PREFIX_LENGTH = 3
 # The same for a word of Han or kana characters: such names are written without spaces
@@ -83,7 +89,17 @@ def _spelling_keys(name: str) -> list[str]:
 
 
 def _words(name: str) -> list[str]:
-    return [t for t in identifying_tokens(name_tokens(name)) if len(t) >= _MIN_TOKEN_LENGTH]
+    """The name's identifying words that are keyed: `_MIN_TOKEN_LENGTH` to
+    `MAX_KEYED_WORD_LENGTH` letters."""
+    return [t for t in identifying_tokens(name_tokens(name)) if _keyed(t)]
+
+
+def _keyed(word: str) -> bool:
+    return _MIN_TOKEN_LENGTH <= len(word) <= MAX_KEYED_WORD_LENGTH
+
+
+def _typo_keyed(word: str) -> bool:
+    return MIN_TYPO_LENGTH <= len(word) <= MAX_TYPO_LENGTH
 
 
 # Names recur (an entity's keys, then its candidacy on every query that is initials).
@@ -116,7 +132,7 @@ def _entity_name_keys(name: str) -> list[str]:
     words = _words(name)
     keys = _spelling_keys(name) + ["w:" + w for w in words]
     for word in words:
-        if len(word) >= MIN_TYPO_LENGTH:
+        if _typo_keyed(word):
             keys += ["d:" + d for d in deletions(word)]
     initials = name_initials(name)
     if initials is not None:
@@ -130,7 +146,7 @@ def _keys_of_every_form(name: str) -> list[str]:
     keys = _entity_name_keys(name)
     for form in other_forms(name):
         keys += _entity_name_keys(form)
-    keys += ["w:" + w for w in ampersand_words(name) if len(w) >= _MIN_TOKEN_LENGTH]
+    keys += ["w:" + w for w in ampersand_words(name) if _keyed(w)]
     return keys
 
 
@@ -170,7 +186,7 @@ def query_blocking_keys(query: str) -> tuple[str, ...]:
     keys = _query_keys(query, prefix)
     for form in other_forms(query):
         keys += _query_keys(form, prefix)
-    keys += [k for w in ampersand_words(query) if (k := "w:" + w) != prefix]
+    keys += [k for w in ampersand_words(query) if _keyed(w) and (k := "w:" + w) != prefix]
     return _unique(keys)
 
 
@@ -180,9 +196,9 @@ def _query_keys(query: str, prefix: str | None) -> list[str]:
     for word in _words(query):
         if prefix != "w:" + word:
             keys.append("w:" + word)
-        if len(word) >= MIN_TYPO_LENGTH - 1:
+        if MIN_TYPO_LENGTH - 1 <= len(word) < MAX_TYPO_LENGTH:
             keys.append("d:" + word)
-            if len(word) >= MIN_TYPO_LENGTH:
+            if _typo_keyed(word):
                 shorter = deletions(word)
                 keys += ["w:" + d for d in shorter if len(d) >= _MIN_TOKEN_LENGTH]
                 keys += ["d:" + d for d in shorter]
@@ -215,8 +231,9 @@ def query_prefix(query: str) -> str | None:
 def may_begin_a_word(word: str) -> bool:
     """Whether an unfinished `word` is long enough to be sought, and scored, as the
     beginning of another: `MIN_PREFIX_LENGTH` letters, or `MIN_CJK_PREFIX_LENGTH` Han or
-    kana characters."""
-    return len(word) >= (MIN_CJK_PREFIX_LENGTH if _cjk(word) else MIN_PREFIX_LENGTH)
+    kana characters, and no longer than a keyed word (`MAX_KEYED_WORD_LENGTH`)."""
+    shortest = MIN_CJK_PREFIX_LENGTH if _cjk(word) else MIN_PREFIX_LENGTH
+    return shortest <= len(word) <= MAX_KEYED_WORD_LENGTH
 
 
 def _cjk(word: str) -> bool:

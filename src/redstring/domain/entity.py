@@ -20,7 +20,7 @@ from redstring.domain.properties import (
     string_values,
 )
 from redstring.domain.record import EntityIdField, Record, TenantIdField
-from redstring.domain.text import check_nonblank, check_storable
+from redstring.domain.text import check_entity_type, check_nonblank, check_storable
 
 # The fields an entity derives, and those it derives them from.
 _DERIVED = frozenset({"normalized_name", "blocking_keys"})
@@ -76,10 +76,15 @@ class Entity(Record):
                 del fields[derived]
         return fields
 
-    @field_validator("name", "entity_type")
+    @field_validator("name")
     @classmethod
-    def _nonblank(cls, value: str, info: Any) -> str:
-        return check_nonblank(value, info.field_name)
+    def _nonblank(cls, value: str) -> str:
+        return check_nonblank(value, "name")
+
+    @field_validator("entity_type")
+    @classmethod
+    def _type(cls, value: str) -> str:
+        return check_entity_type(value)
 
     @field_validator("description")
     @classmethod
@@ -95,6 +100,8 @@ class Entity(Record):
         )
         if aliases is not None and not names:
             raise ValueError(f"{ALIASES} must be a string or a list of strings")
+        if any(not a.strip() for a in alias_names(value)):
+            raise ValueError(f"{ALIASES} must not be blank")
         return value
 
     @model_validator(mode="before")

@@ -26,3 +26,19 @@ def check_nonblank(text: str, what: str) -> str:
     if not stripped:
         raise ValueError(f"{what} must not be blank")
     return stripped
+
+
+# A type is a label, and the Neo4j vector index holds it as one term of its filter
+# (Lucene refuses a term over 32,766 bytes, and Neo4j then stops the database).
+MAX_ENTITY_TYPE_LENGTH = 200
+
+
+def check_entity_type(value: str) -> str:
+    """An entity type stripped, or `ValueError` when it is blank or longer than
+    `MAX_ENTITY_TYPE_LENGTH` characters."""
+    stripped = check_nonblank(value, "entity_type")
+    if len(stripped) > MAX_ENTITY_TYPE_LENGTH:
+        raise ValueError(
+            f"entity_type must be at most {MAX_ENTITY_TYPE_LENGTH} characters, got {len(stripped)}"
+        )
+    return stripped

@@ -13,7 +13,7 @@ from pydantic import ConfigDict, Field, field_validator
 from redstring.domain.errors import DimensionMismatchError
 from redstring.domain.ids import EntityId
 from redstring.domain.record import EntityIdField, FrozenModel, Record, TenantIdField
-from redstring.domain.text import check_nonblank
+from redstring.domain.text import check_entity_type
 
 
 def cosine_to_unit(cosine: float) -> float:
@@ -143,7 +143,7 @@ class VectorRecord(Record):
     @field_validator("entity_type")
     @classmethod
     def _type(cls, value: str) -> str:
-        return check_nonblank(value, "entity_type")
+        return check_entity_type(value)
 
 
 class VectorMatch(FrozenModel):
