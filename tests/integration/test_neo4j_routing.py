@@ -98,5 +98,8 @@ async def test_a_bookmark_the_server_does_not_take_is_invalid_input(
     routing_driver: neo4j.AsyncDriver,
 ) -> None:
     graph = Neo4jGraphStore(routing_driver)
-    with consistent_after(["not-a-bookmark"]), pytest.raises(InvalidInputError):
+    refused = pytest.raises(
+        InvalidInputError, match=r"^the bookmark is not one of this database's$"
+    )
+    with consistent_after(["not-a-bookmark"]), refused:
         await graph.get_entities([uuid.uuid4()], new_tenant())  # type: ignore[list-item]

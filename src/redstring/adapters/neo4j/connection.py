@@ -354,7 +354,9 @@ def _client_error(exc: neo4j_errors.ClientError) -> Exception | None:
     if _is_timeout(exc):
         return StoreUnavailableError(f"Neo4j timed out: {exc.message}")
     if exc.code in _BOOKMARK_ERRORS:
-        return InvalidInputError(f"the bookmark is not one of this database: {exc.message}")
+        # Neo4j's reason names its own classes: the caller hears only what is wrong.
+        _log.debug("a bookmark refused by Neo4j: %s: %s", exc.code, exc.message)
+        return InvalidInputError("the bookmark is not one of this database's")
     return None
 
 
