@@ -33,7 +33,7 @@ from redstring.composition.client import Redstring
 from redstring.testing import CountingGraphStore
 from tests.api.doubles import FailingGraphStore
 from tests.api.support import DEMO, memory_services
-from tests.processes import free_loopback_port, redstring_server
+from tests.processes import REPO, free_loopback_port, redstring_server
 
 ACCESS = "redstring.api.access"
 FIND = """
@@ -602,3 +602,13 @@ def test_shared_metrics_empties_an_operators_directory_or_makes_its_own(
         with shared_metrics(several=several):
             assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
         assert os.environ[SHARED_DIRECTORY] == str(tmp_path)
+
+
+def test_every_store_method_the_metrics_name_is_documented() -> None:
+    observed = (REPO / "src" / "redstring" / "composition" / "observed.py").read_text()
+    methods = set(re.findall(r'_call\("([a-z_]+)"\)|_StoreCall\([^)]*"([a-z_]+)"\)', observed))
+    methods = {name for pair in methods for name in pair if name}
+    assert {"get_entities", "sources", "find_candidates"} <= methods
+    security = " ".join((REPO / "docs" / "security.md").read_text().split())
+    listed = security.split("- `store`:", 1)[1].split("- `kind`:", 1)[0]
+    assert {m for m in methods if f"`{m}`" not in listed} == set()
