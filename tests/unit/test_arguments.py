@@ -40,6 +40,12 @@ def test_names_of_takes_any_iterable_of_strings_but_not_a_string() -> None:
         names_of(["a", None], "types")
 
 
+def test_names_of_strips_each_name_as_stored_names_are_and_refuses_a_blank_one() -> None:
+    assert names_of([" company ", "person\n"], "types") == ["company", "person"]
+    with pytest.raises(InvalidInputError, match=r"^types\[1\] must not be blank$"):
+        names_of(["a", "  "], "types")
+
+
 def test_choice_of_takes_members_and_their_names_or_values_in_any_case() -> None:
     assert choice_of(RetrievalMode.LEXICAL, RetrievalMode, "mode") is RetrievalMode.LEXICAL
     for spelled in ("lexical", "LEXICAL", "Lexical"):

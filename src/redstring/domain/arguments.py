@@ -53,10 +53,11 @@ def optional_count_of(value: object, argument: str) -> int | None:
 
 
 def names_of(values: object, argument: str) -> list[str] | None:
-    """None (no filter) as it is; any other iterable of strings as a list, in its order.
+    """None (no filter) as it is; any other iterable of strings as a list, in its order,
+    each stripped of surrounding whitespace as stored types are (`check_nonblank`).
 
     A string is refused rather than read as its letters, and so is anything whose
-    items are not strings.
+    items are not strings, or a blank item (which no stored type can equal).
     """
     if values is None:
         return None
@@ -66,6 +67,9 @@ def names_of(values: object, argument: str) -> list[str] | None:
     for i, name in enumerate(names):
         if not isinstance(name, str):
             raise InvalidInputError(f"{argument}[{i}] must be a string, got {shown_value(name)}")
+        names[i] = name.strip()
+        if not names[i]:
+            raise InvalidInputError(f"{argument}[{i}] must not be blank")
     return names
 
 
