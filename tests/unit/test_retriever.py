@@ -525,6 +525,83 @@ async def test_a_candidate_the_lexical_score_finds_nothing_alike_in_is_no_lexica
     assert [(m.entity.id, m.lexical) for m in hybrid.matches] == [(entity.id, None)]
 
 
+class _GatedGraph(InMemoryGraphStore):
+    """A view of `shared` whose entity writes wait for `gate`, as a writer's round trip
+    that another writer's whole upsert overtakes."""
+
+    def __init__(self, shared: InMemoryGraphStore, gate: asyncio.Event) -> None:
+        super().__init__()
+        self.shared, self.gate = shared, gate
+
+    async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
+        return await self.shared.get_entities(ids, tenant_id)
+
+    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        await self.gate.wait()
+        await self.shared.upsert_entities(entities)
+
+
+class _GatedVectors(InMemoryVectorStore):
+    """A view of `shared` whose vector writes wait for `gate`."""
+
+    def __init__(self, shared: InMemoryVectorStore, gate: asyncio.Event) -> None:
+        super().__init__(shared.dimension)
+        self.shared, self.gate = shared, gate
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        await self.gate.wait()
+        await self.shared.upsert(records)
+
+    async def sources(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, str | None]:
+        return await self.shared.sources(entity_ids, tenant_id)
+
+    async def search(self, *args: Any, **kwargs: Any) -> list[VectorMatch]:
+        return await self.shared.search(*args, **kwargs)
+
+    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        await self.shared.delete(entity_ids, tenant_id)
+
+
+async def _vector_text(
+    embeddings: HashingEmbeddingProvider, vectors: InMemoryVectorStore, entity: Entity
+) -> bool:
+    """Whether `vectors` holds `entity`'s vector as of its present text."""
+    [probe] = await embeddings.embed_documents([entity.embedding_text()])
+    [match] = await vectors.search(probe, entity.tenant_id, k=1)
+    return (match.entity_id, round(match.score, 6)) == (entity.id, 1.0)
+
+
+@pytest.mark.parametrize("overtaken", ["graph write", "vector write"])
+async def test_two_upserts_of_one_entity_end_with_the_vector_of_the_text_stored(
+    overtaken: str,
+) -> None:
+    """Writer A's round trip is overtaken by writer B's whole upsert: B's graph write
+    before A's (A's text kept, A's vector not written: A read it as current), or B's
+    vector write before A's (B's text kept, A's vector written over it)."""
+    tenant = new_tenant()
+    embeddings = HashingEmbeddingProvider(DIM)
+    graph, vectors = InMemoryGraphStore(), InMemoryVectorStore(DIM)
+    stored = make_entity(tenant, "Apex Corporation", "org")
+    await build_graph([stored], embeddings=embeddings, vectors=vectors, graph=graph)
+    renamed = stored.model_copy(update={"name": "Zenith Holdings"})
+    gate = asyncio.Event()
+    if overtaken == "graph write":
+        a_writes, b_writes = stored, renamed
+        a_stores = {"graph": _GatedGraph(graph, gate), "vectors": vectors}
+    else:
+        a_writes, b_writes = renamed, stored
+        a_stores = {"graph": graph, "vectors": _GatedVectors(vectors, gate)}
+    a = asyncio.ensure_future(build_graph([a_writes], embeddings=embeddings, **a_stores))
+    await asyncio.sleep(0.01)  # A has read the sources and waits at its gated write
+    await build_graph([b_writes], embeddings=embeddings, vectors=vectors, graph=graph)
+    gate.set()
+    await a
+    [final] = await graph.get_entities([stored.id], tenant)
+    assert await _vector_text(embeddings, vectors, final)
+
+
 class _Recorded:
     """Stores that log when each write starts and ends, one loop turn apart."""
 

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Sequence
 
 from redstring.composition.concurrency import nothing, while_finishing
+from redstring.composition.embed_again import settle
 from redstring.composition.entity_vectors import (
     EntityKey,
     EntityVectors,
@@ -43,6 +44,19 @@ async def _entities_then(
     return embedded
 
 
+async def _vectors_then_settle(
+    embedded: EntityVectors,
+    batch: Sequence[Entity],
+    embeddings: EmbeddingProvider,
+    stores: tuple[VectorStore, GraphStore],
+) -> None:
+    """Write a batch's vectors, then read the batch back and repair what another
+    writer of the same entities made differ (`settle`)."""
+    vectors, graph = stores
+    await embedded.write(vectors)
+    await settle(batch, embeddings=embeddings, vectors=vectors, graph=graph)
+
+
 async def build_graph(
     entities: Sequence[Entity],
     relationships: Sequence[Relationship] = (),
@@ -59,6 +73,10 @@ async def build_graph(
     batch) is embedded and its vector written: writing the same entities again,
     or changing only properties the embedded text leaves out, calls the
     provider for none of them.
+
+    Each batch is then read back, and an entity whose stored vector is not of the
+    text the graph holds (another writer's upsert of it interleaved with this one)
+    is embedded again (`settle`).
 
     Batch by batch, the graph store is written before the vector store (batch
     n's vectors while batch n+1's entities are written), so a failure between
@@ -86,7 +104,9 @@ async def build_graph(
                 finishing, _entities_then(batch, embeddings, (vectors, graph), writing)
             )
             writing = keys_of(batch)
-            finishing = asyncio.ensure_future(embedded.write(vectors))
+            finishing = asyncio.ensure_future(
+                _vectors_then_settle(embedded, batch, embeddings, (vectors, graph))
+            )
         await finishing
     finally:
         if not finishing.done():  # cancelled while a batch's vectors were written

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from redstring.composition.entity_vectors import embed_entities
+from redstring.composition.entity_vectors import embed_entities, not_current
 from redstring.domain.entity import Entity
-from redstring.domain.ids import EntityId
+from redstring.domain.ids import EntityId, TenantId
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import GraphReader
 from redstring.ports.vector_store import VectorStore
@@ -77,3 +77,29 @@ async def embed_again(
         if not to_embed and not to_delete:
             break
     return EmbeddedAgain(embedded=len(entities), unsettled=len(to_embed) + len(to_delete))
+
+
+async def settle(
+    entities: Sequence[Entity],
+    *,
+    embeddings: EmbeddingProvider,
+    vectors: VectorStore,
+    graph: GraphReader,
+) -> EmbeddedAgain:
+    """After a writer has written `entities` and their vectors: read them back from
+    `graph`, and embed again (`embed_again`) those whose stored vector is not of the
+    text the graph now holds (`not_current`). Two writers of one entity each embed,
+    write the graph, then the vector, and nothing orders the two pairs, so one's
+    vector can land over the other's later graph write; the writer whose read-back
+    comes last sees what both wrote and repairs it. Two reads a batch, one more write
+    only where it found a difference."""
+    ids: dict[TenantId, list[EntityId]] = {}
+    for entity in entities:
+        ids.setdefault(entity.tenant_id, []).append(entity.id)
+    embedded, unsettled = 0, 0
+    for tenant_id, of_tenant in ids.items():
+        stored = await graph.get_entities(list(dict.fromkeys(of_tenant)), tenant_id)
+        stale = await not_current(stored, embeddings, vectors)
+        again = await embed_again(stale, embeddings=embeddings, vectors=vectors, graph=graph)
+        embedded, unsettled = embedded + again.embedded, unsettled + again.unsettled
+    return EmbeddedAgain(embedded, unsettled)

@@ -13,7 +13,8 @@ remote store runs them on two cores): a failure between the two stores
 leaves entities without vectors (found lexically, repaired by running
 again), never a vector without its entity, the order `build_graph` keeps too.
 Both embed and write vectors through `EntityVectors`: an entity whose text
-embeds to a vector without direction gets none.
+embeds to a vector without direction gets none. Both then read each batch back
+and embed again what another writer of the same entities made differ (`settle`).
 
 Batches overlap by one stage: while a batch's vectors and relationships are
 written, the next batch is read, checked, embedded and its entities written.
@@ -43,6 +44,7 @@ from typing import NamedTuple
 
 from redstring.composition.client import Redstring
 from redstring.composition.concurrency import concurrently, nothing, while_finishing
+from redstring.composition.embed_again import settle
 from redstring.composition.entity_vectors import (
     EntityKey,
     EntityVectors,
@@ -275,11 +277,18 @@ class _Load:
     async def finish(self, ready: _Ready) -> None:
         """The rest of a batch whose entities are written: its vectors beside its
         relationships (after the entities, never before), then its report."""
+        services = self.services
         relationships = self._relationships(ready.relationships)
         if ready.vectors:
-            await concurrently(relationships, ready.vectors.write(self.services.vectors))
+            await concurrently(relationships, ready.vectors.write(services.vectors))
         else:
             await relationships
+        await settle(
+            ready.entities,
+            embeddings=services.embeddings,
+            vectors=services.vectors,
+            graph=services.graph,
+        )
         self.report.entities += len(ready.entities)
         self.report.vectors_kept += ready.vectors_kept
         self.report.skipped += ready.skipped
