@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from redstring.api import server
 from redstring.api.cli import main
 from redstring.api.settings import Backend, EmbeddingsKind, Settings
 from redstring.composition.client import embeddings_from_settings
+from redstring.composition.embedding_choice import LOCAL_LIBRARY
 
 
 def test_defaults_serve_memory_on_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -72,6 +75,11 @@ def test_bad_settings_are_reported_by_the_cli(
             "parse string as an integer",
         ),
         (
+            {"REDSTRING_HOST": ""},
+            "bad settings: host (REDSTRING_HOST): must not be empty (empty listens on every "
+            "interface): give 127.0.0.1, or 0.0.0.0 to listen on all",
+        ),
+        (
             {"REDSTRING_AUTH": "jwt"},
             "bad settings: REDSTRING_AUTH=jwt needs exactly one of REDSTRING_JWT_SECRET (HS256) "
             "and REDSTRING_JWT_JWKS (RS256: a JWKS file or an http(s) URL)",
@@ -106,6 +114,45 @@ def test_a_port_in_use_is_said_before_the_server_starts(
     err = capsys.readouterr().err
     assert err.startswith(f"error: cannot listen on 127.0.0.1 port {port}: Address already in use")
     assert "--port or REDSTRING_PORT" in err
+
+
+def test_sentence_transformers_without_the_local_extra_is_refused_before_serving(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found only in a worker's start-up, it stopped `--workers 2` with status 0."""
+    found = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: None if name == LOCAL_LIBRARY else found(name, *args),
+    )
+    monkeypatch.delitem(sys.modules, LOCAL_LIBRARY, raising=False)
+    monkeypatch.setenv("REDSTRING_EMBEDDINGS", "sentence-transformers")
+    monkeypatch.setenv("REDSTRING_EMBEDDING_MODEL", "all-MiniLM-L6-v2")
+    monkeypatch.setattr(server, "serve", lambda settings: pytest.fail("the server was started"))
+    assert main(["serve", "--workers", "2"]) == 2
+    assert capsys.readouterr().err == (
+        "bad settings: the 'sentence-transformers' embedding provider needs the local extra: "
+        "pip install 'redstring[local]'\n"
+    )
+
+
+def test_a_metrics_folder_that_is_none_is_refused_before_serving(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """prometheus-client failed in each worker's start-up, and uvicorn started it again."""
+    missing = tmp_path / "metrics"
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(missing))
+    monkeypatch.setattr(server, "serve", lambda settings: pytest.fail("the server was started"))
+    assert main(["serve", "--workers", "2"]) == 2
+    assert capsys.readouterr().err == (
+        f"bad settings: PROMETHEUS_MULTIPROC_DIR must name a folder the server may write, "
+        f"got {str(missing)!r}\n"
+    )
+
+
+def test_log_levels_are_taken_in_any_case() -> None:
+    assert Settings(log_level="DEBUG").log_level == "debug"  # type: ignore[arg-type]
 
 
 def test_every_setting_is_documented() -> None:

@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from redstring.api.request_record import ANONYMOUS, OTHER
+from redstring.domain.errors import InvalidInputError
 
 # From half a millisecond (an in-memory store call) to the default request deadline.
 SECONDS_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
@@ -28,6 +29,20 @@ SECONDS_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
 # Where the workers' values are when several share the metrics (prometheus-client's
 # variable, read by it when first imported).
 SHARED_DIRECTORY = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def check_shared_directory() -> None:
+    """Raise `InvalidInputError` when `PROMETHEUS_MULTIPROC_DIR` is set to anything but
+    a folder this process may write: prometheus-client would fail in each worker's
+    start-up, which uvicorn then starts again without end."""
+    given = os.environ.get(SHARED_DIRECTORY)
+    if given is None:
+        return
+    if not os.path.isdir(given) or not os.access(given, os.W_OK | os.X_OK):
+        raise InvalidInputError(
+            f"{SHARED_DIRECTORY} must name a folder the server may write, got {given!r}"
+        )
+
 
 NO_OPERATION = "none"  # no operation ran: a refusal, a GraphiQL page
 MAX_OPERATION_NAMES = 200

@@ -117,6 +117,24 @@ class Settings(BaseSettings):
         """`OpenAI` and `sentence_transformers` name the same kinds as the canonical spelling."""
         return value.strip().lower().replace("_", "-") if isinstance(value, str) else value
 
+    @field_validator("host")
+    @classmethod
+    def _host_named(cls, value: str) -> str:
+        """An empty host would have uvicorn listen on every interface: one has to ask
+        for that (`0.0.0.0`), not leave a variable empty."""
+        if not value.strip():
+            raise ValueError(
+                "must not be empty (empty listens on every interface): give 127.0.0.1, "
+                "or 0.0.0.0 to listen on all"
+            )
+        return value.strip()
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _log_level_spelling(cls, value: object) -> object:
+        """`DEBUG` and `Info` name the levels as `debug` and `info` do."""
+        return value.strip().lower() if isinstance(value, str) else value
+
     @model_validator(mode="after")
     def _neo4j_needs_password(self) -> Settings:
         if self.backend is Backend.NEO4J and not self.neo4j_password.get_secret_value():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from redstring.api.authentication import check_auth_settings
+from redstring.api.metrics import check_shared_directory
 from redstring.api.settings import Backend, Settings
 from redstring.composition.client import Redstring
 from redstring.composition.embedding_choice import EmbeddingsKind, check_embedding_choice
@@ -15,8 +16,10 @@ logger = logging.getLogger("redstring.api")
 def check_settings(settings: Settings) -> None:
     """Raise `InvalidInputError` for a choice `open_client` or `create_app` would refuse,
     before any server starts: an unknown or incomplete embedding provider, authentication
-    settings that cannot be honoured. Builds nothing but reads the key file or JWKS file."""
+    settings that cannot be honoured, a metrics folder that is none. Builds nothing but
+    reads the key file or JWKS file."""
     check_auth_settings(settings)
+    check_shared_directory()
     check_embedding_choice(
         settings.embeddings.value,
         model=settings.embedding_model,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from enum import StrEnum
 
 from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
@@ -27,6 +29,8 @@ EMBEDDING_KINDS = tuple(kind.value for kind in EmbeddingsKind)
 # The provider a server runs with when no REDSTRING_EMBEDDINGS* setting is given.
 DEFAULT_EMBEDDINGS = EmbeddingsKind.STATIC
 DEFAULT_HASHING_DIMENSION = 384
+# What the `local` extra installs, which the sentence-transformers provider imports.
+LOCAL_LIBRARY = "sentence_transformers"
 
 
 def check_embedding_choice(
@@ -60,11 +64,26 @@ def check_embedding_choice(
         return chosen
     if not model:
         raise InvalidInputError(f"the {chosen!r} embedding provider needs a model")
+    if chosen == "sentence-transformers" and not _local_extra_installed():
+        raise InvalidInputError(
+            "the 'sentence-transformers' embedding provider needs the local extra: "
+            "pip install 'redstring[local]'"
+        )
     if chosen == "openai" and not base_url:
         raise InvalidInputError("the 'openai' embedding provider needs a base_url")
     if chosen == "openai" and dimension is None:
         raise InvalidInputError("the 'openai' embedding provider needs a dimension")
     return chosen
+
+
+def _local_extra_installed() -> bool:
+    """Whether `LOCAL_LIBRARY` can be imported, without importing it (a second or two)."""
+    if LOCAL_LIBRARY in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(LOCAL_LIBRARY) is not None
+    except ValueError:  # a module put in `sys.modules` without a spec, then removed
+        return True
 
 
 def make_embedding_provider(
