@@ -101,11 +101,13 @@ RETURN DISTINCT e.tenant_id AS tenant_id ORDER BY tenant_id
 """
 
 # A page of a tenant's entities in id order: a range seek on the identity constraint's
-# index, which hands them over in that order (`$after` "" for the first page).
+# index, which hands them over in that order (`$after` "" for the first page), in one
+# record (`_MATCHES` says why).
 ENTITY_PAGE = """
 MATCH (e:Entity)
 WHERE e.tenant_id = $tenant_id AND e.id > $after
-RETURN e {.*} AS entity ORDER BY e.tenant_id, e.id LIMIT $limit
+WITH e ORDER BY e.tenant_id, e.id LIMIT $limit
+RETURN collect(e {.*}) AS entities
 """
 
 GET_ENTITIES = """
@@ -321,11 +323,12 @@ DELETE v
 
 
 def vector_sources(label: str) -> str:
-    """The `source` of the vector of each of `$ids` in `$tenant_id` that has one."""
+    """The `[entity_id, source]` of the vector of each of `$ids` in `$tenant_id` that has
+    one, in one record (`_MATCHES` says why: 5,000 rows took 400 ms, one record 40)."""
     return f"""
 UNWIND $ids AS id
 MATCH (v:{vector_label(label)} {{tenant_id: $tenant_id, entity_id: id}})
-RETURN v.entity_id AS entity_id, v.source AS source
+RETURN collect([v.entity_id, v.source]) AS found
 """
 
 

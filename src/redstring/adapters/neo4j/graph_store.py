@@ -164,7 +164,7 @@ class Neo4jGraphStore(OwnedConnection):
         records = await self._db.query(
             cypher.ENTITY_PAGE, {"tenant_id": id_text(tenant_id), "after": start, "limit": limit}
         )
-        return [entity_from(record["entity"]) for record in records]
+        return [entity_from(e) for record in records for e in record["entities"]]
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
         """Batches of `settings.batch_size` entities, each one transaction."""

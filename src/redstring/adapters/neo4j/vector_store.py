@@ -533,7 +533,7 @@ class Neo4jVectorStore(OwnedConnection):
         records = await self._db.query(
             cypher.vector_sources(self._label), {"ids": ids, "tenant_id": str(tenant_id)}
         )
-        return {EntityId(uuid.UUID(r["entity_id"])): r["source"] for r in records}
+        return {EntityId(uuid.UUID(i)): source for r in records for i, source in r["found"]}
 
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
         entity_ids = entity_ids_of(entity_ids, "entity_ids")
