@@ -16,6 +16,7 @@ from redstring.composition.retrieval import Retriever
 from redstring.domain.candidates import Candidates
 from redstring.domain.entity import Entity
 from redstring.domain.errors import (
+    ClientStartFailedError,
     DimensionMismatchError,
     FrozenRecordError,
     InvalidFieldsError,
@@ -41,6 +42,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CandidateReader",
     "Candidates",
+    "ClientStartFailedError",
     "DimensionMismatchError",
     "Direction",
     "EmbeddingProvider",

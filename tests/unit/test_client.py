@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from redstring import (
+    ClientStartFailedError,
     DimensionMismatchError,
     Entity,
     HashingEmbeddingProvider,
@@ -14,12 +15,14 @@ from redstring import (
     Redstring,
     Relationship,
     RetrievalMode,
+    StoreUnavailableError,
 )
 from redstring.api.schema.inputs import EntityInput, RelationshipInput
 from redstring.api.settings import Settings
 from redstring.ports.restarts import ServerStart
 from redstring.testing import new_tenant
 from tests.embeddings.fake_server import EmbeddingAPI, serving
+from tests.processes import free_loopback_port
 
 
 def test_create_derives_the_ids_the_api_derives() -> None:
@@ -149,3 +152,17 @@ async def test_a_readiness_check_reads_a_server_s_start_once_a_source(shared: bo
     rs = Redstring(embeddings=HashingEmbeddingProvider(16), vectors=vectors, graph=graph)
     assert await rs.check_ready()
     assert graph.reads + vectors.reads == (1 if shared else 2)
+
+
+async def test_a_client_that_failed_to_start_refuses_every_later_call() -> None:
+    """Nothing listens on the port: the first call's start fails and closes the client;
+    a later call must not run on what was closed (a Neo4j driver, no schema)."""
+    uri = f"bolt://127.0.0.1:{free_loopback_port()}"
+    rs = Redstring.neo4j(uri, ("neo4j", "unused"), outage_retry=0)
+    tenant = new_tenant()
+    with pytest.raises(StoreUnavailableError):
+        await rs.retrieve("Acme", tenant)
+    for _ in range(2):
+        with pytest.raises(ClientStartFailedError, match="failed to start") as refused:
+            await rs.retrieve("Acme", tenant)
+        assert isinstance(refused.value.__cause__, StoreUnavailableError)

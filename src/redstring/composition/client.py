@@ -34,6 +34,7 @@ from redstring.composition.query_cache import CachedQueryEmbeddings
 from redstring.composition.rekey import RekeyReport, rekey
 from redstring.composition.retrieval import Retriever
 from redstring.domain.entity import Entity
+from redstring.domain.errors import ClientStartFailedError
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult
@@ -261,11 +262,19 @@ class Redstring:
     async def start(self) -> None:
         """Prepare the stores (a Neo4j schema, its statements planned), once: calls made
         while it runs wait for it. On failure, what this client owns is closed and the
-        error raised."""
-        if self._starter is None:
-            return
+        error raised; every later call raises `ClientStartFailedError` from it."""
         if self._starting is None:
+            if self._starter is None:
+                return
             self._starting = asyncio.ensure_future(self._start_once(self._starter))
+        if self._starting.done():
+            failure = None if self._starting.cancelled() else self._starting.exception()
+            if failure is not None:
+                raise ClientStartFailedError(
+                    f"this client failed to start ({type(failure).__name__}: {failure}) and "
+                    "is closed: open a new one"
+                ) from failure
+            return
         await asyncio.shield(self._starting)
 
     async def _start_once(self, starter: Callable[[], Awaitable[None]]) -> None:

@@ -141,6 +141,12 @@ class StoreUnavailableError(RedstringError):
     """A backing store did not answer (down, unreachable or timed out)."""
 
 
+class ClientStartFailedError(RedstringError):
+    """A call on a `Redstring` client whose start failed (the first call's, or `async
+    with`'s): what it owned is closed, so every later call raises this, its cause the
+    start's own error. Open a new client."""
+
+
 class EmbeddingUnavailableError(StoreUnavailableError):
     """The embedding provider gave no usable answer: down, timed out, refused, or malformed.
 
