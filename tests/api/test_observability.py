@@ -612,3 +612,16 @@ def test_every_store_method_the_metrics_name_is_documented() -> None:
     security = " ".join((REPO / "docs" / "security.md").read_text().split())
     listed = security.split("- `store`:", 1)[1].split("- `kind`:", 1)[0]
     assert {m for m in methods if f"`{m}`" not in listed} == set()
+
+
+async def test_a_request_s_client_errors_are_one_line_at_info(
+    http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """100 errors of one request (fields the schema has not): the access line at INFO,
+    their messages at DEBUG."""
+    caplog.set_level(logging.INFO, logger="redstring")
+    fields = " ".join(f"f{i}" for i in range(100))
+    body = (await http.post("/graphql", json={"query": f"{{ {fields} }}"})).json()
+    assert len(body["errors"]) >= 100
+    at_info = [r for r in caplog.records if r.levelno >= logging.INFO]
+    assert [r.name for r in at_info] == [ACCESS]

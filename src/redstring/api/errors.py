@@ -182,7 +182,8 @@ def public_error(error: GraphQLError) -> GraphQLError:
 
 
 def log_errors(errors: Sequence[GraphQLError]) -> None:
-    """Log each error server-side at a level fitting its code; internal ones with traceback."""
+    """Log each error server-side at a level fitting its code: internal ones at ERROR
+    with traceback, a store unavailable at WARNING, the client's own at DEBUG."""
     for error in errors:
         code = error_code(error)
         original = error.original_error
@@ -195,8 +196,8 @@ def log_errors(errors: Sequence[GraphQLError]) -> None:
             )
         elif code is ErrorCode.SERVICE_UNAVAILABLE:
             logger.warning("store unavailable at %s: %s", _where(error), original)
-        else:
-            logger.info("%s at %s: %s", code.value, _where(error), error.message)
+        else:  # the client's matter: its code is on the access line, at INFO
+            logger.debug("%s at %s: %s", code.value, _where(error), error.message)
 
 
 def _where(error: GraphQLError) -> str:
