@@ -35,7 +35,7 @@ from redstring.composition.rekey import RekeyReport, rekey
 from redstring.composition.retrieval import Retriever
 from redstring.domain.entity import Entity
 from redstring.domain.errors import ClientStartFailedError
-from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.ids import EntityId, TenantId, tenant_id_of
 from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult
 from redstring.ports.embedding_provider import EmbeddingProvider
@@ -337,7 +337,7 @@ class Redstring:
     async def retrieve(
         self,
         query: str,
-        tenant_id: TenantId,
+        tenant_id: uuid.UUID | str,
         *,
         k: int = 10,
         entity_types: Sequence[str] | None = None,
@@ -352,7 +352,7 @@ class Redstring:
     async def relationships(
         self,
         entity_ids: Sequence[EntityId],
-        tenant_id: TenantId,
+        tenant_id: uuid.UUID | str,
         *,
         direction: Direction = Direction.BOTH,
         types: Sequence[str] | None = None,
@@ -363,21 +363,22 @@ class Redstring:
         await self.start()
         return await self.graph.relationships_of(
             entity_ids,
-            tenant_id,
+            tenant_id_of(tenant_id),
             direction=direction,
             types=types,
             limit_per_entity=limit_per_entity,
         )
 
-    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> int:
+    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: uuid.UUID | str) -> int:
         """Delete entities, their vectors and every relationship touching them; how many existed.
 
         Vectors go first, so a failure between the two stores leaves entities
         without vectors (still found lexically), never vectors of deleted entities.
         """
         await self.start()
-        await self.vectors.delete(entity_ids, tenant_id)
-        return await self.graph.delete_entities(entity_ids, tenant_id)
+        tenant = tenant_id_of(tenant_id)
+        await self.vectors.delete(entity_ids, tenant)
+        return await self.graph.delete_entities(entity_ids, tenant)
 
     async def tenants(self) -> list[TenantId]:
         """Every tenant with an entity in the graph store, in id order."""
@@ -386,7 +387,7 @@ class Redstring:
 
     async def rekey(
         self,
-        tenant_id: TenantId,
+        tenant_id: uuid.UUID | str,
         *,
         page_size: int | None = None,
         dry_run: bool = False,
@@ -401,7 +402,7 @@ class Redstring:
         await self.start()
         return await rekey(
             self.graph,
-            tenant_id,
+            tenant_id_of(tenant_id),
             page_size=page_size,
             dry_run=dry_run,
             on_page=on_page,

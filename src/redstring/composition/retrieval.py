@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 
 import numpy as np
@@ -111,7 +112,7 @@ class Retriever:
     async def retrieve(
         self,
         query: str,
-        tenant_id: TenantId,
+        tenant_id: uuid.UUID | str,
         *,
         k: int = 10,
         entity_types: Sequence[str] | None = None,

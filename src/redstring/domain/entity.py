@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from typing import Any, Self, cast
 
@@ -9,7 +10,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from redstring.domain.blocking import MAX_KEYED_ALIASES, blocking_keys_for
 from redstring.domain.errors import InvalidFieldsError
-from redstring.domain.ids import TenantId, entity_id_for, tenant_id_of
+from redstring.domain.ids import entity_id_for, tenant_id_of
 from redstring.domain.normalization import normalize_name, romanised
 from redstring.domain.properties import (
     ALIASES,
@@ -48,7 +49,7 @@ class Entity(Record):
     blocking_keys: tuple[str, ...] = ()
 
     @classmethod
-    def create(cls, tenant_id: TenantId | str, name: str, entity_type: str, **fields: Any) -> Self:
+    def create(cls, tenant_id: uuid.UUID | str, name: str, entity_type: str, **fields: Any) -> Self:
         """The entity with the id the API derives for it (`entity_id_for`), unless `fields`
         give an `id`; `fields` are the other fields (`description`, `properties`).
 

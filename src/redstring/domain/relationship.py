@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from enum import StrEnum
 from typing import Any, Self
 
@@ -9,8 +10,6 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from redstring.domain.arguments import choice_of, names_of, optional_count_of
 from redstring.domain.ids import (
-    EntityId,
-    TenantId,
     entity_id_of,
     relationship_id_for,
     tenant_id_of,
@@ -61,10 +60,10 @@ class Relationship(Record):
     @classmethod
     def create(
         cls,
-        tenant_id: TenantId | str,
-        source_id: EntityId | str,
+        tenant_id: uuid.UUID | str,
+        source_id: uuid.UUID | str,
         relationship_type: str,
-        target_id: EntityId | str,
+        target_id: uuid.UUID | str,
         **fields: Any,
     ) -> Self:
         """The relationship with the id the API derives for it (`relationship_id_for`),
