@@ -243,6 +243,19 @@ async def test_a_query_that_is_no_string_is_refused_as_such(query: object, kind:
         await retriever.retrieve(query, new_tenant())  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("given", [0, 2])
+async def test_a_provider_answering_a_query_with_no_or_two_vectors_is_said_so(given: int) -> None:
+    class Miscounting(HashingEmbeddingProvider):
+        async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+            return [[1.0] * self.dimension] * given
+
+    retriever = Retriever(
+        embeddings=Miscounting(DIM), vectors=InMemoryVectorStore(DIM), graph=InMemoryGraphStore()
+    )
+    with pytest.raises(ValueError, match=f"returned {given} vectors for 1 texts"):
+        await retriever.retrieve("Acme", new_tenant())
+
+
 async def test_negative_k_is_refused() -> None:
     retriever, _ = await _retriever([])
     with pytest.raises(ValueError, match="negative"):

@@ -24,7 +24,7 @@ from redstring.domain.lexical import LexicalCandidate, lexical_matches, lexical_
 from redstring.domain.normalization import with_romanised
 from redstring.domain.ranking import rank_by_score
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
-from redstring.domain.vectors import has_direction
+from redstring.domain.vectors import check_vector_count, has_direction
 from redstring.ports.candidate_reader import CandidateReader
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import GraphReader
@@ -190,7 +190,9 @@ class Retriever:
     async def _query_vector(self, query: str) -> list[float] | None:
         """The query's embedding (of `with_romanised(query)`), or None when it has no
         direction (no cosine with anything: the semantic channel then ranks nothing)."""
-        [vector] = await self._embeddings.embed_query([with_romanised(query)])
+        vectors = await self._embeddings.embed_query([with_romanised(query)])
+        check_vector_count(vectors, 1)
+        [vector] = vectors
         return vector if has_direction(vector) else None
 
 
