@@ -121,15 +121,20 @@ class AccessLog:
             scope["method"],
             path,
             status,
+            # A field without a value is left out (docs/security.md: "absent when none").
             extra={
-                "method": scope["method"],
-                "path": path,
-                "status": status,
-                "duration_ms": round(seconds * 1000, 3),
-                "request_id": record.request_id,
-                "operation": record.operation,
-                "tenant": None if record.tenant is None else str(record.tenant),
-                "outcome": outcome,
-                "error_codes": list(record.error_codes),
+                name: value
+                for name, value in {
+                    "method": scope["method"],
+                    "path": path,
+                    "status": status,
+                    "duration_ms": round(seconds * 1000, 3),
+                    "request_id": record.request_id,
+                    "operation": record.operation,
+                    "tenant": None if record.tenant is None else str(record.tenant),
+                    "outcome": outcome,
+                    "error_codes": list(record.error_codes),
+                }.items()
+                if value is not None
             },
         )
