@@ -135,3 +135,47 @@ async def test_the_lifespan_freezes_the_startup_heap_when_asked(freeze: bool) ->
         gc.set_threshold(*before)
     assert (frozen > 0) is freeze
     assert (threshold == SERVING_GC_THRESHOLD) is freeze
+
+
+PREFLIGHT = {
+    "access-control-request-method": "POST",
+    "access-control-request-headers": "content-type, authorization, redstring-bookmark",
+}
+
+
+async def test_a_page_of_a_listed_origin_may_call_the_api_and_read_its_headers(
+    demo_services: Redstring,
+) -> None:
+    settings = Settings(cors_origins="https://app.example")  # type: ignore[arg-type]
+    async with _http(demo_services, settings) as http:
+        asked = {"origin": "https://app.example", **PREFLIGHT}
+        preflight = await http.options("/graphql", headers=asked)
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "https://app.example"
+        assert "POST" in preflight.headers["access-control-allow-methods"]
+        response = await http.post(
+            "/graphql",
+            json={"query": README_QUERY, "variables": {"tenant": DEMO}},
+            headers={"origin": "https://app.example"},
+        )
+        assert response.status_code == 200
+        assert response.headers["access-control-allow-origin"] == "https://app.example"
+        exposed = response.headers["access-control-expose-headers"].lower()
+        assert {"redstring-bookmark", "x-request-id"} <= set(exposed.replace(" ", "").split(","))
+        other = await http.options("/graphql", headers={**asked, "origin": "https://evil.example"})
+        assert "access-control-allow-origin" not in other.headers
+
+
+async def test_without_listed_origins_no_page_of_another_origin_may_call(
+    demo_services: Redstring,
+) -> None:
+    async with _http(demo_services) as http:
+        asked = {"origin": "https://app.example", **PREFLIGHT}
+        preflight = await http.options("/graphql", headers=asked)
+        assert preflight.status_code == 405
+        assert "access-control-allow-origin" not in preflight.headers
+
+
+def test_an_origin_setting_is_origins() -> None:
+    with pytest.raises(ValueError, match=r"'app\.example' is no origin"):
+        Settings(cors_origins="https://ok.example, app.example")  # type: ignore[arg-type]

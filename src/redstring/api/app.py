@@ -6,14 +6,17 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 from starlette.types import ASGIApp
 from threadpoolctl import threadpool_limits
 
+from redstring.api import bookmarks
 from redstring.api.access_log import AccessLog
 from redstring.api.authentication import NO_AUTH_WARNING, build_authenticator
 from redstring.api.demo import load_demo
@@ -24,6 +27,7 @@ from redstring.api.landing import landing_routes
 from redstring.api.log_config import configure_logging
 from redstring.api.metrics import Metrics
 from redstring.api.refusals import EXCEPTION_HANDLERS
+from redstring.api.request_record import REQUEST_ID_HEADER
 from redstring.api.schema.build import build_schema
 from redstring.api.settings import AuthMode, Settings
 from redstring.api.startup import open_client
@@ -169,8 +173,31 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
     if settings.graphiql and settings.graphiql_assets is AssetSource.LOCAL:
         routes.append(asset_route())
     return _ObservedStarlette(
-        metrics, routes=routes, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS
+        metrics,
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers=EXCEPTION_HANDLERS,
+        middleware=cors_middleware(settings.cors_origins),
     )
+
+
+def cors_middleware(origins: Sequence[str]) -> list[Middleware]:
+    """Starlette's CORS middleware for `origins` (none: no CORS headers at all, so no
+    browser page of another origin may call the API): `GET` and `POST` with the
+    headers the API reads, its bookmark and request id exposed, a preflight kept ten
+    minutes. Credentials are headers (`Authorization`), never cookies."""
+    if not origins:
+        return []
+    return [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=list(origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["authorization", "content-type", bookmarks.HEADER, REQUEST_ID_HEADER],
+            expose_headers=[bookmarks.HEADER, REQUEST_ID_HEADER],
+            max_age=600,
+        )
+    ]
 
 
 def app_from_environment() -> Starlette:

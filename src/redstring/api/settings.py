@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from redstring.api.graphiql import AssetSource
 from redstring.api.limits import Limits
@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     federation: bool = False
     readiness_timeout: float = Field(default=2.0, gt=0)
     introspection: bool = True
+    # Origins whose pages may call the API from a browser (CORS), comma-separated;
+    # none by default, `*` for any.
+    cors_origins: Annotated[tuple[str, ...], NoDecode] = ()
 
     auth: AuthMode = AuthMode.NONE
     api_keys_file: Path | None = None
@@ -128,6 +131,27 @@ class Settings(BaseSettings):
                 "or 0.0.0.0 to listen on all"
             )
         return value.strip()
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _origins_listed(cls, value: object) -> object:
+        """`https://a.example, https://b.example` as its origins, blanks dropped."""
+        if isinstance(value, str):
+            return tuple(origin.strip() for origin in value.split(",") if origin.strip())
+        return value
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins_are_origins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for origin in value:
+            if origin != "*" and (
+                not origin.startswith(("http://", "https://")) or origin.endswith("/")
+            ):
+                raise ValueError(
+                    f"{origin!r} is no origin: give scheme and host (and port), as "
+                    "https://app.example.com, or *"
+                )
+        return value
 
     @field_validator("log_level", mode="before")
     @classmethod
