@@ -92,11 +92,22 @@ def test_bad_settings_are_one_line_naming_the_variable(
     variables: dict[str, str],
     message: str,
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "40")
+    assert _serve_refused(monkeypatch, capsys, variables) == message + "\n"
+
+
+def _serve_refused(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    variables: dict[str, str],
+) -> str:
+    """What `redstring serve` says on stderr with `variables` set, having refused to
+    start (status 2, the server never started)."""
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setenv("COLUMNS", "40")
+    monkeypatch.setattr(server, "serve", lambda settings: pytest.fail("the server was started"))
     assert main(["serve"]) == 2
-    assert capsys.readouterr().err == message + "\n"
+    return capsys.readouterr().err
 
 
 def test_a_port_in_use_is_said_before_the_server_starts(
@@ -187,15 +198,7 @@ def test_an_incomplete_provider_is_refused_before_the_server_starts(
     variables: dict[str, str],
     message: str,
 ) -> None:
-    for name, value in variables.items():
-        monkeypatch.setenv(name, value)
-
-    def started(settings: Settings) -> None:
-        raise AssertionError("the server was started")
-
-    monkeypatch.setattr(server, "serve", started)
-    assert main(["serve"]) == 2
-    err = capsys.readouterr().err
+    err = _serve_refused(monkeypatch, capsys, variables)
     assert message in err
     assert "Traceback" not in err
 
