@@ -95,6 +95,23 @@ async def test_too_many_aliases_are_refused(
     assert error["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
 
 
+@pytest.mark.parametrize(
+    ("query", "variables"),
+    [
+        ("{ retrieve(query: ", {}),
+        ("{ nothing }", {}),
+        (RETRIEVE, {"q": "Acme", "t": DEMO, "k": "ten"}),
+    ],
+    ids=["parse", "validation", "variables"],
+)
+async def test_a_request_refused_before_execution_has_no_data(
+    client: GraphQLClient, query: str, variables: dict[str, Any]
+) -> None:
+    body = await client.execute(query, **variables)
+    assert body["errors"]
+    assert "data" not in body
+
+
 async def test_store_down_is_service_unavailable(
     make_client: MakeClient, demo_services: Redstring, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -104,6 +121,7 @@ async def test_store_down_is_service_unavailable(
         body = await client.execute(RETRIEVE, q="Acme", t=DEMO, k=5)
     [error] = body["errors"]
     assert error["extensions"] == {"code": "SERVICE_UNAVAILABLE"}
+    assert body["data"] is None  # failed while executing: `data` is there, null
     assert "10.1.2.3" not in str(body)
     assert "10.1.2.3" in caplog.text  # the cause is logged server-side
 

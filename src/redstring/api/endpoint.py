@@ -130,12 +130,17 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
     ) -> GraphQLHTTPResponse:
         """The response body, with every error coded: the `ErrorCodes` extension codes
         them, but Strawberry answers an exception escaping any extension hook without
-        running the rest, so an uncoded error is made public (masked) here."""
+        running the rest, so an uncoded error is made public (masked) here. A result
+        refused before execution has no `data`."""
         if result.errors and any("code" not in (e.extensions or {}) for e in result.errors):
             result.errors = [
                 e if "code" in (e.extensions or {}) else public_error(e) for e in result.errors
             ]
         body = await super().process_result(request, result)
+        if result.data is None and result.errors and all(e.path is None for e in result.errors):
+            # Refused before execution (parse, validation, cost, variables): the GraphQL
+            # spec leaves `data` out, where an execution that failed at its root has null.
+            body.pop("data", None)
         written = written_positions()
         if written:
             body["extensions"] = {
