@@ -146,3 +146,16 @@ def test_only_the_hashing_provider_on_neo4j_is_warned_of() -> None:
         embedding_base_url="http://127.0.0.1:9/v1",
     )
     assert choice_warnings(model) == []
+
+
+def test_a_redstring_variable_that_names_no_setting_is_warned_of() -> None:
+    environment = {
+        "REDSTRING_MAX_TOKNS": "5",
+        "REDSTRING_PORT": "1",
+        "REDSTRING_ZZZ": "",
+        "HOME": "/",
+    }
+    assert choice_warnings(Settings(), environment) == [
+        "REDSTRING_MAX_TOKNS names no setting and is ignored; did you mean REDSTRING_MAX_TOKENS?",
+        "REDSTRING_ZZZ names no setting and is ignored",
+    ]

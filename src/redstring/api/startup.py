@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import logging
+import os
+from collections.abc import Mapping
 
 from redstring.api.authentication import check_auth_settings
 from redstring.api.metrics import check_shared_directory
@@ -30,16 +33,34 @@ def check_settings(settings: Settings) -> None:
     )
 
 
-def choice_warnings(settings: Settings) -> list[str]:
-    """What `open_client` warns of in a choice it accepts, one message each."""
+def choice_warnings(settings: Settings, environment: Mapping[str, str] | None = None) -> list[str]:
+    """What `open_client` warns of in a choice it accepts, one message each: the hashing
+    provider with Neo4j, and each `REDSTRING_*` variable of `environment` (the process's
+    by default) that names no setting, so is ignored (`REDSTRING_MAX_TOKNS`)."""
+    warnings = [
+        f"{name} names no setting and is ignored" + (f"; did you mean {close[0]}?" if close else "")
+        for name, close in unknown_variables(os.environ if environment is None else environment)
+    ]
     if settings.backend is Backend.NEO4J and settings.embeddings is EmbeddingsKind.HASHING:
-        return [
+        warnings.append(
             "embeddings: the hashing provider with Neo4j. Neo4j's vector index is approximate "
             "and finds hashing vectors poorly in tenants of more than 100 entities (smaller "
             "ones are searched exactly); choose a model with REDSTRING_EMBEDDINGS "
             "(docs/neo4j.md, 'Approximate search, and the hashing provider')"
-        ]
-    return []
+        )
+    return warnings
+
+
+def unknown_variables(environment: Mapping[str, str]) -> list[tuple[str, list[str]]]:
+    """Each `REDSTRING_*` name of `environment` that is no setting, with the setting
+    names close to it (a misspelling's likely meaning), in name order."""
+    prefix = str(Settings.model_config.get("env_prefix", ""))
+    known = [name.upper() for name in Settings.model_fields]
+    return [
+        (name, [prefix + m for m in difflib.get_close_matches(name[len(prefix) :], known, n=1)])
+        for name in sorted(environment)
+        if name.upper().startswith(prefix) and name[len(prefix) :].upper() not in known
+    ]
 
 
 async def open_client(settings: Settings) -> Redstring:
