@@ -209,6 +209,8 @@ def test_the_lexical_vote_drops_a_mention_and_keeps_the_margin() -> None:
         ("H&M", "HM Revenue"),
         ("AT and T", "AT&T Inc."),
         ("AT&T", "AT and T Corp"),
+        ("AT and T Mobility", "ATT Mobility"),
+        ("ATT Mobility", "AT and T Mobility"),
     ],
 )
 def test_letters_joined_by_an_ampersand_are_compared_as_one_word(query: str, name: str) -> None:

@@ -153,7 +153,7 @@ def with_romanised(text: str) -> str:
 def other_forms(text: str) -> tuple[str, ...]:
     """The forms a name is read in besides its own: `ampersand_joined` and `romanised`,
     each where it differs."""
-    if text.isascii() and "&" not in text:  # most names: neither form
+    if text.isascii() and not _may_join(text):  # most names: neither form
         return ()
     forms = (ampersand_joined(text), romanised(text))
     return tuple(form for form in forms if form is not None)
