@@ -498,6 +498,21 @@ async def test_build_graph_embeds_only_entities_whose_text_changed() -> None:
     assert (match.entity_id, round(match.score, 6)) == (described.id, 1.0)
 
 
+async def test_an_entity_without_direction_is_embedded_once_a_write_not_again_by_the_read_back() -> (
+    None
+):
+    """It has no vector, so no source: each write embeds it again (it may have changed),
+    but the read-back after the write leaves it alone."""
+    tenant = new_tenant()
+    embeddings = CountingEmbeddings(DIM)
+    vectors, graph = InMemoryVectorStore(DIM), InMemoryGraphStore()
+    acme, bare = make_entity(tenant, "Acme"), make_entity(tenant, "!!!", "???")
+    await build_graph([acme, bare], embeddings=embeddings, vectors=vectors, graph=graph)
+    embeddings.document_texts.clear()
+    await build_graph([acme, bare], embeddings=embeddings, vectors=vectors, graph=graph)
+    assert embeddings.document_texts == [bare.embedding_text()]
+
+
 class _SlowVectors(InMemoryVectorStore):
     """Vector writes that end turns of the loop after they start, as a server's would."""
 

@@ -54,7 +54,13 @@ async def _vectors_then_settle(
     writer of the same entities made differ (`settle`)."""
     vectors, graph = stores
     await embedded.write(vectors)
-    await settle(batch, embeddings=embeddings, vectors=vectors, graph=graph)
+    await settle(
+        batch,
+        embeddings=embeddings,
+        vectors=vectors,
+        graph=graph,
+        directionless=embedded.directionless,
+    )
 
 
 async def build_graph(
@@ -72,7 +78,8 @@ async def build_graph(
     provider's model (`not_current`: one read of the vector store's sources a
     batch) is embedded and its vector written: writing the same entities again,
     or changing only properties the embedded text leaves out, calls the
-    provider for none of them.
+    provider for none of them but those whose text embeds to no direction
+    (they have no vector to compare with).
 
     Each batch is then read back, and an entity whose stored vector is not of the
     text the graph holds (another writer's upsert of it interleaved with this one)

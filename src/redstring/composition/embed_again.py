@@ -16,7 +16,7 @@ that state is written and read back in turn, until it holds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from redstring.composition.entity_vectors import embed_entities, not_current
@@ -85,6 +85,7 @@ async def settle(
     embeddings: EmbeddingProvider,
     vectors: VectorStore,
     graph: GraphReader,
+    directionless: Mapping[TenantId, Sequence[EntityId]] | None = None,
 ) -> EmbeddedAgain:
     """After a writer has written `entities` and their vectors: read them back from
     `graph`, and embed again (`embed_again`) those whose stored vector is not of the
@@ -92,14 +93,29 @@ async def settle(
     write the graph, then the vector, and nothing orders the two pairs, so one's
     vector can land over the other's later graph write; the writer whose read-back
     comes last sees what both wrote and repairs it. Two reads a batch, one more write
-    only where it found a difference."""
+    only where it found a difference.
+
+    `directionless` (`EntityVectors.directionless`) names the entities whose text the
+    writer found to embed to no direction: they have no vector, so no source, and are
+    left alone while the graph still holds the text the writer embedded."""
     ids: dict[TenantId, list[EntityId]] = {}
+    written = {(e.tenant_id, e.id): e.embedding_text() for e in entities}
     for entity in entities:
         ids.setdefault(entity.tenant_id, []).append(entity.id)
+    no_direction = {
+        (tenant_id, entity_id)
+        for tenant_id, of_tenant in (directionless or {}).items()
+        for entity_id in of_tenant
+    }
     embedded, unsettled = 0, 0
     for tenant_id, of_tenant in ids.items():
         stored = await graph.get_entities(list(dict.fromkeys(of_tenant)), tenant_id)
-        stale = await not_current(stored, embeddings, vectors)
+        stale = [
+            entity
+            for entity in await not_current(stored, embeddings, vectors)
+            if (key := (entity.tenant_id, entity.id)) not in no_direction
+            or entity.embedding_text() != written[key]
+        ]
         again = await embed_again(stale, embeddings=embeddings, vectors=vectors, graph=graph)
         embedded, unsettled = embedded + again.embedded, unsettled + again.unsettled
     return EmbeddedAgain(embedded, unsettled)

@@ -288,6 +288,7 @@ class _Load:
             embeddings=services.embeddings,
             vectors=services.vectors,
             graph=services.graph,
+            directionless=ready.vectors.directionless,
         )
         self.report.entities += len(ready.entities)
         self.report.vectors_kept += ready.vectors_kept
