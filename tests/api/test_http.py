@@ -176,6 +176,12 @@ async def test_without_listed_origins_no_page_of_another_origin_may_call(
         assert "access-control-allow-origin" not in preflight.headers
 
 
-def test_an_origin_setting_is_origins() -> None:
-    with pytest.raises(ValueError, match=r"'app\.example' is no origin"):
-        Settings(cors_origins="https://ok.example, app.example")  # type: ignore[arg-type]
+@pytest.mark.parametrize("origin", ["app.example", "https://app.example/", "https://a.example/app"])
+def test_an_origin_setting_is_origins(origin: str) -> None:
+    with pytest.raises(ValueError, match="is no origin"):
+        Settings(cors_origins=f"https://ok.example, {origin}")  # type: ignore[arg-type]
+
+
+def test_an_origin_is_kept_as_a_browser_sends_it() -> None:
+    settings = Settings(cors_origins="HTTPS://App.Example:8443")  # type: ignore[arg-type]
+    assert settings.cors_origins == ("https://app.example:8443",)

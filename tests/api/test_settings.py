@@ -162,6 +162,16 @@ def test_a_metrics_folder_that_is_none_is_refused_before_serving(
     )
 
 
+def test_a_host_that_cannot_be_bound_is_said_without_the_port_in_use_hint(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(server, "serve", lambda settings: pytest.fail("the server was started"))
+    assert main(["serve", "--host", "no-such-host.invalid", "--port", "8000"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot listen on no-such-host.invalid port 8000: ")
+    assert "another server" not in err
+
+
 def test_log_levels_are_taken_in_any_case() -> None:
     assert Settings(log_level="DEBUG").log_level == "debug"  # type: ignore[arg-type]
 

@@ -159,3 +159,11 @@ def test_a_redstring_variable_that_names_no_setting_is_warned_of() -> None:
         "REDSTRING_MAX_TOKNS names no setting and is ignored; did you mean REDSTRING_MAX_TOKENS?",
         "REDSTRING_ZZZ names no setting and is ignored",
     ]
+
+
+def test_the_variable_holding_the_embedding_key_is_no_unknown_setting() -> None:
+    settings = Settings(embedding_api_key_env="REDSTRING_EMBEDDING_KEY")
+    environment = {"REDSTRING_EMBEDDING_KEY": "secret", "redstring_max_tokns": "5"}
+    assert choice_warnings(settings, environment) == [
+        "redstring_max_tokns names no setting and is ignored; did you mean REDSTRING_MAX_TOKENS?"
+    ]

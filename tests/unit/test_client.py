@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from redstring import (
@@ -166,3 +168,22 @@ async def test_a_client_that_failed_to_start_refuses_every_later_call() -> None:
         with pytest.raises(ClientStartFailedError, match="failed to start") as refused:
             await rs.retrieve("Acme", tenant)
         assert isinstance(refused.value.__cause__, StoreUnavailableError)
+
+
+async def test_a_client_whose_start_was_cancelled_refuses_every_later_call() -> None:
+    rs = Redstring.in_memory()
+    started = asyncio.Event()
+
+    async def never_done() -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    rs._starter = never_done  # as `Redstring.neo4j` sets it
+    first = asyncio.ensure_future(rs.retrieve("Acme", new_tenant()))
+    await started.wait()
+    assert rs._starting is not None
+    rs._starting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    with pytest.raises(ClientStartFailedError, match="failed to start"):
+        await rs.retrieve("Acme", new_tenant())

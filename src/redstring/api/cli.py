@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import errno
 import gc
 import importlib.metadata
 import math
@@ -81,10 +82,14 @@ def _serve(args: argparse.Namespace) -> int:
     if refused is not None:
         # Said before the app starts: uvicorn binds only after the start-up (a demo
         # loaded, a Neo4j schema checked), then exits with status 3.
+        hint = (
+            " (another server there? choose another with --port or REDSTRING_PORT)"
+            if refused.errno == errno.EADDRINUSE
+            else ""
+        )
         error_console().print(
             f"[red]error:[/red] cannot listen on {escape(settings.host)} port {settings.port}: "
-            f"{escape(refused.strerror or str(refused))} (another server there? choose "
-            "another with --port or REDSTRING_PORT)",
+            f"{escape(refused.strerror or str(refused))}{hint}",
             highlight=False,
         )
         return EXIT_FAILED

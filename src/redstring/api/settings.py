@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -143,15 +144,28 @@ class Settings(BaseSettings):
     @field_validator("cors_origins")
     @classmethod
     def _origins_are_origins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        """Each an origin as a browser sends it (scheme and host, lower case, a port,
+        no path), since they are compared as strings; `*` for any."""
+        origins = []
         for origin in value:
-            if origin != "*" and (
-                not origin.startswith(("http://", "https://")) or origin.endswith("/")
+            if origin == "*":
+                origins.append(origin)
+                continue
+            parts = urlsplit(origin)
+            if (
+                parts.scheme.lower() not in ("http", "https")
+                or not parts.hostname
+                or parts.path
+                or parts.query
+                or parts.fragment
+                or parts.username is not None
             ):
                 raise ValueError(
                     f"{origin!r} is no origin: give scheme and host (and port), as "
                     "https://app.example.com, or *"
                 )
-        return value
+            origins.append(origin.lower())
+        return tuple(origins)
 
     @field_validator("log_level", mode="before")
     @classmethod

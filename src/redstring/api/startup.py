@@ -37,9 +37,13 @@ def choice_warnings(settings: Settings, environment: Mapping[str, str] | None = 
     """What `open_client` warns of in a choice it accepts, one message each: the hashing
     provider with Neo4j, and each `REDSTRING_*` variable of `environment` (the process's
     by default) that names no setting, so is ignored (`REDSTRING_MAX_TOKNS`)."""
+    given = os.environ if environment is None else environment
+    # The variable that holds the embedding API key may be given a REDSTRING_ name too.
+    key_holder = settings.embedding_api_key_env.upper()
     warnings = [
         f"{name} names no setting and is ignored" + (f"; did you mean {close[0]}?" if close else "")
-        for name, close in unknown_variables(os.environ if environment is None else environment)
+        for name, close in unknown_variables(given)
+        if name.upper() != key_holder
     ]
     if settings.backend is Backend.NEO4J and settings.embeddings is EmbeddingsKind.HASHING:
         warnings.append(
@@ -57,9 +61,9 @@ def unknown_variables(environment: Mapping[str, str]) -> list[tuple[str, list[st
     prefix = str(Settings.model_config.get("env_prefix", ""))
     known = [name.upper() for name in Settings.model_fields]
     return [
-        (name, [prefix + m for m in difflib.get_close_matches(name[len(prefix) :], known, n=1)])
+        (name, [prefix + m for m in difflib.get_close_matches(suffix, known, n=1)])
         for name in sorted(environment)
-        if name.upper().startswith(prefix) and name[len(prefix) :].upper() not in known
+        if name.upper().startswith(prefix) and (suffix := name[len(prefix) :].upper()) not in known
     ]
 
 

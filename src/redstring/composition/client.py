@@ -268,7 +268,11 @@ class Redstring:
                 return
             self._starting = asyncio.ensure_future(self._start_once(self._starter))
         if self._starting.done():
-            failure = None if self._starting.cancelled() else self._starting.exception()
+            failure = (
+                asyncio.CancelledError("the start was cancelled")
+                if self._starting.cancelled()
+                else self._starting.exception()
+            )
             if failure is not None:
                 raise ClientStartFailedError(
                     f"this client failed to start ({type(failure).__name__}: {failure}) and "
