@@ -129,6 +129,17 @@ async def test_the_nesting_cap_holds_for_get_variables(http: httpx.AsyncClient) 
     assert the_error(response)["extensions"]["code"] == "BAD_REQUEST"
 
 
+@pytest.mark.parametrize("name", ["variables", "extensions"])
+async def test_a_get_parameter_that_is_not_json_is_named(
+    http: httpx.AsyncClient, name: str
+) -> None:
+    response = await http.get("/graphql", params={"query": "{ __typename }", name: "nope"})
+    assert response.status_code == 400
+    error = the_error(response)
+    assert error["extensions"]["code"] == "BAD_REQUEST"
+    assert error["message"].startswith(f"The {name} parameter is not JSON: ")
+
+
 async def test_the_nesting_cap_is_exact(demo_services: Redstring) -> None:
     """The body and `variables` are two levels: a variable of depth `cap - 2` passes the
     transport (and is then GraphQL's to judge: a list is no Boolean), one more does not."""

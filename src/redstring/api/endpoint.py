@@ -15,6 +15,7 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
+from strawberry.http.types import QueryParams
 from strawberry.types import ExecutionResult
 
 from redstring.api import bookmarks, request_body
@@ -112,6 +113,17 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         """Every JSON a request carries (a POST body, GET `variables` and `extensions`),
         refused when malformed or nested deeper than `max_json_depth`."""
         return request_body.parse_json(data, self._limits.max_json_depth)
+
+    def parse_query_params(self, params: QueryParams) -> dict[str, Any]:
+        """A GET's parameters, its `variables` and `extensions` parsed as `parse_json`
+        parses a body, a refusal naming the parameter that is not JSON."""
+        fields: dict[str, Any] = dict(params)
+        for name in ("variables", "extensions"):
+            if fields.get(name):
+                fields[name] = request_body.parse_json(
+                    fields[name], self._limits.max_json_depth, f"The {name} parameter"
+                )
+        return fields
 
     async def parse_http_body(self, request: AsyncHTTPRequestAdapter) -> GraphQLRequestData:
         """The one operation of a request: GET parameters, or a POST body of JSON. Its

@@ -96,9 +96,10 @@ def json_depth(text: str) -> int:
     return int(np.cumsum(steps, dtype=np.int64).max(initial=0))
 
 
-def parse_json(data: str | bytes, max_depth: int) -> Any:
+def parse_json(data: str | bytes, max_depth: int, what: str = "The request") -> Any:
     """`data` parsed as JSON (bytes in UTF-8, -16 or -32, as `json.loads` reads them),
-    refused when it is not JSON or nests deeper than `max_depth`."""
+    refused when it is not JSON or nests deeper than `max_depth`; the refusal names the
+    data as `what` (a GET's `The variables parameter`)."""
     try:
         text = (
             data
@@ -106,7 +107,7 @@ def parse_json(data: str | bytes, max_depth: int) -> Any:
             else data.decode(json.detect_encoding(data), "surrogatepass")
         )
     except UnicodeDecodeError:
-        raise _not_json("its bytes are not Unicode text") from None
+        raise _not_json(what, "its bytes are not Unicode text") from None
     # Nesting needs an opening bracket per level: counting them settles most requests.
     if text.count("[") + text.count("{") > max_depth and json_depth(text) > max_depth:
         raise RequestRefusedError(
@@ -115,11 +116,11 @@ def parse_json(data: str | bytes, max_depth: int) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _not_json(str(exc)) from None
+        raise _not_json(what, str(exc)) from None
 
 
-def _not_json(why: str) -> RequestRefusedError:
-    return RequestRefusedError(400, ErrorCode.BAD_REQUEST, f"The request is not JSON: {why}")
+def _not_json(what: str, why: str) -> RequestRefusedError:
+    return RequestRefusedError(400, ErrorCode.BAD_REQUEST, f"{what} is not JSON: {why}")
 
 
 def require_json_media_type(content_type: str | None) -> None:
