@@ -100,29 +100,27 @@ def _serve_refused(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     variables: dict[str, str],
+    *arguments: str,
+    status: int = 2,
 ) -> str:
-    """What `redstring serve` says on stderr with `variables` set, having refused to
-    start (status 2, the server never started)."""
+    """What `redstring serve *arguments` says on stderr with `variables` set, having
+    refused to start with `status` (the server never started)."""
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setattr(server, "serve", lambda settings: pytest.fail("the server was started"))
-    assert main(["serve"]) == 2
+    assert main(["serve", *arguments]) == status
     return capsys.readouterr().err
 
 
 def test_a_port_in_use_is_said_before_the_server_starts(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def started(settings: Settings) -> None:
-        raise AssertionError("the server was started")
-
-    monkeypatch.setattr(server, "serve", started)
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        assert main(["serve", "--host", "127.0.0.1", "--port", str(port)]) == 1
-    err = capsys.readouterr().err
+        arguments = ("--host", "127.0.0.1", "--port", str(port))
+        err = _serve_refused(monkeypatch, capsys, {}, *arguments, status=1)
     assert err.startswith(f"error: cannot listen on 127.0.0.1 port {port}: Address already in use")
     assert "--port or REDSTRING_PORT" in err
 
@@ -138,11 +136,11 @@ def test_sentence_transformers_without_the_local_extra_is_refused_before_serving
         lambda name, *args: None if name == LOCAL_LIBRARY else found(name, *args),
     )
     monkeypatch.delitem(sys.modules, LOCAL_LIBRARY, raising=False)
-    monkeypatch.setenv("REDSTRING_EMBEDDINGS", "sentence-transformers")
-    monkeypatch.setenv("REDSTRING_EMBEDDING_MODEL", "all-MiniLM-L6-v2")
-    monkeypatch.setattr(server, "serve", lambda settings: pytest.fail("the server was started"))
-    assert main(["serve", "--workers", "2"]) == 2
-    assert capsys.readouterr().err == (
+    variables = {
+        "REDSTRING_EMBEDDINGS": "sentence-transformers",
+        "REDSTRING_EMBEDDING_MODEL": "all-MiniLM-L6-v2",
+    }
+    assert _serve_refused(monkeypatch, capsys, variables, "--workers", "2") == (
         "bad settings: the 'sentence-transformers' embedding provider needs the local extra: "
         "pip install 'redstring[local]'\n"
     )
@@ -153,10 +151,8 @@ def test_a_metrics_folder_that_is_none_is_refused_before_serving(
 ) -> None:
     """prometheus-client failed in each worker's start-up, and uvicorn started it again."""
     missing = tmp_path / "metrics"
-    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(missing))
-    monkeypatch.setattr(server, "serve", lambda settings: pytest.fail("the server was started"))
-    assert main(["serve", "--workers", "2"]) == 2
-    assert capsys.readouterr().err == (
+    variables = {"PROMETHEUS_MULTIPROC_DIR": str(missing)}
+    assert _serve_refused(monkeypatch, capsys, variables, "--workers", "2") == (
         f"bad settings: PROMETHEUS_MULTIPROC_DIR must name a folder the server may write, "
         f"got {str(missing)!r}\n"
     )
@@ -165,9 +161,8 @@ def test_a_metrics_folder_that_is_none_is_refused_before_serving(
 def test_a_host_that_cannot_be_bound_is_said_without_the_port_in_use_hint(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(server, "serve", lambda settings: pytest.fail("the server was started"))
-    assert main(["serve", "--host", "no-such-host.invalid", "--port", "8000"]) == 1
-    err = capsys.readouterr().err
+    arguments = ("--host", "no-such-host.invalid", "--port", "8000")
+    err = _serve_refused(monkeypatch, capsys, {}, *arguments, status=1)
     assert err.startswith("error: cannot listen on no-such-host.invalid port 8000: ")
     assert "another server" not in err
 
