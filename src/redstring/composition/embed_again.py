@@ -98,22 +98,25 @@ async def settle(
     `directionless` (`EntityVectors.directionless`) names the entities whose text the
     writer found to embed to no direction: they have no vector, so no source, and are
     left alone while the graph still holds the text the writer embedded."""
-    ids: dict[TenantId, list[EntityId]] = {}
-    written = {(e.tenant_id, e.id): e.embedding_text() for e in entities}
-    for entity in entities:
-        ids.setdefault(entity.tenant_id, []).append(entity.id)
     no_direction = {
         (tenant_id, entity_id)
         for tenant_id, of_tenant in (directionless or {}).items()
         for entity_id in of_tenant
     }
+    # The text the writer embedded, of those (the last entity of an id decides).
+    written = {
+        key: e.embedding_text() for e in entities if (key := (e.tenant_id, e.id)) in no_direction
+    }
+    ids: dict[TenantId, list[EntityId]] = {}
+    for tenant_id, entity_id in dict.fromkeys((e.tenant_id, e.id) for e in entities):
+        ids.setdefault(tenant_id, []).append(entity_id)
     embedded, unsettled = 0, 0
     for tenant_id, of_tenant in ids.items():
-        stored = await graph.get_entities(list(dict.fromkeys(of_tenant)), tenant_id)
+        stored = await graph.get_entities(of_tenant, tenant_id)
         stale = [
             entity
             for entity in await not_current(stored, embeddings, vectors)
-            if (key := (entity.tenant_id, entity.id)) not in no_direction
+            if (key := (entity.tenant_id, entity.id)) not in written
             or entity.embedding_text() != written[key]
         ]
         again = await embed_again(stale, embeddings=embeddings, vectors=vectors, graph=graph)
