@@ -16,6 +16,7 @@ from redstring.composition.retrieval import Retriever
 from redstring.domain.candidates import Candidates
 from redstring.domain.entity import Entity
 from redstring.domain.errors import (
+    ClientClosedError,
     ClientStartFailedError,
     DimensionMismatchError,
     FrozenRecordError,
@@ -42,6 +43,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CandidateReader",
     "Candidates",
+    "ClientClosedError",
     "ClientStartFailedError",
     "DimensionMismatchError",
     "Direction",

@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from redstring import (
+    ClientClosedError,
     Entity,
     HashingEmbeddingProvider,
     InvalidInputError,
@@ -64,6 +65,17 @@ async def test_concurrent_first_calls_start_the_client_once(
     finally:
         await rs.aclose()
     assert events == ["warm-up started", "warm-up done", "read", "read", "read"]
+
+
+async def test_a_closed_client_says_so_instead_of_failing_in_the_driver(
+    neo4j_auth: tuple[str, tuple[str, str]],
+) -> None:
+    uri, auth = neo4j_auth
+    tenant = new_tenant()
+    async with Redstring.neo4j(uri, auth, embeddings=HashingEmbeddingProvider(DIMENSION)) as rs:
+        assert (await rs.retrieve("Acme", tenant, k=1)).matches == ()
+    with pytest.raises(ClientClosedError, match="closed"):
+        await rs.retrieve("Acme", tenant, k=1)
 
 
 async def test_words_too_long_to_index_are_stored_and_a_type_that_long_refused(

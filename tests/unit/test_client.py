@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from redstring import (
+    ClientClosedError,
     ClientStartFailedError,
     DimensionMismatchError,
     Entity,
@@ -21,6 +22,7 @@ from redstring import (
 )
 from redstring.api.schema.inputs import EntityInput, RelationshipInput
 from redstring.api.settings import Settings
+from redstring.composition.observer import NoObserver
 from redstring.ports.restarts import ServerStart
 from redstring.testing import new_tenant
 from tests.embeddings.fake_server import EmbeddingAPI, serving
@@ -187,3 +189,60 @@ async def test_a_client_whose_start_was_cancelled_refuses_every_later_call() -> 
         await first
     with pytest.raises(ClientStartFailedError, match="failed to start"):
         await rs.retrieve("Acme", new_tenant())
+
+
+async def test_a_closed_client_refuses_every_call_and_its_observed_copy_too() -> None:
+    """After `aclose` nothing may run on what was released (in memory the stores would
+    still answer, over Neo4j the driver would fail): each call says the client is closed.
+    Closing again runs no closer a second time."""
+    closes: list[str] = []
+
+    async def closer() -> None:
+        closes.append("closed")
+
+    rs = Redstring(
+        embeddings=HashingEmbeddingProvider(16),
+        vectors=InMemoryVectorStore(16),
+        graph=InMemoryGraphStore(),
+        closers=[closer],
+    )
+    tenant = new_tenant()
+    acme = Entity.create(tenant, "Acme Corp", "company")
+    await rs.upsert([acme])
+    seen = rs.observed(NoObserver())
+    await rs.aclose()
+    calls = {
+        "upsert": lambda client: client.upsert([acme]),
+        "retrieve": lambda client: client.retrieve("Acme", tenant),
+        "relationships": lambda client: client.relationships([acme.id], tenant),
+        "delete": lambda client: client.delete([acme.id], tenant),
+        "tenants": lambda client: client.tenants(),
+        "rekey": lambda client: client.rekey(tenant),
+        "check_ready": lambda client: client.check_ready(),
+        "start": lambda client: client.start(),
+    }
+    for client in (rs, seen):
+        for name, call in calls.items():
+            with pytest.raises(ClientClosedError, match="closed") as refused:
+                await call(client)
+            assert type(refused.value) is ClientClosedError, name
+    await rs.aclose()
+    await seen.aclose()
+    assert closes == ["closed"]
+    assert await InMemoryGraphStore.get_entities(rs.graph, [acme.id], tenant)  # kept intact
+
+
+async def test_a_client_closed_while_it_starts_refuses_the_calls_that_waited() -> None:
+    rs = Redstring.in_memory(HashingEmbeddingProvider(16))
+    release = asyncio.Event()
+
+    async def slow_start() -> None:
+        await release.wait()
+
+    rs._starter = slow_start  # as `Redstring.neo4j` sets it
+    waiting = asyncio.ensure_future(rs.retrieve("Acme", new_tenant()))
+    await asyncio.sleep(0)
+    await rs.aclose()
+    release.set()
+    with pytest.raises(ClientClosedError):
+        await waiting

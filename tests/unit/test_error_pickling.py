@@ -38,6 +38,7 @@ SAMPLES: list[RedstringError] = [
     MissingEndpointError([UUID(int=2), UUID(int=1)]),
     errors.TenantAccessDeniedError("not this tenant"),
     errors.StoreUnavailableError("Neo4j did not answer"),
+    errors.ClientClosedError("this client is closed"),
     errors.ClientStartFailedError("this client failed to start"),
     EmbeddingUnavailableError("provider refused", attempts=3, status_code=429),
     EmbeddingUnavailableError("no reply", attempts=1),

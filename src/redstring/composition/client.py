@@ -34,7 +34,7 @@ from redstring.composition.query_cache import CachedQueryEmbeddings
 from redstring.composition.rekey import RekeyReport, rekey
 from redstring.composition.retrieval import Retriever
 from redstring.domain.entity import Entity
-from redstring.domain.errors import ClientStartFailedError
+from redstring.domain.errors import ClientClosedError, ClientStartFailedError
 from redstring.domain.ids import EntityId, TenantId, tenant_id_of
 from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult
@@ -44,6 +44,13 @@ from redstring.ports.restarts import ServerStart, StartReads
 from redstring.ports.vector_store import VectorStore
 
 Closer = Callable[[], Awaitable[None]]
+
+
+class _Lifetime:
+    """Whether a client is closed, shared by the client and its `observed` copies (which
+    run the same closers)."""
+
+    closed = False
 
 
 @runtime_checkable
@@ -154,6 +161,7 @@ class Redstring:
         self.graph: GraphStore = graph
         self.query_cache = cache
         self.closers = tuple(closers)
+        self._lifetime = _Lifetime()
         self._starter: Callable[[], Awaitable[None]] | None = None
         self._starting: asyncio.Future[None] | None = None
         # The stores that can tell when their server started, and for each server, the
@@ -264,6 +272,7 @@ class Redstring:
         while it runs wait for it. On failure, what this client owns is closed and the
         error raised; every later call raises `ClientStartFailedError` from it."""
         if self._starting is None:
+            self._check_open()
             if self._starter is None:
                 return
             self._starting = asyncio.ensure_future(self._start_once(self._starter))
@@ -278,8 +287,14 @@ class Redstring:
                     f"this client failed to start ({type(failure).__name__}: {failure}) and "
                     "is closed: open a new one"
                 ) from failure
+            self._check_open()
             return
         await asyncio.shield(self._starting)
+        self._check_open()  # closed while it started
+
+    def _check_open(self) -> None:
+        if self._lifetime.closed:
+            raise ClientClosedError("this client is closed (aclose): open a new one")
 
     async def _start_once(self, starter: Callable[[], Awaitable[None]]) -> None:
         try:
@@ -302,7 +317,12 @@ class Redstring:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Run every closer, even when an earlier one fails; the first failure is raised."""
+        """Run every closer, even when an earlier one fails; the first failure is raised.
+        Then every call raises `ClientClosedError` (`ClientStartFailedError` after a
+        failed start); closing again does nothing."""
+        if self._lifetime.closed:
+            return
+        self._lifetime.closed = True
         self._starter = None
         failure: BaseException | None = None
         for close in self.closers:
@@ -458,8 +478,10 @@ class Redstring:
         They are not when the server answering a store has started again since the
         last `warm_up` read its start (`StartReads`): what that warm-up filled is gone,
         though no read failed. Stores that never start again (in memory) are always
-        warm; a server no warm-up has met is taken as the check finds it.
+        warm; a server no warm-up has met is taken as the check finds it. Raises
+        `ClientClosedError` once closed.
         """
+        self._check_open()
         starts = await self._answer_and_starts()
         return all([self._warm_starts.setdefault(s.server, s.started) == s.started for s in starts])
 

@@ -141,7 +141,12 @@ class StoreUnavailableError(RedstringError):
     """A backing store did not answer (down, unreachable or timed out)."""
 
 
-class ClientStartFailedError(RedstringError):
+class ClientClosedError(RedstringError):
+    """A call on a `Redstring` client after its `aclose` (or the end of its `async with`):
+    what it owned (a driver, an HTTP client) is released. Open a new client."""
+
+
+class ClientStartFailedError(ClientClosedError):
     """A call on a `Redstring` client whose start failed (the first call's, or `async
     with`'s): what it owned is closed, so every later call raises this, its cause the
     start's own error. Open a new client."""
