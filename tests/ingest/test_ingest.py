@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
@@ -569,3 +570,64 @@ async def test_a_read_error_lets_the_batch_before_finish_its_writes() -> None:
         await ingest(stream(), services, batch_size=3)
     state = await snapshot(services, tenant, ids(tenant, 3))
     assert state.vector_ids == set(ids(tenant, 3))  # written whole before the error
+
+
+class _Pipe:
+    """An input that sends its first `sent` lines, then nothing until `go_on` is set (a
+    pipe whose writer is slow): 10 s at most, so that a load reading it on the event
+    loop fails the test instead of hanging it."""
+
+    def __init__(self, lines: Sequence[NumberedLine], sent: int) -> None:
+        self.lines, self.sent = lines, sent
+        self.go_on = threading.Event()
+        self.waited_out = False
+
+    def __iter__(self) -> Iterator[NumberedLine]:
+        yield from self.lines[: self.sent]
+        self.waited_out = not self.go_on.wait(10)
+        yield from self.lines[self.sent :]
+
+
+async def test_a_slow_input_holds_neither_the_batch_before_nor_its_report() -> None:
+    """While the input sends nothing, the batch before is written whole and reported."""
+    tenant = new_tenant()
+    services = services_over()
+    pipe = _Pipe(numbered(*(company(tenant, i) for i in range(5))), sent=3)
+    await asyncio.wait_for(
+        ingest(pipe, services, batch_size=3, on_batch=lambda report: pipe.go_on.set()),
+        timeout=20,
+    )
+    assert not pipe.waited_out
+    state = await snapshot(services, tenant, ids(tenant, 5))
+    assert state.vector_ids == set(ids(tenant, 5))
+
+
+async def test_the_batch_before_failing_is_raised_while_the_input_sends_nothing() -> None:
+    tenant = new_tenant()
+    services = services_over(vectors=VectorStoreFailingAt(DIMENSION, fail_at=1))
+    pipe = _Pipe(numbered(*(company(tenant, i) for i in range(5))), sent=3)
+    try:
+        with pytest.raises(StoreUnavailableError, match="went away"):
+            await asyncio.wait_for(ingest(pipe, services, batch_size=3), timeout=5)
+    finally:
+        pipe.go_on.set()
+
+
+async def test_a_load_waiting_for_its_input_is_cancelled_at_once() -> None:
+    """Ctrl-C cancels the load: the read is left to its thread, the batch before finished."""
+    tenant = new_tenant()
+    services = services_over()
+    pipe = _Pipe(numbered(*(company(tenant, i) for i in range(5))), sent=3)
+    reported = asyncio.Event()
+    load = asyncio.ensure_future(
+        ingest(pipe, services, batch_size=3, on_batch=lambda report: reported.set())
+    )
+    try:
+        await asyncio.wait_for(reported.wait(), timeout=5)
+        load.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(load, timeout=5)
+    finally:
+        pipe.go_on.set()
+    state = await snapshot(services, tenant, ids(tenant, 3))
+    assert state.vector_ids == set(ids(tenant, 3))

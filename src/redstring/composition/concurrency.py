@@ -1,9 +1,12 @@
-"""Running two awaitables side by side without leaving one behind when the other fails."""
+"""Running two awaitables side by side without leaving one behind when the other fails,
+and a blocking call beside the event loop."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+import contextlib
+import threading
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 A = TypeVar("A")
@@ -50,3 +53,31 @@ async def while_finishing(finishing: asyncio.Future[None], work: Awaitable[T]) -
         raise
     finishing.result()
     return task.result()
+
+
+def in_daemon_thread(call: Callable[[], T], name: str) -> asyncio.Future[T]:
+    """`call()` run in a daemon thread of its own, as a future of the running loop.
+
+    For a read that may block without end (a pipe nobody writes to): cancelling the
+    future leaves the thread behind, and the process can still exit, where a thread of
+    `asyncio.to_thread`'s executor is waited for at the loop's end and at exit."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle_with(outcome: Callable[[], None]) -> None:
+        if not future.done():  # cancelled meanwhile: nobody waits for it
+            outcome()
+
+    def run() -> None:
+        try:
+            result = call()
+        except BaseException as exc:  # handed to the awaiting task, as `to_thread` does
+            failure = exc
+            outcome = lambda: future.set_exception(failure)  # noqa: E731
+        else:
+            outcome = lambda: future.set_result(result)  # noqa: E731
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits for it
+            loop.call_soon_threadsafe(settle_with, outcome)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return future

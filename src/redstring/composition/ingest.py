@@ -43,7 +43,12 @@ from itertools import islice
 from typing import NamedTuple
 
 from redstring.composition.client import Redstring
-from redstring.composition.concurrency import concurrently, nothing, while_finishing
+from redstring.composition.concurrency import (
+    concurrently,
+    in_daemon_thread,
+    nothing,
+    while_finishing,
+)
 from redstring.composition.embed_again import settle
 from redstring.composition.entity_vectors import (
     EntityKey,
@@ -206,6 +211,22 @@ def _batches(records: Iterable[NumberedLine], size: int) -> Iterator[list[Number
         yield batch
 
 
+async def _next_batch(
+    batches: Iterator[list[NumberedLine]], finishing: asyncio.Future[None]
+) -> list[NumberedLine]:
+    """The next batch (`[]` after the last), read in a thread of its own while the batch
+    before is finishing: a slow input (a pipe) holds neither that batch's writes nor a
+    Ctrl-C, and a failure of those writes is raised as it comes, not after the read."""
+    read = in_daemon_thread(lambda: next(batches, []), "redstring-ingest-read")
+    try:
+        await asyncio.wait((finishing, read), return_when=asyncio.FIRST_COMPLETED)
+        if not read.done():
+            finishing.result()  # it failed: raised here, the read left behind
+        return await read
+    finally:
+        read.cancel()  # nothing when read
+
+
 @dataclass(frozen=True)
 class _Ready:
     """A checked and embedded batch whose entities are written, and nothing else yet."""
@@ -351,6 +372,8 @@ async def ingest(
     on_batch: Callable[[IngestReport], None] = lambda report: None,
 ) -> IngestReport:
     """Write `records` in batches of `batch_size` lines; see the module docstring.
+    `records` is iterated in a thread of its own, a batch at a time (never two at once),
+    so that a slow input holds no write.
 
     `on_invalid` hears of every invalid line as it is found, skipped or not,
     including (at the end) each relationship whose end never appeared;
@@ -364,8 +387,9 @@ async def ingest(
     # Batch n's vectors and relationships are written while batch n+1 is read, embedded
     # and its entities written: two stages in flight at most.
     finishing: asyncio.Future[None] = asyncio.ensure_future(nothing())
+    batches = _batches(records, batch_size)
     try:
-        for batch in _batches(records, batch_size):
+        while batch := await _next_batch(batches, finishing):
             started = await while_finishing(finishing, load.start(batch))
             if not isinstance(started, _Ready):
                 load.stop(batch, started)
