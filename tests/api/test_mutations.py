@@ -178,6 +178,13 @@ async def test_invalid_inputs_say_which_input_and_field(
     assert long_type["message"] == (
         "entities[0].entityType: entity_type must be at most 200 characters, got 40000"
     )
+    long_name = await client.error(
+        UPSERT_ENTITIES, t=tenant, entities=[{"name": "n" * 900_000, "entityType": "thing"}]
+    )
+    assert long_name["extensions"]["code"] == "BAD_USER_INPUT"
+    assert long_name["message"] == (
+        "entities[0].name: name must be at most 500 characters, got 900000"
+    )
     nested = await client.error(
         UPSERT_ENTITIES,
         t=tenant,

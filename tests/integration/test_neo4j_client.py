@@ -15,6 +15,7 @@ from redstring import (
     Relationship,
     RetrievalMode,
 )
+from redstring.domain.text import MAX_ENTITY_TYPE_LENGTH, MAX_NAME_LENGTH
 from redstring.testing import new_tenant
 
 DIMENSION = 384  # the dimension of the shared database's vector index
@@ -78,16 +79,17 @@ async def test_a_closed_client_says_so_instead_of_failing_in_the_driver(
         await rs.retrieve("Acme", tenant, k=1)
 
 
-async def test_words_too_long_to_index_are_stored_and_a_type_that_long_refused(
+async def test_the_longest_names_are_stored_and_longer_names_or_types_refused(
     neo4j_auth: tuple[str, tuple[str, str]],
 ) -> None:
     """A key is an entry of the range index on `LOOKUP_KEY` (about 8 KB at most), and a
     type a term of the vector index's filter (32,766 bytes at most, past which Neo4j
-    stops the database): the first are left unkeyed, the second refused before a write."""
+    stops the database): names of the longest words and types of the longest labels
+    allowed are stored, and longer ones refused before a write."""
     uri, auth = neo4j_auth
     tenant = new_tenant()
-    latin = Entity.create(tenant, "Acme " + "z" * 9000, "company")
-    han = Entity.create(tenant, "腾讯" + "控" * 3000, "company")
+    latin = Entity.create(tenant, "Acme " + "z" * (MAX_NAME_LENGTH - 5), "company")
+    han = Entity.create(tenant, "腾讯" + "控" * (MAX_NAME_LENGTH - 2), "T" * MAX_ENTITY_TYPE_LENGTH)
     async with Redstring.neo4j(uri, auth, embeddings=HashingEmbeddingProvider(DIMENSION)) as rs:
         await rs.upsert([latin, han])
         stored = await rs.graph.get_entities([latin.id, han.id], tenant)
@@ -96,3 +98,5 @@ async def test_words_too_long_to_index_are_stored_and_a_type_that_long_refused(
         assert [m.entity.id for m in found.matches] == [latin.id]
     with pytest.raises(InvalidInputError, match="entity_type must be at most 200"):
         Entity.create(tenant, "Short", "T" * 40_000)
+    with pytest.raises(InvalidInputError, match="name must be at most 500"):
+        Entity.create(tenant, "Acme " + "z" * 9000, "company")

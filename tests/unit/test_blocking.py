@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from redstring.domain.blocking import (
     MAX_KEYED_ALIASES,
     MAX_KEYED_WORD_LENGTH,
+    MAX_LOOKUP_KEYS,
     MAX_TYPO_LENGTH,
     blocking_keys_for,
     deletions,
@@ -270,6 +271,18 @@ def test_aliases_past_the_keyed_count_add_no_keys() -> None:
     keys = blocking_keys_for("Zephyr", "org", aliases)
     assert f"w:{aliases[MAX_KEYED_ALIASES - 1].lower()}" in keys
     assert f"w:{aliases[MAX_KEYED_ALIASES].lower()}" not in keys
+
+
+def test_an_entity_has_at_most_its_share_of_lookup_keys_its_name_s_first() -> None:
+    """Ten aliases of long words would make thousands of keys, each a write on Neo4j."""
+    words = ["".join(chr(ord("a") + (i * 7 + j) % 26) for j in range(30)) for i in range(15)]
+    name = "Zephyr Holdings"
+    aliases = [" ".join(words[i:] + words[:i]) for i in range(MAX_KEYED_ALIASES)]
+    keys = blocking_keys_for(name, "org", aliases)
+    assert len(lookup_keys(keys)) == MAX_LOOKUP_KEYS
+    assert keys[-1] == "t:org"
+    assert set(blocking_keys_for(name, "org")) <= set(keys)
+    assert keys[:MAX_LOOKUP_KEYS] == blocking_keys_for(name, "org", aliases[:1])[:MAX_LOOKUP_KEYS]
 
 
 @pytest.mark.parametrize(

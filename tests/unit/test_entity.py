@@ -24,7 +24,7 @@ from redstring import (
 from redstring.domain.blocking import MAX_KEYED_ALIASES, blocking_keys_for
 from redstring.domain.ids import entity_id_for, relationship_id_for
 from redstring.domain.properties import alias_names
-from redstring.domain.text import MAX_ENTITY_TYPE_LENGTH
+from redstring.domain.text import MAX_ENTITY_TYPE_LENGTH, MAX_NAME_LENGTH
 from redstring.testing import make_entity, make_relationship, new_tenant
 
 
@@ -67,6 +67,18 @@ def test_an_entity_type_longer_than_a_label_is_refused_by_entity_and_vector_reco
         VectorRecord(
             entity_id=uuid.uuid4(), tenant_id=tenant, vector=(1.0,), entity_type="T" * 40_000
         )
+
+
+def test_a_name_or_alias_longer_than_a_name_is_refused() -> None:
+    tenant = new_tenant()
+    longest = "Acme " + "x" * (MAX_NAME_LENGTH - 5)
+    assert make_entity(tenant, longest, "org", properties={"aliases": [longest]}).name == longest
+    with pytest.raises(InvalidFieldsError, match=r"name must be at most 500 characters, got 501$"):
+        make_entity(tenant, longest + "x", "org")
+    message = r"aliases must be at most 500 characters, got 9000$"
+    for aliases in ("a" * 9000, ["IBM", "a" * 9000]):
+        with pytest.raises(InvalidFieldsError, match=message):
+            make_entity(tenant, "Acme", "org", properties={"aliases": aliases})
 
 
 @pytest.mark.parametrize("aliases", ["", [" "], ["IBM", ""]])

@@ -9,9 +9,11 @@ import uuid
 import pytest
 
 from redstring import Entity
+from redstring.domain import lexical
 from redstring.domain.lexical import (
     EXACT_PROPERTY,
     INITIALS_MATCH,
+    MAX_SCORED_TEXTS,
     PROPERTY_WEIGHT,
     lexical_matches,
     lexical_score,
@@ -19,7 +21,8 @@ from redstring.domain.lexical import (
     lexical_votes,
 )
 from redstring.domain.ranking import LEXICAL_VOTE_MARGIN
-from redstring.domain.similarity import string_similarity
+from redstring.domain.similarity import MAX_SCORED_WORDS, NameComparison, string_similarity
+from redstring.domain.text import MAX_NAME_LENGTH
 from redstring.testing import make_entity, new_tenant
 
 TENANT = new_tenant()
@@ -256,3 +259,58 @@ def test_romanising_reads_letters_and_does_not_translate() -> None:
     tenant = new_tenant()
     assert lexical_score("Athens", make_entity(tenant, "Αθήνα", "city")) < 0.5
     assert lexical_score("Kiiv", make_entity(tenant, "Київ", "city")) >= 0.9
+
+
+def _compared_texts(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Records the texts each `compare_names` call of `lexical_matches` is given."""
+    calls: list[list[str]] = []
+    compare = lexical.compare_names
+
+    def recording(query: str, texts: list[str], *, open_end: bool = False) -> NameComparison:
+        calls.append(list(texts))
+        return compare(query, texts, open_end=open_end)
+
+    monkeypatch.setattr(lexical, "compare_names", recording)
+    return calls
+
+
+def test_what_one_entity_holds_bounds_what_a_query_compares(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An entity is a few hundred candidates' one: however many string values it holds,
+    and however long (stored before names were bounded, or a value of another
+    property), a query compares `MAX_SCORED_TEXTS` of its texts, each cut to a name's
+    length: it once took 2 s a query to compare a 900 KB name."""
+    huge = Entity.model_construct(  # as a store reads back an entity stored earlier
+        **make_entity(TENANT, "Gryphon Freight").model_dump()
+        | {"name": "Gryphon Freight " + "lorem ipsum " * 75_000}
+    )
+    values = {f"note{i}": f"Value {i} " + "dolor sit " * 10_000 for i in range(200)}
+    many = make_entity(TENANT, "Heron Logistics", properties={"aliases": "Heron", **values})
+    calls = _compared_texts(monkeypatch)
+    scores = lexical_scores("Gryphon Freight", [huge, many])
+    assert scores[0] > 0.9
+    texts = calls[0]
+    assert len(texts) <= 2 * MAX_SCORED_TEXTS
+    assert max(map(len, texts)) == MAX_NAME_LENGTH
+    # The name and alias come first: those are kept.
+    assert lexical_scores("Heron", [many]) == [EXACT_PROPERTY]
+
+
+def test_values_past_an_entity_s_share_of_texts_are_not_compared() -> None:
+    values = {f"note{i:02d}": f"Kestrel {i:02d}" for i in range(2 * MAX_SCORED_TEXTS)}
+    entity = make_entity(TENANT, "Heron Logistics", properties=values)
+    assert lexical_score("Kestrel 01", entity) == EXACT_PROPERTY
+    assert lexical_score(f"Kestrel {2 * MAX_SCORED_TEXTS - 1:02d}", entity) < EXACT_PROPERTY
+
+
+def test_words_of_a_name_past_its_share_are_not_compared() -> None:
+    words = [
+        *("amber", "bishop", "copper", "dune", "ember", "falcon", "garnet", "harbor"),
+        *("indigo", "juniper", "kettle", "lantern", "meadow", "nectar", "orchid"),
+        *("pepper", "quartz", "raven", "saffron", "thistle"),
+    ]
+    assert len(words) > MAX_SCORED_WORDS
+    name = " ".join(words)
+    assert string_similarity(words[0], name) > 0
+    assert string_similarity(words[-1], name) == 0.0

@@ -70,6 +70,10 @@ MAX_INITIALS = 6
 # Aliases past this many add no keys (an entity's keys stay bounded); their entity
 # is still scored against every one of them.
 MAX_KEYED_ALIASES = 10
+# An entity's lookup keys past this many are dropped (its name's come first): a name has
+# about 16, one of 90 characters with ten aliases as long 140; a name of 500 characters
+# of long words, or ten such aliases, would have thousands, each a write on Neo4j.
+MAX_LOOKUP_KEYS = 256
 
 
 def deletions(word: str) -> list[str]:
@@ -156,11 +160,12 @@ def _unique(keys: list[str]) -> tuple[str, ...]:
 
 def blocking_keys_for(name: str, entity_type: str, aliases: Sequence[str] = ()) -> tuple[str, ...]:
     """Every key an entity of `name`, `entity_type` and `aliases` (its other names) is
-    indexed under, in a stable order without repeats."""
+    indexed under, in a stable order without repeats: the first `MAX_LOOKUP_KEYS` lookup
+    keys, then the type key."""
     keys = _keys_of_every_form(name)
     for alias in aliases[:MAX_KEYED_ALIASES]:
         keys += _keys_of_every_form(alias)
-    return _unique([*keys, TYPE_KEY_PREFIX + normalize_name(entity_type)])
+    return (*_unique(keys)[:MAX_LOOKUP_KEYS], TYPE_KEY_PREFIX + normalize_name(entity_type))
 
 
 def lookup_keys(keys: tuple[str, ...]) -> tuple[str, ...]:

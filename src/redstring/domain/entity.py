@@ -21,7 +21,7 @@ from redstring.domain.properties import (
     string_values,
 )
 from redstring.domain.record import EntityIdField, Record, TenantIdField
-from redstring.domain.text import check_entity_type, check_nonblank, check_storable
+from redstring.domain.text import check_entity_type, check_name, check_storable
 
 # The fields an entity derives, and those it derives them from.
 _DERIVED = frozenset({"normalized_name", "blocking_keys"})
@@ -80,7 +80,7 @@ class Entity(Record):
     @field_validator("name")
     @classmethod
     def _nonblank(cls, value: str) -> str:
-        return check_nonblank(value, "name")
+        return check_name(value, "name")
 
     @field_validator("entity_type")
     @classmethod
@@ -101,8 +101,8 @@ class Entity(Record):
         )
         if aliases is not None and not names:
             raise ValueError(f"{ALIASES} must be a string or a list of strings")
-        if any(not a.strip() for a in alias_names(value)):
-            raise ValueError(f"{ALIASES} must not be blank")
+        for alias in alias_names(value):
+            check_name(alias, ALIASES)
         return value
 
     @model_validator(mode="before")

@@ -22,7 +22,7 @@ Aldmere`): its score stands, but it gets no lexical vote in HYBRID (`lexical_vot
 from __future__ import annotations
 
 import itertools
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from typing import NamedTuple, Protocol
 
 import numpy as np
@@ -34,6 +34,7 @@ from redstring.domain.normalization import normalize_name, other_forms
 from redstring.domain.properties import PropertyValue, alias_names
 from redstring.domain.ranking import LEXICAL_VOTE_MARGIN, within_margin
 from redstring.domain.similarity import BELOW_EXACT, NameComparison, compare_names
+from redstring.domain.text import MAX_NAME_LENGTH
 
 PROPERTY_WEIGHT = 0.6
 # A property value equal to the query: the tier of a name with the same words in
@@ -49,6 +50,9 @@ INITIALS_MATCH = 0.5
 MENTION_SHARE = 0.7
 # A text of an entity counts as standing in the query from this share of it matched.
 MENTION_COVER = 0.9
+# The texts of one entity a query is compared with, at most: its name and normalised
+# name, their other forms, about ten aliases and a few other values fit.
+MAX_SCORED_TEXTS = 16
 
 
 class LexicalCandidate(Protocol):
@@ -162,37 +166,46 @@ def lexical_votes(
 class _Texts:
     """The texts `lexical_score` compares the query with: each entity's name first (in
     entity order), then, owned by an entity (`owners`) and weighted (`weights`), its
-    stored normalised name where it is not the name's, the `other_forms` of its name and
-    aliases (`ATT Inc.` of `AT&T Inc.`, `Gazprom` of `Газпром`), and its string values."""
+    stored normalised name where it is not the name's, the `other_forms` of its name,
+    its string values, and the `other_forms` of its aliases (`ATT Inc.` of `AT&T
+    Inc.`, `Gazprom` of `Газпром`): `MAX_SCORED_TEXTS` at most an entity, each cut to
+    `MAX_NAME_LENGTH` characters, so that what one entity holds bounds what a query
+    reading it costs."""
 
     def __init__(self, entities: Sequence[LexicalCandidate]) -> None:
-        # The stored normalised name is scored where it is not the name's (a caller
-        # may give one): names normalise alike, so the name alone is scored otherwise.
-        self.texts = [e.name for e in entities]
+        self.texts = [_cut(e.name) for e in entities]
         self.owners: list[int] = []
         self.weights: list[float] = []
         for index, entity in enumerate(entities):
-            if entity.normalized_name != normalize_name(self.texts[index]):
-                self.add(index, entity.normalized_name, 1.0)
-            self.add_other_forms(index, entity.name)
-            strings = entity.property_strings()
-            if strings:
-                # An alias is another name: it counts as the name does, other values less.
-                aliases = set(alias_names(entity.properties))
-                self.texts += strings
-                self.owners += [index] * len(strings)
-                self.weights += [1.0 if s in aliases else PROPERTY_WEIGHT for s in strings]
-                for alias in aliases:
-                    self.add_other_forms(index, alias)
+            others = itertools.islice(_other_texts(entity, self.texts[index]), MAX_SCORED_TEXTS - 1)
+            for text, weight in others:
+                self.texts.append(_cut(text))
+                self.owners.append(index)
+                self.weights.append(weight)
 
-    def add(self, owner: int, text: str, weight: float) -> None:
-        self.texts.append(text)
-        self.owners.append(owner)
-        self.weights.append(weight)
 
-    def add_other_forms(self, owner: int, name: str) -> None:
-        for form in other_forms(name):
-            self.add(owner, form, 1.0)
+def _cut(text: str) -> str:
+    return text[:MAX_NAME_LENGTH]
+
+
+def _other_texts(entity: LexicalCandidate, name: str) -> Iterator[tuple[str, float]]:
+    """An entity's texts but its name (`name`, as scored), each with its weight, in the
+    order `_Texts` keeps them."""
+    # The stored normalised name is scored where it is not the name's (a caller may
+    # give one): names normalise alike, so the name alone is scored otherwise.
+    if entity.normalized_name != normalize_name(name):
+        yield entity.normalized_name, 1.0
+    for form in other_forms(name):
+        yield form, 1.0
+    strings = entity.property_strings()
+    if strings:
+        # An alias is another name: it counts as the name does, other values less.
+        aliases = dict.fromkeys(alias_names(entity.properties))
+        for text in strings:
+            yield text, 1.0 if text in aliases else PROPERTY_WEIGHT
+        for alias in aliases:
+            for form in other_forms(_cut(alias)):
+                yield form, 1.0
 
 
 def _initials_matches(query: str, entities: Sequence[LexicalCandidate]) -> list[int]:
@@ -204,8 +217,8 @@ def _initials_matches(query: str, entities: Sequence[LexicalCandidate]) -> list[
         index
         for index, entity in enumerate(entities)
         if any(
-            name_initials(name) == initials
-            for name in [entity.name, *alias_names(entity.properties)]
+            name_initials(_cut(name)) == initials
+            for name in [entity.name, *alias_names(entity.properties)[: MAX_SCORED_TEXTS - 1]]
         )
     ]
 

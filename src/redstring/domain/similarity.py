@@ -77,11 +77,19 @@ class _Identity(NamedTuple):
     canonical: tuple[str, ...]  # canonical words, sorted
 
 
+# Identifying words past these many are not compared word by word: each candidate
+# word is a column, and each query word a row, of the comparison of every query word
+# with every word of a few hundred candidates' texts. A name has a few; a query that
+# describes its entity can have more.
+MAX_SCORED_WORDS = 16
+MAX_QUERY_WORDS = 32
+
+
 @lru_cache(maxsize=1 << 16)
-def _identity(normalized: str) -> _Identity:
+def _identity(normalized: str, max_words: int = MAX_SCORED_WORDS) -> _Identity:
     words = normalized.split()
     canonical = canonical_tokens(words)
-    tokens = tuple(identifying_tokens(canonical) or canonical)
+    tokens = tuple(identifying_tokens(canonical) or canonical)[:max_words]
     return _Identity(tokens, "".join(tokens), tuple(sorted(words)), tuple(sorted(canonical)))
 
 
@@ -209,7 +217,7 @@ def compare_names(
     equal = position.get(q)
     present = [i for i, n in enumerate(names) if n] if q else []
     if present:
-        query_identity = _identity(q)
+        query_identity = _identity(q, MAX_QUERY_WORDS)
         identities = [_identity(names[i]) for i in present]
         score, query_cover, name_cover = _word_scores(query_identity, identities, open_end)
         canonical = np.fromiter(
