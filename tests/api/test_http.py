@@ -164,6 +164,12 @@ async def test_a_page_of_a_listed_origin_may_call_the_api_and_read_its_headers(
         assert {"redstring-bookmark", "x-request-id"} <= set(exposed.replace(" ", "").split(","))
         other = await http.options("/graphql", headers={**asked, "origin": "https://evil.example"})
         assert "access-control-allow-origin" not in other.headers
+        # Refused as the API refuses anything: coded, not Starlette's plain text.
+        assert other.status_code == 400
+        assert other.headers["content-type"].startswith("application/json")
+        (error,) = other.json()["errors"]
+        assert error["extensions"]["code"] == "BAD_REQUEST"
+        assert error["message"] == "Disallowed CORS origin"
 
 
 async def test_without_listed_origins_no_page_of_another_origin_may_call(

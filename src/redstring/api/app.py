@@ -10,8 +10,10 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 from threadpoolctl import threadpool_limits
@@ -21,12 +23,13 @@ from redstring.api.access_log import AccessLog
 from redstring.api.authentication import NO_AUTH_WARNING, build_authenticator
 from redstring.api.demo import load_demo
 from redstring.api.endpoint import GraphQLEndpoint
+from redstring.api.errors import RequestRefusedError, code_for_status
 from redstring.api.graphiql import AssetSource, asset_route, graphiql_page
 from redstring.api.health import Readiness, healthz_endpoint
 from redstring.api.landing import landing_routes
 from redstring.api.log_config import configure_logging
 from redstring.api.metrics import Metrics
-from redstring.api.refusals import EXCEPTION_HANDLERS
+from redstring.api.refusals import EXCEPTION_HANDLERS, refusal_response
 from redstring.api.request_record import REQUEST_ID_HEADER
 from redstring.api.schema.build import build_schema
 from redstring.api.settings import AuthMode, Settings
@@ -190,7 +193,7 @@ def cors_middleware(origins: Sequence[str]) -> list[Middleware]:
         return []
     return [
         Middleware(
-            CORSMiddleware,
+            _CodedCORSMiddleware,
             allow_origins=list(origins),
             allow_methods=["GET", "POST"],
             allow_headers=["authorization", "content-type", bookmarks.HEADER, REQUEST_ID_HEADER],
@@ -198,6 +201,26 @@ def cors_middleware(origins: Sequence[str]) -> list[Middleware]:
             max_age=600,
         )
     ]
+
+
+class _CodedCORSMiddleware(CORSMiddleware):
+    """Starlette's, but a preflight it refuses (an origin, method or header not allowed)
+    is answered as the API answers every refusal: a coded error body, not plain text."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        response = super().preflight_response(request_headers)
+        if response.status_code < 400:
+            return response
+        kept = {
+            name: value
+            for name, value in response.headers.items()
+            if name not in ("content-type", "content-length")
+        }
+        reason = bytes(response.body).decode()
+        status = response.status_code
+        return refusal_response(
+            RequestRefusedError(status, code_for_status(status), reason, headers=kept)
+        )
 
 
 def app_from_environment() -> Starlette:
