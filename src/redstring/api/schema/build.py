@@ -16,10 +16,14 @@ import strawberry
 from graphql import (
     ASTValidationRule,
     DocumentNode,
+    FieldNode,
     GraphQLError,
     NoSchemaIntrospectionCustomRule,
+    get_named_type,
+    is_introspection_type,
     parse,
 )
+from graphql.language.visitor import SKIP
 from strawberry.extensions import (
     AddValidationRules,
     MaxTokensLimiter,
@@ -45,6 +49,19 @@ from redstring.api.schema.query import Query
 VALIDATED_DOCUMENTS = 256
 
 ExtensionFactory = type[SchemaExtension] | Callable[[], SchemaExtension]
+
+
+class NoIntrospection(NoSchemaIntrospectionCustomRule):
+    """graphql-core's rule refusing introspection, with one error where a query asks for
+    it (`__schema`), not one more for each field under it whose type is introspection's
+    too (`types`)."""
+
+    def enter_field(self, node: FieldNode, *args: Any) -> Any:
+        type_ = get_named_type(self.context.get_type())
+        if type_ is None or not is_introspection_type(type_):
+            return None
+        super().enter_field(node, *args)
+        return SKIP
 
 
 class ErrorLogging:
@@ -108,7 +125,7 @@ def schema_extensions(limits: Limits, *, introspection: bool = True) -> Sequence
         alias_limit_rule(limits.max_aliases),
     ]
     if not introspection:
-        limit_rules.append(NoSchemaIntrospectionCustomRule)
+        limit_rules.append(NoIntrospection)
     return (
         RecordOperation,  # first, so that it sees the errors `ErrorCodes` made public
         ParsedDocumentCache,
