@@ -225,6 +225,52 @@ async def test_a_malformed_request_is_a_coded_400(
     expected_logging_only(caplog)
 
 
+# JSON lets a lone surrogate through, as an escape or as bytes read with `surrogatepass`.
+LONE_SURROGATE = "\ud800"
+NAMED_BY_A_LONE_SURROGATE = {"query": "{ __typename }", "operationName": LONE_SURROGATE}
+
+
+def _surrogate_body(encoding: str) -> bytes:
+    return json.dumps(NAMED_BY_A_LONE_SURROGATE, ensure_ascii=False).encode(
+        encoding, "surrogatepass"
+    )
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param(json.dumps(NAMED_BY_A_LONE_SURROGATE).encode(), id="json-escape"),
+        pytest.param(_surrogate_body("utf-8"), id="utf-8-bytes"),
+        pytest.param(_surrogate_body("utf-16-le"), id="utf-16-bytes"),
+    ],
+)
+async def test_a_refusal_echoing_a_lone_surrogate_is_a_coded_400(
+    http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture, content: bytes
+) -> None:
+    """Was a 500 with a traceback at ERROR: the refusal's body, which names the operation,
+    could not be encoded in UTF-8."""
+    with caplog.at_level(logging.DEBUG):
+        response = await http.post("/graphql", content=content, headers=JSON)
+    assert response.status_code == 400
+    error = the_error(response)
+    assert error["extensions"]["code"] == "BAD_REQUEST"
+    assert error["message"] == f'Unknown operation named "{LONE_SURROGATE}".'
+    expected_logging_only(caplog)
+
+
+async def test_an_execution_error_echoing_a_lone_surrogate_is_coded(
+    http: httpx.AsyncClient,
+) -> None:
+    """A result is written as a refusal is (`json_body`), whatever its messages echo."""
+    query = "query ($t: ID!, $id: ID!) { entity(tenantId: $t, id: $id) { name } }"
+    content = json.dumps({"query": query, "variables": {"t": DEMO, "id": LONE_SURROGATE}})
+    response = await http.post("/graphql", content=content.encode(), headers=JSON)
+    assert response.status_code == 200
+    [error] = response.json()["errors"]
+    assert error["extensions"] == {"code": "BAD_USER_INPUT"}
+    assert error["message"] == f"id must be a UUID, got {LONE_SURROGATE!r}"
+
+
 @pytest.mark.parametrize(
     "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", None]
 )
@@ -662,6 +708,26 @@ def test_uvicorn_cuts_a_chunked_20_mb_body_short(server: tuple[str, int]) -> Non
     assert status == 413
     assert body["errors"][0]["extensions"]["code"] == "PAYLOAD_TOO_LARGE"
     assert sent < TWENTY_MB // 2
+
+
+def _post(sock: socket.socket, content: bytes) -> tuple[int, dict[str, Any]]:
+    sock.sendall(
+        b"POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (len(content), content)
+    )
+    return _status_and_body(_read_response(sock))
+
+
+def test_uvicorn_keeps_the_connection_after_echoing_a_lone_surrogate(
+    server: tuple[str, int],
+) -> None:
+    """Was a 500, after which uvicorn closed the connection."""
+    with socket.create_connection(server, timeout=HANG_GUARD) as sock:
+        status, body = _post(sock, json.dumps(NAMED_BY_A_LONE_SURROGATE).encode())
+        assert status == 400
+        assert body["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
+        status, body = _post(sock, b'{"query": "{ __typename }"}')
+    assert (status, body) == (200, {"data": {"__typename": "Query"}})
 
 
 def test_uvicorn_answers_a_deep_variable_with_a_coded_400(server: tuple[str, int]) -> None:

@@ -18,7 +18,7 @@ from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.http.types import QueryParams
 from strawberry.types import ExecutionResult
 
-from redstring.api import bookmarks, request_body
+from redstring.api import bookmarks, json_body, request_body
 from redstring.api.authentication import NO_AUTHENTICATION, Authenticator
 from redstring.api.authorization import Caller, Role
 from redstring.api.context import RequestContext
@@ -108,6 +108,11 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
             f"The request did not finish within {self._limits.request_timeout:g} s;"
             " its work was cancelled",
         )
+
+    def encode_json(self, data: object) -> bytes:
+        """A result's body, in ASCII as every body of the API (`json_body`): an error
+        message or a value may echo a lone surrogate the client sent."""
+        return json_body.encode_json(data)
 
     def parse_json(self, data: str | bytes) -> Any:
         """Every JSON a request carries (a POST body, GET `variables` and `extensions`),

@@ -13,7 +13,7 @@ import logging
 from cross_web import HTTPException as ViewHTTPException
 from starlette.exceptions import HTTPException as RoutingHTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.types import ExceptionHandler
 from strawberry.schema.exceptions import InvalidOperationTypeError
 
@@ -23,6 +23,7 @@ from redstring.api.errors import (
     RequestRefusedError,
     code_for_status,
 )
+from redstring.api.json_body import JSONBody
 from redstring.api.request_record import note_error_codes
 
 logger = logging.getLogger("redstring.api")
@@ -30,15 +31,16 @@ logger = logging.getLogger("redstring.api")
 GRAPHQL_METHODS = "GET, POST"
 
 
-def refusal_response(refused: RequestRefusedError) -> JSONResponse:
-    """`refused` as an HTTP response: its status, headers and GraphQL error body.
+def refusal_response(refused: RequestRefusedError) -> JSONBody:
+    """`refused` as an HTTP response: its status, headers and GraphQL error body, which
+    may echo the client's text (`JSONBody` writes any of it).
 
     Its code goes into the request's access log line (INFO: a refusal is the
     client's matter, not the operator's); the message only at DEBUG.
     """
     note_error_codes([refused.code.value])
     logger.debug("request refused: %d %s: %s", refused.status, refused.code.value, refused.message)
-    return JSONResponse(refused.body(), status_code=refused.status, headers=refused.headers)
+    return JSONBody(refused.body(), status_code=refused.status, headers=refused.headers)
 
 
 def internal_error() -> RequestRefusedError:
@@ -77,7 +79,7 @@ async def _refused(request: Request, exc: Exception) -> Response:
 async def _unexpected(request: Request, exc: Exception) -> Response:
     # Not logged here: Starlette raises the exception again after this answer, and
     # the server logs it, traceback included, once.
-    return JSONResponse(internal_error().body(), status_code=500)
+    return JSONBody(internal_error().body(), status_code=500)
 
 
 EXCEPTION_HANDLERS: dict[type[Exception], ExceptionHandler] = {
