@@ -14,6 +14,7 @@ import json
 import logging
 import select
 import socket
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
@@ -223,6 +224,42 @@ async def test_a_malformed_request_is_a_coded_400(
     assert error["extensions"]["code"] == "BAD_REQUEST"
     assert message in error["message"]
     expected_logging_only(caplog)
+
+
+# Python reads no integer of more digits than this (4300 unless the process says otherwise).
+MAX_DIGITS = sys.get_int_max_str_digits()
+
+
+def _integer_variable(digits: int) -> str:
+    return f'{{"x": {"9" * digits}}}'
+
+
+async def _send_variables(http: httpx.AsyncClient, method: str, variables: str) -> httpx.Response:
+    if method == "GET":
+        return await http.get(
+            "/graphql", params={"query": "{ __typename }", "variables": variables}
+        )
+    body = f'{{"query": "{{ __typename }}", "variables": {variables}}}'
+    return await http.post("/graphql", content=body.encode(), headers=JSON)
+
+
+@pytest.mark.parametrize(
+    ("method", "named"), [("POST", "The request"), ("GET", "The variables parameter")]
+)
+async def test_an_integer_of_too_many_digits_is_a_coded_400(
+    http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture, method: str, named: str
+) -> None:
+    """Was a 500 with a traceback at ERROR: past the limit, `json.loads` raises a plain
+    `ValueError`, not a `JSONDecodeError`."""
+    with caplog.at_level(logging.DEBUG):
+        response = await _send_variables(http, method, _integer_variable(MAX_DIGITS + 1))
+    assert response.status_code == 400
+    error = the_error(response)
+    assert error["extensions"]["code"] == "BAD_REQUEST"
+    assert error["message"] == f"{named} holds an integer of more than {MAX_DIGITS} digits"
+    expected_logging_only(caplog)
+    at_the_limit = await _send_variables(http, method, _integer_variable(MAX_DIGITS))
+    assert at_the_limit.json() == {"data": {"__typename": "Query"}}
 
 
 # JSON lets a lone surrogate through, as an escape or as bytes read with `surrogatepass`.

@@ -10,6 +10,7 @@ the recursive JSON parser deeper than the cap.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -98,8 +99,9 @@ def json_depth(text: str) -> int:
 
 def parse_json(data: str | bytes, max_depth: int, what: str = "The request") -> Any:
     """`data` parsed as JSON (bytes in UTF-8, -16 or -32, as `json.loads` reads them),
-    refused when it is not JSON or nests deeper than `max_depth`; the refusal names the
-    data as `what` (a GET's `The variables parameter`)."""
+    refused when it is not JSON, nests deeper than `max_depth` or holds an integer too
+    long for Python to read; the refusal names the data as `what` (a GET's `The
+    variables parameter`)."""
     try:
         text = (
             data
@@ -117,6 +119,14 @@ def parse_json(data: str | bytes, max_depth: int, what: str = "The request") -> 
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise _not_json(what, str(exc)) from None
+    except ValueError:
+        # Python reads no integer of more digits than its limit (4300 by default), and
+        # `json.loads` lets that `ValueError` out as it is, not as a `JSONDecodeError`.
+        raise RequestRefusedError(
+            400,
+            ErrorCode.BAD_REQUEST,
+            f"{what} holds an integer of more than {sys.get_int_max_str_digits()} digits",
+        ) from None
 
 
 def _not_json(what: str, why: str) -> RequestRefusedError:
