@@ -5,14 +5,19 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import httpx
 import pytest
+import strawberry
 
 from redstring import StoreUnavailableError
+from redstring.api.endpoint import GraphQLEndpoint
+from redstring.api.limits import Limits
+from redstring.api.schema.build import RedstringSchema, schema_extensions
 from redstring.api.settings import Settings
 from redstring.composition.client import Redstring
 from tests.api.conftest import MakeClient
 from tests.api.doubles import CountingGraphStore, FailingGraphStore
-from tests.api.support import DEMO, GraphQLClient, services_with_graph
+from tests.api.support import DEMO, GraphQLClient, memory_services, services_with_graph
 from tests.api.test_retrieve import ACME_ID
 
 RETRIEVE = """query ($q: String!, $t: ID!, $k: Int!) {
@@ -196,3 +201,82 @@ async def test_user_errors_are_not_logged_as_server_errors(
     said = [r for r in caplog.records if "BAD_USER_INPUT at" in r.getMessage()]
     assert said
     assert {r.levelno for r in said} == {logging.DEBUG}
+
+
+# A variable with a default passes validation where its argument is non-null, so the
+# null a request sends for it is only found when graphql-core coerces the argument,
+# while it executes: at a root field, a nested field, or a nested field's directive.
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        pytest.param(
+            'query ($v: String = "x", $t: ID!) { retrieve(query: $v, tenantId: $t) { query } }',
+            "Argument 'query' has invalid value",
+            id="root-field",
+        ),
+        pytest.param(
+            """query ($v: Int = 3, $t: ID!) {
+                 retrieve(query: "Acme", tenantId: $t, k: 1) {
+                   matches { entity { relationships(first: $v) { id } } }
+                 }
+               }""",
+            "Argument 'first' has invalid value",
+            id="nested-field",
+        ),
+        pytest.param(
+            """query ($v: Boolean = true, $t: ID!) {
+                 retrieve(query: "Acme", tenantId: $t, k: 1) { matches { score @skip(if: $v) } }
+               }""",
+            "Argument 'if' has invalid value",
+            id="nested-directive",
+        ),
+    ],
+)
+async def test_an_argument_graphql_cannot_coerce_is_bad_user_input(
+    client: GraphQLClient, caplog: pytest.LogCaptureFixture, query: str, message: str
+) -> None:
+    """Was `INTERNAL_SERVER_ERROR`, logged at ERROR with a traceback: graphql-core's own
+    error at a field's path was taken for a value a resolver returned wrong."""
+    with caplog.at_level(logging.DEBUG):
+        body = await client.execute(query, v=None, t=DEMO)
+    [error] = body["errors"]
+    assert error["extensions"] == {"code": "BAD_USER_INPUT"}
+    assert error["message"].startswith(message)
+    assert "not to be None" in error["message"]
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    said = [r for r in caplog.records if "BAD_USER_INPUT at" in r.getMessage()]
+    assert {r.levelno for r in said} == {logging.DEBUG}
+
+
+@strawberry.type
+class BrokenQuery:
+    """Fields whose resolvers return what their types do not allow: server bugs that
+    graphql-core reports with errors of its own at the fields' paths."""
+
+    @strawberry.field
+    def numbers(self) -> list[int]:
+        return 7  # type: ignore[return-value]
+
+    @strawberry.field
+    def name(self) -> str:
+        return None  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("field", ["numbers", "name"])
+async def test_a_value_a_resolver_returned_wrong_stays_an_internal_error(
+    caplog: pytest.LogCaptureFixture, field: str
+) -> None:
+    """graphql-core's own errors ("Expected Iterable", "Cannot return null") at a path
+    are the server's bugs, not the client's, unlike its argument coercion errors."""
+    limits = Limits()
+    schema = RedstringSchema(query=BrokenQuery, extensions=schema_extensions(limits))
+    services = memory_services()
+    endpoint = GraphQLEndpoint(schema, services=lambda: services, limits=limits)
+    transport = httpx.ASGITransport(app=endpoint)
+    with caplog.at_level(logging.ERROR, logger="redstring.api"):
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+            response = await http.post("/graphql", json={"query": f"{{ {field} }}"})
+    [error] = response.json()["errors"]
+    assert error["extensions"] == {"code": "INTERNAL_SERVER_ERROR"}
+    assert error["message"] == "Internal server error"
+    assert [r.levelno for r in caplog.records] == [logging.ERROR]

@@ -16,7 +16,8 @@
 | `GRAPHQL_PARSE_FAILED`      | the document is not GraphQL                                 |
 | `GRAPHQL_VALIDATION_FAILED` | the document does not fit the schema or a limit (depth)     |
 | `BAD_USER_INPUT`            | an argument or variable value is wrong (`InvalidInputError`,|
-|                             | a pydantic `ValidationError`, a variable of the wrong type) |
+|                             | a pydantic `ValidationError`, a variable of the wrong type, |
+|                             | an argument graphql-core cannot coerce while executing)     |
 | `FORBIDDEN`                 | the caller may not use the tenant                           |
 | `SERVICE_UNAVAILABLE`       | a store did not answer (`StoreUnavailableError`)            |
 | `INTERNAL_SERVER_ERROR`     | anything else: message masked, cause logged server-side     |
@@ -33,6 +34,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from enum import StrEnum
 
 from graphql import GraphQLError, GraphQLSyntaxError
+from graphql.execution import values as graphql_values
 from pydantic import ValidationError
 from strawberry.extensions import SchemaExtension
 
@@ -143,8 +145,11 @@ def error_code(error: GraphQLError) -> ErrorCode:
     original = error.original_error
     if original is None or isinstance(original, GraphQLError):
         # graphql-core's own error: about the request when no field was being
-        # resolved, else a value a resolver returned did not fit (a server bug).
+        # resolved, or when a field's argument did not fit its type; else a value a
+        # resolver returned did not fit (a server bug).
         if error.path is not None:
+            if original is not None and raised_coercing_arguments(original):
+                return ErrorCode.BAD_USER_INPUT
             return ErrorCode.INTERNAL_SERVER_ERROR
         if isinstance(error, GraphQLSyntaxError):
             return ErrorCode.GRAPHQL_PARSE_FAILED
@@ -153,6 +158,24 @@ def error_code(error: GraphQLError) -> ErrorCode:
         if isinstance(original, error_type):
             return code
     return ErrorCode.INTERNAL_SERVER_ERROR
+
+
+def raised_coercing_arguments(error: GraphQLError) -> bool:
+    """Whether graphql-core raised `error` in `graphql.execution.values`, where it coerces
+    the arguments of a field or directive to their types while executing.
+
+    Validation lets through what only coercion finds, such as a null sent for a
+    variable whose default allowed it where its argument is non-null, so the error
+    is the request's, though it comes at a field's path. graphql-core's other errors
+    at a path are about values resolvers returned ("Expected Iterable", a null for a
+    non-null field), which are the server's bugs.
+    """
+    frame = error.__traceback__
+    if frame is None:
+        return False
+    while frame.tb_next is not None:
+        frame = frame.tb_next
+    return bool(frame.tb_frame.f_globals.get("__name__") == graphql_values.__name__)
 
 
 def _public_message(error: GraphQLError, code: ErrorCode) -> str:
