@@ -320,11 +320,23 @@ async def test_a_body_that_is_not_json_is_415(
     assert the_error(response)["extensions"]["code"] == "UNSUPPORTED_MEDIA_TYPE"
 
 
-async def test_json_with_a_charset_is_json(http: httpx.AsyncClient) -> None:
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "application/json; charset=utf-8",
+        "APPLICATION/JSON",
+        "Application/Json; Charset=UTF-8",
+        "application/JSON ; charset=UTF-8",
+    ],
+)
+async def test_json_in_any_case_with_a_charset_is_json(
+    http: httpx.AsyncClient, content_type: str
+) -> None:
+    """A media type is case-insensitive (RFC 9110): upper case was refused with 415."""
     response = await http.post(
         "/graphql",
         content=b'{"query": "{ __typename }"}',
-        headers={"content-type": "application/json; charset=utf-8"},
+        headers={"content-type": content_type},
     )
     assert response.json() == {"data": {"__typename": "Query"}}
 

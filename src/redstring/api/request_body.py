@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from cross_web import parse_content_type
 from starlette.types import Message, Receive
 from strawberry.http import GraphQLRequestData
-from strawberry.http.parse_content_type import parse_content_type
 
 from redstring.api.errors import ErrorCode, RequestRefusedError
 
@@ -134,7 +134,8 @@ def _not_json(what: str, why: str) -> RequestRefusedError:
 
 
 def require_json_media_type(content_type: str | None) -> None:
-    """Raise 415 unless a POST body is declared `application/json` (any charset)."""
+    """Raise 415 unless a POST body is declared `application/json`, in any case and with
+    any parameters (a charset): `parse_content_type` lowercases the media type."""
     media_type, _ = parse_content_type(content_type or "")
     if media_type != JSON_MEDIA_TYPE:
         raise RequestRefusedError(
