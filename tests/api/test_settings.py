@@ -146,6 +146,18 @@ def test_sentence_transformers_without_the_local_extra_is_refused_before_serving
     )
 
 
+def test_the_neo4j_backend_without_its_extra_is_refused_before_serving(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found only in the app's start-up, it was a traceback ending in
+    `ModuleNotFoundError: No module named 'neo4j'` (uvicorn's status 3)."""
+    monkeypatch.setitem(sys.modules, "neo4j", None)  # as the import system blocks a module
+    variables = {"REDSTRING_BACKEND": "neo4j", "REDSTRING_NEO4J_PASSWORD": "x"}
+    assert _serve_refused(monkeypatch, capsys, variables, "--workers", "2") == (
+        "bad settings: the neo4j backend needs the neo4j extra: pip install 'redstring[neo4j]'\n"
+    )
+
+
 def test_a_metrics_folder_that_is_none_is_refused_before_serving(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

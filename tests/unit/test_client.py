@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import pytest
 
@@ -14,6 +15,7 @@ from redstring import (
     HashingEmbeddingProvider,
     InMemoryGraphStore,
     InMemoryVectorStore,
+    InvalidInputError,
     MissingEndpointError,
     Redstring,
     Relationship,
@@ -170,6 +172,25 @@ async def test_a_client_that_failed_to_start_refuses_every_later_call() -> None:
         with pytest.raises(ClientStartFailedError, match="failed to start") as refused:
             await rs.retrieve("Acme", tenant)
         assert isinstance(refused.value.__cause__, StoreUnavailableError)
+
+
+def test_the_neo4j_backend_without_its_extra_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before the provider is built, so an owned one (an HTTP client) is not left open."""
+    monkeypatch.setitem(sys.modules, "neo4j", None)  # as the import system blocks a module
+    built: list[str] = []
+    for builder in ("make_embedding_provider", "default_embedding_provider"):
+        monkeypatch.setattr(
+            f"redstring.composition.client.{builder}",
+            lambda *args, **kwargs: built.append("provider"),
+        )
+    extra = "the neo4j backend needs the neo4j extra: pip install 'redstring\\[neo4j\\]'"
+    with pytest.raises(InvalidInputError, match=extra):
+        Redstring.neo4j("bolt://127.0.0.1:9", ("neo4j", "x"))
+    with pytest.raises(InvalidInputError, match=extra):
+        Redstring.from_settings(Settings(backend="neo4j", neo4j_password="x"))
+    assert built == []
 
 
 async def test_a_client_whose_start_was_cancelled_refuses_every_later_call() -> None:

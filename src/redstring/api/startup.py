@@ -12,15 +12,18 @@ from redstring.api.metrics import check_shared_directory
 from redstring.api.settings import Backend, Settings
 from redstring.composition.client import Redstring
 from redstring.composition.embedding_choice import EmbeddingsKind, check_embedding_choice
+from redstring.composition.extras import check_neo4j_extra
 
 logger = logging.getLogger("redstring.api")
 
 
 def check_settings(settings: Settings) -> None:
     """Raise `InvalidInputError` for a choice `open_client` or `create_app` would refuse,
-    before any server starts: an unknown or incomplete embedding provider, authentication
-    settings that cannot be honoured, a metrics folder that is none. Builds nothing but
-    reads the key file or JWKS file."""
+    before any server starts: the neo4j backend without its extra, an unknown or
+    incomplete embedding provider, authentication settings that cannot be honoured, a
+    metrics folder that is none. Builds nothing but reads the key file or JWKS file."""
+    if settings.backend is Backend.NEO4J:
+        check_neo4j_extra()
     check_auth_settings(settings)
     check_shared_directory()
     check_embedding_choice(

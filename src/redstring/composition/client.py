@@ -23,6 +23,7 @@ from redstring.composition.embedding_choice import (
     default_embedding_provider,
     make_embedding_provider,
 )
+from redstring.composition.extras import check_neo4j_extra
 from redstring.composition.observed import (
     ObservedCandidateReader,
     ObservedEmbeddings,
@@ -213,8 +214,10 @@ class Redstring:
         ensures the schema and runs every read statement once (`warm_up`).
         Without `embeddings`, the default provider is built and owned. The
         adapters are imported here, so redstring runs without the `neo4j`
-        extra until this backend is chosen.
+        extra until this backend is chosen; without it, `InvalidInputError`
+        names the extra.
         """
+        check_neo4j_extra()
         from redstring.adapters.neo4j import (
             Neo4jGraphStore,
             Neo4jSettings,
@@ -250,10 +253,14 @@ class Redstring:
         """The backend and provider `settings` name (`redstring.api.settings.Settings`),
         queries embedded through a cache of `settings.query_cache_size`; owns the provider.
 
-        Raises `InvalidInputError` for an incomplete embedding choice.
+        Raises `InvalidInputError` for an incomplete embedding choice, or the neo4j
+        backend without its extra (before the provider is built).
         """
+        neo4j = str(settings.backend) == "neo4j"
+        if neo4j:
+            check_neo4j_extra()
         embeddings = embeddings_from_settings(settings)
-        if str(settings.backend) == "neo4j":
+        if neo4j:
             client = cls.neo4j(
                 settings.neo4j_uri,
                 (settings.neo4j_user, settings.neo4j_password.get_secret_value()),

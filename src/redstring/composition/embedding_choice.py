@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from enum import StrEnum
 
 from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
 from redstring.adapters.embeddings.openai_compatible import OpenAICompatibleEmbeddings
 from redstring.adapters.embeddings.sentence_transformers import SentenceTransformerEmbeddings
 from redstring.adapters.embeddings.static import StaticEmbeddingProvider, shipped_dimension
+from redstring.composition.extras import library_installed
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.vectors import check_dimension
 from redstring.ports.embedding_provider import EmbeddingProvider
@@ -64,7 +63,7 @@ def check_embedding_choice(
         return chosen
     if not model:
         raise InvalidInputError(f"the {chosen!r} embedding provider needs a model")
-    if chosen == "sentence-transformers" and not _local_extra_installed():
+    if chosen == "sentence-transformers" and not library_installed(LOCAL_LIBRARY):
         raise InvalidInputError(
             "the 'sentence-transformers' embedding provider needs the local extra: "
             "pip install 'redstring[local]'"
@@ -74,16 +73,6 @@ def check_embedding_choice(
     if chosen == "openai" and dimension is None:
         raise InvalidInputError("the 'openai' embedding provider needs a dimension")
     return chosen
-
-
-def _local_extra_installed() -> bool:
-    """Whether `LOCAL_LIBRARY` can be imported, without importing it (a second or two)."""
-    if LOCAL_LIBRARY in sys.modules:
-        return True
-    try:
-        return importlib.util.find_spec(LOCAL_LIBRARY) is not None
-    except ValueError:  # a module put in `sys.modules` without a spec, then removed
-        return True
 
 
 def make_embedding_provider(
