@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import socket
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -110,6 +111,71 @@ def _serve_refused(
     monkeypatch.setattr(server, "serve", lambda settings: pytest.fail("the server was started"))
     assert main(["serve", *arguments]) == status
     return capsys.readouterr().err
+
+
+NO_NEO4J_URI = (
+    "bad settings: neo4j_uri (REDSTRING_NEO4J_URI): not a Neo4j URI such as "
+    "bolt://HOST:7687: {why}\n"
+)
+SCHEMES = "bolt, bolt+s, bolt+ssc, neo4j, neo4j+s, neo4j+ssc"
+
+
+@pytest.mark.parametrize(
+    ("uri", "why"),
+    [
+        ("foo://x", f"its scheme 'foo' is none of {SCHEMES}"),
+        ("http://127.0.0.1:7474", f"its scheme 'http' is none of {SCHEMES}"),
+        ("127.0.0.1:7687", f"it has no scheme, one of {SCHEMES}"),
+        ("bolt://127.0.0.1:notaport", "its port is no number from 1 to 65535"),
+        ("bolt://127.0.0.1:0", "its port is no number from 1 to 65535"),
+        ("neo4j://127.0.0.1:70000", "its port is no number from 1 to 65535"),
+        ("bolt://:7687", "it names no host"),
+        ("bolt://neo4j:secret@127.0.0.1", "a user or password is given apart, not in it"),
+        ("bolt://127.0.0.1?policy=eu", "a bolt URI takes no query (a neo4j one's routing context)"),
+    ],
+)
+@pytest.mark.parametrize(
+    "command",
+    [("serve",), ("load", "-", "--tenant", str(uuid.uuid4())), ("rekey", "--all-tenants")],
+    ids=["serve", "load", "rekey"],
+)
+def test_a_uri_neo4j_cannot_take_is_refused_as_bad_settings(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: tuple[str, ...],
+    uri: str,
+    why: str,
+) -> None:
+    """The driver refused it at start: a traceback of its `ConfigurationError` (a scheme),
+    or a `ValueError` raised while resolving the address (a port)."""
+    monkeypatch.setenv("COLUMNS", "40")
+    monkeypatch.setattr(server, "serve", lambda settings: pytest.fail("the server was started"))
+    variables = {
+        "REDSTRING_BACKEND": "neo4j",
+        "REDSTRING_NEO4J_PASSWORD": "x",
+        "REDSTRING_NEO4J_URI": uri,
+    }
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    assert main(list(command)) == 2
+    assert capsys.readouterr().err == NO_NEO4J_URI.format(why=why)
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "bolt://127.0.0.1:7687",
+        "bolt://127.0.0.1",
+        "BOLT://127.0.0.1:7687",
+        "bolt+s://db.example.com:7687",
+        "bolt+ssc://db.example.com",
+        "neo4j://[::1]:7687",
+        "neo4j+s://abcd1234.databases.neo4j.io",
+        "neo4j+ssc://db.example.com:7687?policy=europe",
+    ],
+)
+def test_every_uri_the_driver_takes_is_a_setting(uri: str) -> None:
+    assert Settings(neo4j_uri=uri).neo4j_uri == uri
 
 
 def test_a_port_in_use_is_said_before_the_server_starts(

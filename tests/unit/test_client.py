@@ -193,6 +193,24 @@ def test_the_neo4j_backend_without_its_extra_names_the_extra(
     assert built == []
 
 
+def test_a_uri_neo4j_cannot_take_is_refused_before_anything_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[str] = []
+    for builder in ("make_embedding_provider", "default_embedding_provider"):
+        monkeypatch.setattr(
+            f"redstring.composition.client.{builder}",
+            lambda *args, **kwargs: built.append("provider"),
+        )
+    with pytest.raises(
+        InvalidInputError, match="not a Neo4j URI such as bolt://HOST:7687: its scheme 'foo'"
+    ):
+        Redstring.neo4j("foo://x", ("neo4j", "x"))
+    with pytest.raises(InvalidInputError, match="its port is no number from 1 to 65535"):
+        Redstring.neo4j("bolt://127.0.0.1:notaport", ("neo4j", "x"))
+    assert built == []
+
+
 async def test_a_client_whose_start_was_cancelled_refuses_every_later_call() -> None:
     rs = Redstring.in_memory()
     started = asyncio.Event()

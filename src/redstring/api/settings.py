@@ -16,6 +16,7 @@ from redstring.composition.embedding_choice import (
     DEFAULT_EMBEDDINGS,
     EmbeddingsKind,
 )
+from redstring.composition.neo4j_uri import check_neo4j_uri
 
 
 class Backend(StrEnum):
@@ -132,6 +133,13 @@ class Settings(BaseSettings):
                 "or 0.0.0.0 to listen on all"
             )
         return value.strip()
+
+    @field_validator("neo4j_uri")
+    @classmethod
+    def _neo4j_uri_takes(cls, value: str) -> str:
+        """A URI the driver would refuse when it is built or first connects (a scheme, a
+        port that is no number) is refused with the other settings, by every command."""
+        return check_neo4j_uri(value)
 
     @field_validator("cors_origins", mode="before")
     @classmethod

@@ -24,6 +24,7 @@ from redstring.composition.embedding_choice import (
     make_embedding_provider,
 )
 from redstring.composition.extras import check_neo4j_extra
+from redstring.composition.neo4j_uri import check_neo4j_uri
 from redstring.composition.observed import (
     ObservedCandidateReader,
     ObservedEmbeddings,
@@ -215,9 +216,11 @@ class Redstring:
         Without `embeddings`, the default provider is built and owned. The
         adapters are imported here, so redstring runs without the `neo4j`
         extra until this backend is chosen; without it, `InvalidInputError`
-        names the extra.
+        names the extra, as it says what is wrong with a `uri` the driver
+        cannot take (`check_neo4j_uri`), before anything is built.
         """
         check_neo4j_extra()
+        check_neo4j_uri(uri)
         from redstring.adapters.neo4j import (
             Neo4jGraphStore,
             Neo4jSettings,
@@ -254,11 +257,13 @@ class Redstring:
         queries embedded through a cache of `settings.query_cache_size`; owns the provider.
 
         Raises `InvalidInputError` for an incomplete embedding choice, or the neo4j
-        backend without its extra (before the provider is built).
+        backend without its extra or with a URI it cannot take (before the provider is
+        built).
         """
         neo4j = str(settings.backend) == "neo4j"
         if neo4j:
             check_neo4j_extra()
+            check_neo4j_uri(settings.neo4j_uri)
         embeddings = embeddings_from_settings(settings)
         if neo4j:
             client = cls.neo4j(
