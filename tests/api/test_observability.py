@@ -524,27 +524,6 @@ def test_a_json_server_logs_every_line_as_json_and_its_own_access_lines() -> Non
     assert [p["status"] for p in access if p["path"] == "/nowhere"] == [404]
 
 
-def test_a_failed_start_logs_its_traceback_as_one_json_field() -> None:
-    """Neo4j asked for on a loopback port where nothing listens: the start fails."""
-    dead = free_loopback_port()
-    process = redstring_server(
-        free_loopback_port(),
-        demo=False,
-        log_format="json",
-        graphiql="false",
-        backend="neo4j",
-        neo4j_uri=f"bolt://127.0.0.1:{dead}",
-        neo4j_password="unused",
-    )
-    assert process.wait(timeout=60) != 0
-    parsed = _json_lines(process.output)
-    [failure] = [p for p in parsed if "exc_info" in p]
-    assert failure["level"] == "ERROR"
-    assert failure["exc_info"].startswith("Traceback (most recent call last):")
-    assert "StoreUnavailableError" in failure["exc_info"]
-    assert "Traceback" not in failure["message"]
-
-
 def _started_workers(process: Any, count: int, timeout: float = 60.0) -> None:
     """Wait until `count` uvicorn workers have finished their start-up."""
     deadline = time.monotonic() + timeout

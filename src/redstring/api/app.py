@@ -15,7 +15,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 from threadpoolctl import threadpool_limits
 
 from redstring.api import bookmarks
@@ -33,6 +33,7 @@ from redstring.api.refusals import EXCEPTION_HANDLERS, refusal_response
 from redstring.api.request_record import REQUEST_ID_HEADER
 from redstring.api.schema.build import build_schema
 from redstring.api.settings import AuthMode, Settings
+from redstring.api.start_failure import SAID_FAILURES, StartFailure
 from redstring.api.startup import open_client
 from redstring.composition.client import Redstring
 
@@ -53,14 +54,22 @@ class _OpenClient:
 
 class _ObservedStarlette(Starlette):
     """Starlette with `AccessLog` around its whole middleware stack, error middleware
-    included, so that a 500 it renders also carries the request id and is logged."""
+    included, so that a 500 it renders also carries the request id and is logged; a
+    start that failed with an error it has said is handed to the server quietly
+    (`StartFailure`)."""
 
-    def __init__(self, metrics: Metrics, **kwargs: Any) -> None:
+    def __init__(self, metrics: Metrics, start_failure: StartFailure, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.metrics = metrics
+        self.start_failure = start_failure
 
     def build_middleware_stack(self) -> ASGIApp:
         return AccessLog(super().build_middleware_stack(), self.metrics)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            send = self.start_failure.quiet(send)
+        await super().__call__(scope, receive, send)
 
 
 # Allocations between young collections, and young (then middle) collections between
@@ -98,7 +107,10 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
     With `services`, the app uses them as given (and never closes them); that
     is how tests and embedders inject stores. Without, the app opens the
     services `settings` describe when it starts and closes them when it stops,
-    loading the demo dataset first when `settings.demo` is on.
+    loading the demo dataset first when `settings.demo` is on; a start that fails
+    with an error its message explains (a store that does not answer) is logged in
+    one line, `cannot start: ...`, and handed to the server without its traceback
+    (`StartFailure`).
 
     `settings.federation` serves the Federation 2 subgraph schema on `/graphql`
     instead of the plain one; `settings.graphiql_assets` says where GraphiQL's
@@ -117,6 +129,7 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
     settings = settings or Settings()
     metrics = Metrics()
     holder = _OpenClient(None if services is None else services.observed(metrics))
+    start_failure = StartFailure()
     authenticator = build_authenticator(settings)
     readiness = Readiness(holder, settings.readiness_timeout)
 
@@ -145,11 +158,12 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
                 freeze_startup_heap()
             yield
             return
-        opened = await open_client(settings)
         try:
-            if settings.demo:
-                count = await load_demo(opened)
-                logger.info("demo dataset loaded: %d entities", count)
+            opened = await opened_with_demo()
+        except SAID_FAILURES as exc:
+            start_failure.say(exc)
+            raise
+        try:
             holder.services = opened.observed(metrics)
             if settings.gc_freeze:
                 freeze_startup_heap()
@@ -157,6 +171,18 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
         finally:
             holder.services = None
             await opened.aclose()
+
+    async def opened_with_demo() -> Redstring:
+        opened = await open_client(settings)
+        if not settings.demo:
+            return opened
+        try:
+            count = await load_demo(opened)
+        except BaseException:
+            await opened.aclose()
+            raise
+        logger.info("demo dataset loaded: %d entities", count)
+        return opened
 
     limits = settings.limits()
     graphql = GraphQLEndpoint(
@@ -177,6 +203,7 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
         routes.append(asset_route())
     return _ObservedStarlette(
         metrics,
+        start_failure,
         routes=routes,
         lifespan=lifespan,
         exception_handlers=EXCEPTION_HANDLERS,

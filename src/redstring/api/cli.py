@@ -47,6 +47,7 @@ from redstring.api.command_line import (
     error_console,
     open_command_client,
 )
+from redstring.api.errors import one_line
 from redstring.api.key_commands import add_keys_command
 from redstring.api.load import CountedLines, load_jsonl
 from redstring.api.rekey_command import add_rekey_command
@@ -93,8 +94,8 @@ def _serve(args: argparse.Namespace) -> int:
             highlight=False,
         )
         return EXIT_FAILED
-    serve(settings)
-    return EXIT_OK
+    # A start that failed was said in the log, in its format, by the app.
+    return EXIT_OK if serve(settings) else EXIT_FAILED
 
 
 def _cannot_listen(host: str, port: int) -> OSError | None:
@@ -232,7 +233,7 @@ def _load(args: argparse.Namespace) -> int:
             err.print(f"[red]bad settings:[/red] {escape(str(exc))}", highlight=False)
             return EXIT_USAGE
         except (RedstringError, OSError) as exc:  # a store or provider down, a read error, ...
-            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+            err.print(f"[red]error:[/red] {escape(one_line(exc))}", highlight=False)
             run.print_interrupted()
             return EXIT_FAILED
         except KeyboardInterrupt:

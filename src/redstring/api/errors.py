@@ -52,6 +52,12 @@ INTERNAL_MESSAGE = "Internal server error"
 UNAVAILABLE_MESSAGE = "A backing store is unavailable; try again later"
 
 
+def one_line(error: BaseException) -> str:
+    """`error`'s message on one line, for a log line or a command's `error:` line (a
+    Neo4j driver's message may span several), or `(no message)`."""
+    return " ".join(str(error).split()) or "(no message)"
+
+
 class ErrorCode(StrEnum):
     """The values of `extensions.code`, as Apollo and most GraphQL clients name them."""
 

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from redstring.api.errors import one_line
 from redstring.composition.client import Redstring
 from redstring.domain.errors import StoreUnavailableError
 
@@ -78,8 +79,7 @@ class Readiness:
             return
         exc = task.exception()
         if exc is not None:
-            cause = " ".join(str(exc).split()) or "(no message)"
-            logger.warning("warm-up failed: %s: %s", type(exc).__name__, cause)
+            logger.warning("warm-up failed: %s: %s", type(exc).__name__, one_line(exc))
             return
         self._cold = False
         logger.info("warm-up done")
@@ -100,4 +100,4 @@ def _failure(exc: Exception, timeout: float) -> tuple[str, str]:
     if isinstance(exc, TimeoutError):
         return "timeout", f"no answer within {timeout} s"
     reason = "store_unavailable" if isinstance(exc, StoreUnavailableError) else "error"
-    return reason, " ".join(str(exc).split()) or "(no message)"
+    return reason, one_line(exc)

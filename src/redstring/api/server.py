@@ -17,18 +17,24 @@ from redstring.api.app import create_app
 from redstring.api.log_config import configure_logging
 from redstring.api.metrics import SHARED_DIRECTORY
 from redstring.api.settings import Backend, Settings
+from redstring.api.start_failure import worker_failures
 
 logger = logging.getLogger("redstring.api")
 
 # uvicorn's factory for worker processes; they read their settings from the environment.
 APP_FACTORY = "redstring.api.app:app_from_environment"
+# The status uvicorn exits with when the server did not start (the app's start failed,
+# or the socket could not be bound).
+UVICORN_START_FAILED = 3
 
 
-def serve(settings: Settings) -> None:
-    """Serve until interrupted. One worker runs the app in this process; several
-    run `APP_FACTORY` in child processes, which rebuild `Settings` from the
-    environment, so the one app-level option the command line sets (`demo`)
-    is exported to it first.
+def serve(settings: Settings) -> bool:
+    """Serve until interrupted, then True; False when the server could not start (the
+    app's start failed, in its one worker or in any of several, and the app logged why).
+
+    One worker runs the app in this process; several run `APP_FACTORY` in child
+    processes, which rebuild `Settings` from the environment, so the one app-level
+    option the command line sets (`demo`) is exported to it first.
 
     Connections are uvicorn's httptools protocol with a deadline for each request's head
     (`connections.HeadDeadline`, `header_timeout`) and `keep_alive_timeout` between
@@ -44,23 +50,29 @@ def serve(settings: Settings) -> None:
     }
     if settings.workers == 1:
         with shared_metrics(several=False):
-            uvicorn.run(
-                create_app(settings),
-                host=settings.host,
-                port=settings.port,
-                log_level=settings.log_level,
-                log_config=None,
-                access_log=False,
-                **transport,
-            )
-        return
+            try:
+                uvicorn.run(
+                    create_app(settings),
+                    host=settings.host,
+                    port=settings.port,
+                    log_level=settings.log_level,
+                    log_config=None,
+                    access_log=False,
+                    **transport,
+                )
+            except SystemExit as stopped:  # uvicorn's way out of a start that failed
+                if stopped.code != UVICORN_START_FAILED:
+                    raise
+                return False
+        return True
     if settings.backend is Backend.MEMORY:
         logger.warning(
             "%d workers on the memory backend: each worker has its own separate stores",
             settings.workers,
         )
     os.environ["REDSTRING_DEMO"] = "true" if settings.demo else "false"
-    with shared_metrics(several=True):
+    # uvicorn stops every worker when one cannot start, and returns as when stopped.
+    with shared_metrics(several=True), worker_failures() as failed:
         uvicorn.run(
             APP_FACTORY,
             factory=True,
@@ -72,6 +84,7 @@ def serve(settings: Settings) -> None:
             access_log=False,
             **transport,
         )
+        return not failed()
 
 
 @contextlib.contextmanager
