@@ -16,6 +16,7 @@ unless `E2E_REQUIRED=1` (`make test`), where it fails.
 from __future__ import annotations
 
 import base64
+import email.parser
 import hashlib
 import os
 import shutil
@@ -135,6 +136,34 @@ def test_the_sdist_and_the_wheel_carry_the_static_model_and_its_licence(dist: Di
     with zipfile.ZipFile(dist.wheel) as archive:
         for path in shipped:
             assert archive.read(path.relative_to(SRC).as_posix()) == path.read_bytes(), path.name
+
+
+# The Apache License 2.0 as apache.org long served it and most projects ship it (its
+# links http://): the licence pyproject.toml names, reproduced without a change.
+APACHE_2_0_SHA256 = "c71d239df91726fc519c6eb72d318ec65820627232b2f796219e87dcf35d0ab4"
+
+
+def test_the_licence_is_the_apache_licence_unchanged() -> None:
+    text = (REPO / "LICENSE").read_bytes()
+    assert hashlib.sha256(text).hexdigest() == APACHE_2_0_SHA256
+    assert 'license = "Apache-2.0"' in (REPO / "pyproject.toml").read_text(encoding="utf-8")
+
+
+def test_the_sdist_and_the_wheel_carry_the_licence(dist: Dist) -> None:
+    """The sdist at its root, the wheel in its metadata (`License-File`, the file under
+    `.dist-info/licenses/`), beside the licence expression."""
+    text = (REPO / "LICENSE").read_bytes()
+    top = dist.sdist.name.removesuffix(".tar.gz")
+    with tarfile.open(dist.sdist) as archive:
+        member = archive.extractfile(f"{top}/LICENSE")
+        assert member is not None
+        assert member.read() == text
+    with zipfile.ZipFile(dist.wheel) as archive:
+        info = top + ".dist-info"
+        metadata = email.parser.Parser().parsestr(archive.read(f"{info}/METADATA").decode())
+        assert metadata["License-Expression"] == "Apache-2.0"
+        assert metadata.get_all("License-File") == ["LICENSE"]
+        assert archive.read(f"{info}/licenses/LICENSE") == text
 
 
 @pytest.fixture(scope="module")
