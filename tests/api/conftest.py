@@ -37,7 +37,9 @@ async def make_client() -> AsyncIterator[MakeClient]:
 
     def build(services: Redstring, settings: Settings | None = None) -> GraphQLClient:
         app = create_app(settings or Settings(), services=services)
-        http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+        http = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1"
+        )
         opened.append(http)
         return GraphQLClient(http)
 

@@ -274,7 +274,7 @@ async def test_a_value_a_resolver_returned_wrong_stays_an_internal_error(
     endpoint = GraphQLEndpoint(schema, services=lambda: services, limits=limits)
     transport = httpx.ASGITransport(app=endpoint)
     with caplog.at_level(logging.ERROR, logger="redstring.api"):
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             response = await http.post("/graphql", json={"query": f"{{ {field} }}"})
     [error] = response.json()["errors"]
     assert error["extensions"] == {"code": "INTERNAL_SERVER_ERROR"}

@@ -32,7 +32,7 @@ def install_dir(tmp_path: Path) -> Path:
 
 
 def _client(app: Starlette) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1")
 
 
 def test_the_local_page_loads_every_file_from_this_server(install_dir: Path) -> None:

@@ -19,7 +19,7 @@ from tests.api.support import DEMO, README_QUERY, memory_services, services_with
 
 def _http(services: Redstring, settings: Settings | None = None) -> httpx.AsyncClient:
     app = create_app(settings or Settings(), services=services)
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1")
 
 
 async def test_graphql_is_exactly_slash_graphql(demo_services: Redstring) -> None:
@@ -86,14 +86,14 @@ async def test_lifespan_opens_the_configured_services_with_the_demo() -> None:
     transport = httpx.ASGITransport(app=app)
     async with (
         app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=transport, base_url="http://test") as http,
+        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http,
     ):
         assert (await http.get("/readyz")).status_code == 200
         response = await http.post(
             "/graphql", json={"query": README_QUERY, "variables": {"tenant": DEMO}}
         )
         assert response.json()["data"]["retrieve"]["matches"][0]["entity"]["name"] == "Acme Corp"
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
         # after shutdown the services are closed and released: not ready, and no stale data
         assert (await http.get("/readyz")).status_code == 503
 
@@ -102,7 +102,9 @@ async def test_without_demo_the_stores_start_empty() -> None:
     app = create_app(Settings(demo=False))
     async with (
         app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http,
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1"
+        ) as http,
     ):
         response = await http.post(
             "/graphql", json={"query": README_QUERY, "variables": {"tenant": DEMO}}

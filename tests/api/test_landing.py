@@ -43,7 +43,7 @@ async def http(
     )
     app = create_app(settings, services=demo_services)
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         yield client
 
 

@@ -68,7 +68,7 @@ async def _observed_services() -> Redstring:
 
 def _client(app: Any) -> httpx.AsyncClient:
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    return httpx.AsyncClient(transport=transport, base_url="http://test")
+    return httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1")
 
 
 @pytest.fixture

@@ -99,7 +99,7 @@ def graph(request: pytest.FixtureRequest) -> OutageGraphStore:
 @pytest.fixture
 def http(graph: OutageGraphStore) -> httpx.AsyncClient:
     app = create_app(Settings(), services=services_with_graph(memory_services(), graph))
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1")
 
 
 restarting = pytest.mark.parametrize("graph", [RestartingGraphStore], indirect=True)
@@ -161,7 +161,7 @@ async def test_the_lifespan_cancels_a_warm_up_in_flight(graph: OutageGraphStore)
     transport = httpx.ASGITransport(app=app)
     async with (
         app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=transport, base_url="http://test") as http,
+        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http,
     ):
         graph.down = True
         assert await _readiness(http) == (503, "store_unavailable")

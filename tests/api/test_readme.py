@@ -115,6 +115,6 @@ def test_the_type_ahead_demo_prints_what_the_readme_shows() -> None:
     spec.loader.exec_module(type_ahead)
     text, shown = _type_ahead_block()
     # The settings `make serve` runs with: the default provider, the demo loaded.
-    with TestClient(create_app(Settings(demo=True))) as client:
+    with TestClient(create_app(Settings(demo=True)), base_url="http://127.0.0.1") as client:
         printed = [f"{typed!r:24} {match}" for typed, match in type_ahead.type_out(client, text)]
     assert [_squeezed(line) for line in printed] == [_squeezed(line) for line in shown]

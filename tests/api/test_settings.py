@@ -15,7 +15,8 @@ from redstring.adapters.embeddings import HashingEmbeddingProvider
 from redstring.adapters.embeddings.static import StaticEmbeddingProvider
 from redstring.api import server
 from redstring.api.cli import main
-from redstring.api.settings import Backend, EmbeddingsKind, Settings
+from redstring.api.settings import AuthMode, Backend, EmbeddingsKind, Settings
+from redstring.api.startup import check_settings
 from redstring.composition.client import embeddings_from_settings
 from redstring.composition.embedding_choice import LOCAL_LIBRARY
 
@@ -240,7 +241,7 @@ def test_a_host_that_cannot_be_bound_is_said_without_the_port_in_use_hint(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     arguments = ("--host", "no-such-host.invalid", "--port", "8000")
-    err = _serve_refused(monkeypatch, capsys, {}, *arguments, status=1)
+    err = _serve_refused(monkeypatch, capsys, {"REDSTRING_AUTH": "none"}, *arguments, status=1)
     assert err.startswith("error: cannot listen on no-such-host.invalid port 8000: ")
     assert "another server" not in err
 
@@ -290,3 +291,53 @@ def test_the_json_nesting_cap_stays_below_the_parsers_recursion() -> None:
     assert Settings(max_json_depth=256).limits().max_json_depth == 256
     with pytest.raises(ValidationError, match="max_json_depth"):
         Settings(max_json_depth=257)
+
+
+@pytest.mark.parametrize(
+    ("variables", "arguments", "message"),
+    [
+        (
+            {},
+            ("--host", "0.0.0.0"),
+            "bad settings: host 0.0.0.0 is reachable from other machines, and REDSTRING_AUTH is "
+            "not set (none, the default, lets every caller read and write every tenant): set "
+            "REDSTRING_AUTH=apikey or jwt (docs/security.md), or REDSTRING_AUTH=none to serve "
+            "them all without authentication\n",
+        ),
+        (
+            {"REDSTRING_HOST": "192.0.2.7"},
+            (),
+            "bad settings: host 192.0.2.7 is reachable",
+        ),
+        (
+            {"REDSTRING_API_KEYS_FILE": "keys.json"},
+            (),
+            "bad settings: REDSTRING_API_KEYS_FILE is set, but REDSTRING_AUTH is none, so it "
+            "would be ignored and every caller let in: set REDSTRING_AUTH=apikey\n",
+        ),
+        (
+            {"REDSTRING_AUTH": "none", "REDSTRING_JWT_SECRET": "s" * 40},
+            (),
+            "bad settings: REDSTRING_JWT_SECRET is set, but REDSTRING_AUTH is none",
+        ),
+    ],
+)
+def test_a_server_that_would_let_every_caller_in_by_mistake_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    variables: dict[str, str],
+    arguments: tuple[str, ...],
+    message: str,
+) -> None:
+    """No authentication is the default for a demo on a loopback address; on an address
+    others can reach it has to be asked for, and a credential setting means it was not."""
+    assert _serve_refused(monkeypatch, capsys, variables, *arguments).startswith(message)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "localhost"])
+def test_no_authentication_is_the_default_on_a_loopback_address(host: str) -> None:
+    check_settings(Settings(host=host))
+
+
+def test_no_authentication_said_outright_is_taken_on_any_address() -> None:
+    check_settings(Settings(host="0.0.0.0", auth=AuthMode.NONE))

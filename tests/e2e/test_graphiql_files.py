@@ -26,14 +26,14 @@ async def test_every_file_the_page_loads_is_served_and_pinned(graphiql_files: No
     services: Redstring = memory_services()
     app = create_app(Settings(graphiql_assets=AssetSource.LOCAL), services=services)
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
         page = await http.get("/graphql", headers={"accept": "text/html"})
         assert page.status_code == 200
         loaded = page_assets(page.text)
         assert len(loaded) == len(ASSETS)
         for asset in loaded:
             url = urljoin(str(page.url), asset.url)
-            assert url.startswith("http://test/graphiql/"), url
+            assert url.startswith("http://127.0.0.1/graphiql/"), url
             response = await http.get(url)
             assert response.status_code == 200, url
             kind = "text/css" if url.endswith(".css") else "text/javascript"

@@ -212,7 +212,7 @@ async def test_a_graphql_retrieve_walking_one_hop_is_two_round_trips(
         services = Redstring(embeddings=embeddings, vectors=vectors, graph=store)
         app = create_app(Settings(), services=services)
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             statements.clear()
             response = await http.post(
                 "/graphql", json={"query": WALK, "variables": {"tenant": str(tenant)}}

@@ -59,7 +59,7 @@ async def test_the_reads_are_warmed_up_before_the_first_readiness_check(
     transport = httpx.ASGITransport(app=app)
     async with (
         app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=transport, base_url="http://test") as client,
+        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client,
     ):
         assert len(warmed) == 1
         ready = await client.get("/readyz")

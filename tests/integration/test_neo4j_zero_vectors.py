@@ -61,7 +61,7 @@ async def client(
     )
     app = create_app(Settings(), services=services)
     async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://test"
+        transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1"
     ) as http:
         yield http
 

@@ -90,7 +90,7 @@ async def seeded() -> Seeded:
 
 def _http(services: Redstring, settings: Settings) -> httpx.AsyncClient:
     app = create_app(settings, services=services)
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1")
 
 
 @pytest.fixture
@@ -614,7 +614,7 @@ async def test_none_is_warned_about_at_start_and_reported_by_healthz(
     transport = httpx.ASGITransport(app=app)
     async with (
         app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=transport, base_url="http://test") as http,
+        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http,
     ):
         assert (await http.get("/healthz")).json() == {"status": "ok", "auth": "none"}
         anyone = await _post(http, ENTITY, "garbage", t=B, id=seeded.b_id)

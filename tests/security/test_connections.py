@@ -26,7 +26,7 @@ from tests.processes import free_loopback_port, redstring_server
 HEAD_TIMEOUT = 0.5
 HANG_GUARD = 10.0  # seconds: only fails a test that would otherwise hang
 GRAPHQL_HEAD = (
-    b"POST /graphql HTTP/1.1\r\nHost: test\r\ncontent-type: application/json\r\n"
+    b"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
     b"content-length: %d\r\n\r\n"
 )
 TYPENAME = b'{"query": "{ __typename }"}'
@@ -114,7 +114,7 @@ def read_response(sock: socket.socket) -> bytes:
 
 
 def request(body: bytes = b"ping") -> bytes:
-    return b"POST / HTTP/1.1\r\nHost: test\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+    return b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
 
 
 def test_a_connection_that_sends_nothing_is_closed_without_an_answer(
@@ -130,7 +130,7 @@ def test_an_unfinished_head_is_answered_408_with_the_error_body_then_closed(
     served: tuple[str, int],
 ) -> None:
     with socket.create_connection(served, timeout=HANG_GUARD) as sock:
-        sock.sendall(b"POST / HTTP/1.1\r\nHost: test\r\n")
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         received, took = read_until_closed(sock)
     head, _, body = received.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 408 ")
@@ -146,7 +146,7 @@ def test_a_head_sent_a_byte_at_a_time_is_cut_at_the_deadline_of_its_first_byte(
 ) -> None:
     """Bytes keep coming, but the deadline counts from the first: sending slowly does
     not buy time."""
-    head = b"POST / HTTP/1.1\r\nHost: test\r\nx-slow: " + b"a" * 100
+    head = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nx-slow: " + b"a" * 100
     closed_after = None
     with socket.create_connection(served, timeout=HANG_GUARD) as sock:
         started = time.monotonic()
@@ -165,7 +165,7 @@ def test_a_head_sent_a_byte_at_a_time_is_cut_at_the_deadline_of_its_first_byte(
 def test_a_slow_body_after_a_whole_head_is_not_cut(served: tuple[str, int]) -> None:
     """A request whose head came is the request deadline's, however long its body takes."""
     with socket.create_connection(served, timeout=HANG_GUARD) as sock:
-        sock.sendall(b"POST / HTTP/1.1\r\nHost: test\r\ncontent-length: 4\r\n\r\npi")
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-length: 4\r\n\r\npi")
         time.sleep(HEAD_TIMEOUT * 3)
         sock.sendall(b"ng")
         answer = read_response(sock)

@@ -125,7 +125,7 @@ async def main():
     await load_demo(services)
     app = create_app(Settings(), services=services)
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
         response = await http.post("/graphql", json={"query": sys.stdin.read()})
     print(json.dumps({"status": response.status_code, "body": response.json()}))
 

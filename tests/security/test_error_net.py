@@ -43,7 +43,7 @@ async def test_an_error_escaping_an_extension_is_coded_and_masked() -> None:
     endpoint = GraphQLEndpoint(schema, services=lambda: services, limits=limits)
     app = Starlette(routes=[Route("/graphql", endpoint, methods=["GET", "POST"])])
     async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://test"
+        transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1"
     ) as http:
         response = await http.post("/graphql", json={"query": "{ __typename }"})
     body = response.json()

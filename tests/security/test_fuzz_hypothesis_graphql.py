@@ -76,7 +76,7 @@ def _serve(
 
     http = httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app),
-        base_url="http://test",
+        base_url="http://127.0.0.1",
         event_hooks={"request": [note_uuids] if named is not None else []},
     )
     try:

@@ -79,7 +79,7 @@ def client_for(services: Redstring | None, **settings: Any) -> httpx.AsyncClient
     """A client of the app over `services`, GraphiQL off (its start-up warning is no
     request's), with `settings` as given."""
     app = create_app(Settings(graphiql=False, **settings), services=services)
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1")
 
 
 def the_error(response: httpx.Response) -> dict[str, Any]:
@@ -615,7 +615,7 @@ async def test_an_exception_outside_graphql_is_a_coded_500(demo_services: Redstr
 
     app.add_route("/broken", broken)
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
         response = await http.get("/broken")
     assert response.status_code == 500
     assert the_error(response)["extensions"]["code"] == "INTERNAL_SERVER_ERROR"
@@ -632,7 +632,7 @@ async def test_a_refusal_raised_by_another_route_keeps_its_status_and_code(
 
     app.add_route("/guarded", guarded)
     async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://t"
+        transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1"
     ) as http:
         response = await http.get("/guarded")
     assert response.status_code == 401
@@ -715,7 +715,7 @@ def test_uvicorn_refuses_a_declared_20_mb_body_without_reading_it(
 ) -> None:
     with socket.create_connection(server, timeout=HANG_GUARD) as sock:
         sock.sendall(
-            b"POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+            b"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             b"Content-Length: %d\r\n\r\n" % TWENTY_MB
         )
         # Not one byte of the body is sent: the answer comes anyway.
@@ -733,7 +733,7 @@ def test_uvicorn_cuts_a_chunked_20_mb_body_short(server: tuple[str, int]) -> Non
     received = b""
     with socket.create_connection(server, timeout=HANG_GUARD) as sock:
         sock.sendall(
-            b"POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+            b"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             b"Transfer-Encoding: chunked\r\n\r\n"
         )
         sock.setblocking(False)
@@ -761,7 +761,7 @@ def test_uvicorn_cuts_a_chunked_20_mb_body_short(server: tuple[str, int]) -> Non
 
 def _post(sock: socket.socket, content: bytes) -> tuple[int, dict[str, Any]]:
     sock.sendall(
-        b"POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        b"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         b"Content-Length: %d\r\n\r\n%s" % (len(content), content)
     )
     return _status_and_body(_read_response(sock))

@@ -29,6 +29,7 @@ from redstring.api.health import Readiness, healthz_endpoint
 from redstring.api.landing import landing_routes
 from redstring.api.log_config import configure_logging
 from redstring.api.metrics import Metrics
+from redstring.api.protections import LoopbackHostsOnly, SecurityHeaders, is_loopback_name
 from redstring.api.refusals import EXCEPTION_HANDLERS, refusal_response
 from redstring.api.request_record import REQUEST_ID_HEADER
 from redstring.api.schema.build import build_schema
@@ -53,18 +54,30 @@ class _OpenClient:
 
 
 class _ObservedStarlette(Starlette):
-    """Starlette with `AccessLog` around its whole middleware stack, error middleware
-    included, so that a 500 it renders also carries the request id and is logged; a
-    start that failed with an error it has said is handed to the server quietly
-    (`StartFailure`)."""
+    """Starlette with `AccessLog` and `SecurityHeaders` around its whole middleware stack,
+    error middleware included, so that a 500 it renders also carries the request id,
+    the headers, and is logged; with `loopback_only`, requests for another host than a
+    loopback name are refused first (`LoopbackHostsOnly`). A start that failed with an
+    error it has said is handed to the server quietly (`StartFailure`)."""
 
-    def __init__(self, metrics: Metrics, start_failure: StartFailure, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        metrics: Metrics,
+        start_failure: StartFailure,
+        *,
+        loopback_only: bool,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.metrics = metrics
         self.start_failure = start_failure
+        self.loopback_only = loopback_only
 
     def build_middleware_stack(self) -> ASGIApp:
-        return AccessLog(super().build_middleware_stack(), self.metrics)
+        stack = super().build_middleware_stack()
+        if self.loopback_only:
+            stack = LoopbackHostsOnly(stack)
+        return AccessLog(SecurityHeaders(stack), self.metrics)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -204,6 +217,9 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
     return _ObservedStarlette(
         metrics,
         start_failure,
+        # Without authentication on a loopback address, no page of another site may
+        # reach the server by a DNS name of its own (docs/security.md).
+        loopback_only=settings.auth is AuthMode.NONE and is_loopback_name(settings.host),
         routes=routes,
         lifespan=lifespan,
         exception_handlers=EXCEPTION_HANDLERS,

@@ -16,7 +16,9 @@ from redstring.api.authorization import Caller
 from redstring.api.credentials import CredentialsRefusedError, CredentialVerifier
 from redstring.api.errors import ErrorCode, RequestRefusedError
 from redstring.api.jwt_tokens import jwt_verifier
+from redstring.api.protections import is_loopback_name
 from redstring.api.settings import AuthMode, Settings
+from redstring.domain.errors import InvalidInputError
 
 logger = logging.getLogger("redstring.api")
 
@@ -91,7 +93,33 @@ def build_authenticator(settings: Settings) -> Authenticator:
     return NO_AUTHENTICATION
 
 
+# What a credential setting means the operator wanted, and the mode that reads it.
+_CREDENTIAL_SETTINGS = (
+    ("api_keys_file", AuthMode.APIKEY),
+    ("jwt_secret", AuthMode.JWT),
+    ("jwt_jwks", AuthMode.JWT),
+)
+
+
 def check_auth_settings(settings: Settings) -> None:
     """Raise `InvalidInputError` when `build_authenticator` would (it reads the key file or
-    JWKS file once; a JWKS URL is fetched only when the first token needs it)."""
+    JWKS file once; a JWKS URL is fetched only when the first token needs it), and for
+    a server that would serve everyone everything by mistake: a credential setting given
+    while `REDSTRING_AUTH` is none (it would be ignored), or an address other machines
+    can reach without `REDSTRING_AUTH` said (none, the default, is for a loopback demo;
+    `REDSTRING_AUTH=none` said outright is taken at its word)."""
+    if settings.auth is AuthMode.NONE:
+        for name, mode in _CREDENTIAL_SETTINGS:
+            if getattr(settings, name) is not None:
+                raise InvalidInputError(
+                    f"REDSTRING_{name.upper()} is set, but REDSTRING_AUTH is none, so it would "
+                    f"be ignored and every caller let in: set REDSTRING_AUTH={mode.value}"
+                )
+        if "auth" not in settings.model_fields_set and not is_loopback_name(settings.host):
+            raise InvalidInputError(
+                f"host {settings.host} is reachable from other machines, and REDSTRING_AUTH "
+                "is not set (none, the default, lets every caller read and write every "
+                "tenant): set REDSTRING_AUTH=apikey or jwt (docs/security.md), or "
+                "REDSTRING_AUTH=none to serve them all without authentication"
+            )
     build_authenticator(settings)

@@ -33,8 +33,8 @@ def serve(settings: Settings) -> bool:
     app's start failed, in its one worker or in any of several, and the app logged why).
 
     One worker runs the app in this process; several run `APP_FACTORY` in child
-    processes, which rebuild `Settings` from the environment, so the one app-level
-    option the command line sets (`demo`) is exported to it first.
+    processes, which rebuild `Settings` from the environment, so what the command line
+    sets (`demo`, `host`, `port`) is exported to it first.
 
     Connections are uvicorn's httptools protocol with a deadline for each request's head
     (`connections.HeadDeadline`, `header_timeout`) and `keep_alive_timeout` between
@@ -70,7 +70,11 @@ def serve(settings: Settings) -> bool:
             "%d workers on the memory backend: each worker has its own separate stores",
             settings.workers,
         )
+    # What the command line may set, so that each worker's app knows where it listens
+    # (its warnings, and whom it answers without authentication, `LoopbackHostsOnly`).
     os.environ["REDSTRING_DEMO"] = "true" if settings.demo else "false"
+    os.environ["REDSTRING_HOST"] = settings.host
+    os.environ["REDSTRING_PORT"] = str(settings.port)
     # uvicorn stops every worker when one cannot start, and returns as when stopped.
     with shared_metrics(several=True), worker_failures() as failed:
         uvicorn.run(
