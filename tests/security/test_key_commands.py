@@ -8,12 +8,16 @@ import re
 import stat
 import subprocess
 import sys
+import threading
 import uuid
 from pathlib import Path
 
 import pytest
 
+from redstring.api.api_keys import add_key
+from redstring.api.authorization import Role
 from redstring.api.cli import main
+from redstring.domain.ids import TenantId
 from tests.processes import child_environment
 
 TENANT_A, TENANT_B = str(uuid.uuid4()), str(uuid.uuid4())
@@ -215,3 +219,66 @@ def test_without_fcntl_add_and_revoke_refuse_and_change_nothing(
     assert [p.name for p in key_file.parent.iterdir()] == ["keys.json"]  # no lock file made
     assert main(["keys", "list", *args]) == 0  # reading needs no lock
     assert capsys.readouterr().out.startswith(KEY_SHAPE.match(kept)[1])  # type: ignore[index]
+
+
+# A key file reached through a symbolic link -----------------------------------------------
+
+
+@pytest.fixture
+def linked_key_file(tmp_path: Path, key_file: Path) -> Path:
+    """A link, in another folder, to `key_file` (which does not exist yet)."""
+    (tmp_path / "etc").mkdir()
+    link = tmp_path / "etc" / "link.json"
+    link.symlink_to(key_file)
+    return link
+
+
+def test_revoke_through_a_link_changes_the_file_it_names_and_keeps_the_link(
+    key_file: Path, linked_key_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kept = _add(key_file, capsys, TENANT_A).strip()
+    gone = _add(linked_key_file, capsys, TENANT_B).strip()
+    gone_id = KEY_SHAPE.match(gone)[1]  # type: ignore[index]
+    assert main(["keys", "revoke", gone_id, "--file", str(linked_key_file)]) == 0
+    assert linked_key_file.is_symlink()
+    assert linked_key_file.readlink() == key_file
+    # The file a server reads no longer holds the revoked key.
+    ids = [r["id"] for r in json.loads(key_file.read_text())["keys"]]
+    assert ids == [KEY_SHAPE.match(kept)[1]]  # type: ignore[index]
+    # The temporary file and the lock sit beside the file, not the link.
+    assert sorted(p.name for p in key_file.parent.iterdir()) == [
+        "etc",
+        "keys.json",
+        "keys.json.lock",
+    ]
+    assert [p.name for p in linked_key_file.parent.iterdir()] == ["link.json"]
+
+
+def test_a_link_to_a_missing_file_creates_the_file_it_names(
+    key_file: Path, linked_key_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _add(linked_key_file, capsys, TENANT_A)
+    assert linked_key_file.is_symlink()
+    assert len(json.loads(key_file.read_text())["keys"]) == 1
+
+
+def test_a_change_through_a_link_waits_for_the_lock_of_the_file_it_names(
+    key_file: Path, linked_key_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One lock guards the file whatever path names it: else `keys add` through the link
+    and through the file at once could lose a key."""
+    import fcntl
+
+    _add(key_file, capsys, TENANT_A)
+    with (key_file.parent / "keys.json.lock").open("a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        adding = threading.Thread(
+            target=add_key, args=(linked_key_file, [TenantId(uuid.UUID(TENANT_B))], Role.READ)
+        )
+        adding.start()
+        adding.join(timeout=0.5)
+        assert adding.is_alive(), "the change through the link did not wait for the lock"
+        fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+    adding.join(timeout=10)
+    assert not adding.is_alive()
+    assert len(json.loads(key_file.read_text())["keys"]) == 2

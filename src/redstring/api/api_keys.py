@@ -8,7 +8,9 @@ plain hash (no salt, no stretching) suffices because the secret is random and
 high-entropy, not a password; digests are compared in constant time.
 
 The file is JSON, rewritten whole through a temporary file and `os.replace`
-(mode 0600), so a running server never reads half of it. The verifier checks the
+(mode 0600), so a running server never reads half of it. A key file named through
+a symbolic link is the file the link names: that file is locked and replaced, and
+the link stays, so a server reading either path sees every change. The verifier checks the
 file's `stat` on each request and reads it again when it changed, so a revoked
 key stops working at once, without a restart.
 
@@ -108,16 +110,24 @@ def read_key_file(path: Path) -> KeyFileContent:
         raise InvalidInputError(f"{path} is not an API key file: {detail}") from None
 
 
+def _real_path(path: Path) -> Path:
+    """`path` with every symbolic link followed: the file a change must replace (replacing
+    a link would leave its target, the file a server may read, as it was)."""
+    return Path(os.path.realpath(path))
+
+
 def write_key_file(path: Path, content: KeyFileContent) -> None:
-    """Replace `path` by `content` at once (temporary file, fsync, `os.replace`), mode 0600."""
+    """Replace the file `path` names (through any links) by `content` at once (temporary
+    file, fsync, `os.replace`), mode 0600."""
+    target = _real_path(path)
     text = content.model_dump_json(indent=2) + "\n"
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as file:  # mkstemp: mode 0600
             file.write(text)
             file.flush()
             os.fsync(file.fileno())
-        os.replace(temporary, path)
+        os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
@@ -125,12 +135,12 @@ def write_key_file(path: Path, content: KeyFileContent) -> None:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Serialises read-modify-write cycles of `path` between processes (`keys add` run twice
-    at once would otherwise lose a key, or undo a revocation), through a lock on
-    `path.lock`; an `OSError` where `fcntl` is missing, since an unlocked change is not
-    safe."""
-    lock_path = path.with_name(path.name + ".lock")
+def _locked(target: Path, path: Path) -> Iterator[None]:
+    """Serialises read-modify-write cycles of `target` (the real path of `path`) between
+    processes (`keys add` run twice at once would otherwise lose a key, or undo a
+    revocation), through a lock on `target.lock`: one lock whatever link names the file.
+    An `OSError` where `fcntl` is missing, since an unlocked change is not safe."""
+    lock_path = target.with_name(target.name + ".lock")
     try:
         import fcntl  # POSIX only: imported here so the server imports this module anywhere
     except ImportError:
@@ -161,8 +171,9 @@ def add_key(path: Path, tenants: Iterable[TenantId], role: Role, name: str = "")
     granted = tuple(dict.fromkeys(tenants))
     if not granted:
         raise InvalidInputError("a key needs at least one tenant")
-    with _locked(path):
-        content = _current(path)
+    target = _real_path(path)
+    with _locked(target, path):
+        content = _current(target)
         taken = {record.id for record in content.keys}
         key_id = secrets.token_hex(6)
         while key_id in taken:
@@ -176,18 +187,19 @@ def add_key(path: Path, tenants: Iterable[TenantId], role: Role, name: str = "")
             created=datetime.now(UTC).replace(microsecond=0),
             sha256=key_digest(key),
         )
-        write_key_file(path, content.model_copy(update={"keys": (*content.keys, record)}))
+        write_key_file(target, content.model_copy(update={"keys": (*content.keys, record)}))
     return IssuedKey(key=key, record=record)
 
 
 def revoke_key(path: Path, key_id: str) -> KeyRecord:
     """Remove the key `key_id` from `path`; `UnknownKeyError` when there is none."""
-    with _locked(path):
-        content = _current(path)
+    target = _real_path(path)
+    with _locked(target, path):
+        content = _current(target)
         kept = tuple(record for record in content.keys if record.id != key_id)
         if len(kept) == len(content.keys):
             raise UnknownKeyError(f"no key with id {key_id!r} in {path}")
-        write_key_file(path, content.model_copy(update={"keys": kept}))
+        write_key_file(target, content.model_copy(update={"keys": kept}))
     return next(record for record in content.keys if record.id == key_id)
 
 
