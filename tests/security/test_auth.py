@@ -237,6 +237,26 @@ async def test_a_key_file_that_disappears_refuses_every_key(keys: Keys) -> None:
     _assert_unauthenticated(await _post(keys.http, RETRIEVE, keys.read_a, t=A, q=A_NAME))
 
 
+async def test_a_key_file_others_can_read_is_served_and_warned_about(
+    seeded: Seeded, key_file: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`0640` (a server running in the file's group) serves its keys, with a warning."""
+    issued = add_key(key_file, [TENANT_A], Role.READ)
+    os.chmod(key_file, 0o640)
+    caplog.set_level(logging.WARNING, logger="redstring.api")
+    settings = Settings(auth=AuthMode.APIKEY, api_keys_file=key_file)
+    async with _http(seeded.services, settings) as http:
+        response = await _post(http, RETRIEVE, issued.key, t=A, q=A_NAME)
+    assert response.status_code == 200
+    assert A_NAME in response.text
+    warnings = [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.WARNING and "API key file" in r.getMessage()
+    ]
+    assert warnings == [f"the API key file {key_file} is readable by other users; chmod 600 it"]
+
+
 @pytest.mark.parametrize(
     ("token", "reason"),
     [

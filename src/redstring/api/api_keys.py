@@ -220,6 +220,7 @@ class ApiKeyVerifier:
     """
 
     def __init__(self, path: Path) -> None:
+        self._path = path  # before the first read, which `_read_now` sees
         self._file: WatchedFile[dict[str, KeyRecord]] = WatchedFile(
             path,
             _records_of,
@@ -231,7 +232,7 @@ class ApiKeyVerifier:
     def _read_now(self, records: dict[str, KeyRecord], signature: Signature) -> None:
         if signature is not None and signature[-1] & 0o077:
             logger.warning(
-                "the API key file %s is readable by other users; chmod 600 it", self._file.path
+                "the API key file %s is readable by other users; chmod 600 it", self._path
             )
         logger.info("API key file read: %d key(s)", len(records))
 
