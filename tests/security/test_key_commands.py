@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import grp
 import hashlib
 import json
+import logging
+import os
+import pwd
 import re
 import stat
 import subprocess
@@ -14,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from redstring.api.api_keys import add_key
+from redstring.api.api_keys import ApiKeyVerifier, add_key
 from redstring.api.authorization import Role
 from redstring.api.cli import main
 from redstring.domain.ids import TenantId
@@ -281,4 +285,109 @@ def test_a_change_through_a_link_waits_for_the_lock_of_the_file_it_names(
         fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
     adding.join(timeout=10)
     assert not adding.is_alive()
+    assert len(json.loads(key_file.read_text())["keys"]) == 2
+
+
+# The mode, owner and group of a key file a command replaces -------------------------------
+
+
+def test_add_and_revoke_keep_the_mode_of_the_file_they_replace(
+    key_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A group-readable file (a server running as another user of the group) stays so."""
+    gone = _add(key_file, capsys, TENANT_A).strip()
+    key_file.chmod(0o640)
+    _add(key_file, capsys, TENANT_B)
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o640
+    assert main(["keys", "revoke", KEY_SHAPE.match(gone)[1], "--file", str(key_file)]) == 0  # type: ignore[index]
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o640
+
+
+async def test_a_server_still_warns_of_a_key_file_others_can_read_after_add(
+    key_file: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    _add(key_file, capsys, TENANT_A)
+    os.chmod(key_file, 0o644)
+    caplog.set_level(logging.WARNING, logger="redstring.api")
+    verifier = ApiKeyVerifier(key_file)
+    added = _add(key_file, capsys, TENANT_B).strip()
+    assert (await verifier.verify(added)).role is Role.READ  # the file read again
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [f"the API key file {key_file} is readable by other users; chmod 600 it"] * 2
+
+
+@pytest.fixture
+def daemon_ids() -> tuple[int, int]:
+    """The uid and gid of `daemon`, for tests that give the key file to another owner (as
+    root only: that is what CI runs as)."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another owner needs root")
+    try:
+        return pwd.getpwnam("daemon").pw_uid, grp.getgrnam("daemon").gr_gid
+    except KeyError:
+        pytest.skip("no user and group daemon here")
+
+
+@pytest.mark.parametrize("owner", ["root", "daemon"])
+def test_add_and_revoke_keep_the_owner_and_group_of_the_file(
+    key_file: Path, capsys: pytest.CaptureFixture[str], daemon_ids: tuple[int, int], owner: str
+) -> None:
+    """`0640 root:daemon` (a server running in group daemon) stays so, and so does a file
+    owned by daemon, where the process may give them back (root)."""
+    uid, gid = (0 if owner == "root" else daemon_ids[0]), daemon_ids[1]
+    gone = _add(key_file, capsys, TENANT_A).strip()
+    os.chown(key_file, uid, gid)
+    key_file.chmod(0o640)
+    _add(key_file, capsys, TENANT_B)
+    after_add = key_file.stat()
+    assert (after_add.st_uid, after_add.st_gid, stat.S_IMODE(after_add.st_mode)) == (
+        uid,
+        gid,
+        0o640,
+    )
+    assert main(["keys", "revoke", KEY_SHAPE.match(gone)[1], "--file", str(key_file)]) == 0  # type: ignore[index]
+    after_revoke = key_file.stat()
+    assert (after_revoke.st_uid, after_revoke.st_gid) == (uid, gid)
+    assert "warning" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("may_set_group", "expected"),
+    [(True, ("daemon", 0o640)), (False, ("root", 0o600))],
+    ids=["the group kept", "neither kept"],
+)
+def test_an_owner_the_process_may_not_give_back_is_warned_about(
+    key_file: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    daemon_ids: tuple[int, int],
+    may_set_group: bool,
+    expected: tuple[str, int],
+) -> None:
+    """As a user who may replace the file but not chown it to its owner: the group is kept
+    when the user is in it, else the group's permissions are dropped (they would go to the
+    user's own group), and the command says so on stderr."""
+    _add(key_file, capsys, TENANT_A)
+    os.chown(key_file, *daemon_ids)
+    key_file.chmod(0o640)
+    fchown = os.fchown
+
+    def unprivileged_fchown(fd: int, uid: int, gid: int) -> None:
+        if uid != -1 or not may_set_group:
+            raise PermissionError(1, "Operation not permitted")
+        fchown(fd, uid, gid)
+
+    monkeypatch.setattr(os, "fchown", unprivileged_fchown)
+    args = ["keys", "add", "--file", str(key_file), "--tenant", TENANT_B, "--role", "read"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert KEY_SHAPE.match(captured.out.strip())
+    group, mode = expected
+    after = key_file.stat()
+    assert (after.st_uid, after.st_gid) == (0, grp.getgrnam(group).gr_gid)
+    assert stat.S_IMODE(after.st_mode) == mode
+    assert (
+        f"warning: {key_file} was owned by daemon:daemon and is now owned by root:{group}"
+        in captured.err
+    )
     assert len(json.loads(key_file.read_text())["keys"]) == 2

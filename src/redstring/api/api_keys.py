@@ -7,8 +7,10 @@ its tenants, role, name and creation time: a stolen file grants nothing. A
 plain hash (no salt, no stretching) suffices because the secret is random and
 high-entropy, not a password; digests are compared in constant time.
 
-The file is JSON, rewritten whole through a temporary file and `os.replace`
-(mode 0600), so a running server never reads half of it. A key file named through
+The file is JSON, rewritten whole through a temporary file and `os.replace`,
+so a running server never reads half of it. The new file keeps the mode, owner
+and group of the one it replaces as far as the process may set them (a new file
+is 0600): a server running as another user of the file's group keeps reading it. A key file named through
 a symbolic link is the file the link names: that file is locked and replaced, and
 the link stays, so a server reading either path sees every change. The verifier checks the
 file's `stat` on each request and reads it again when it changed, so a revoked
@@ -29,6 +31,7 @@ import logging
 import os
 import re
 import secrets
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -116,14 +119,41 @@ def _real_path(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _keep_access(descriptor: int, target: Path) -> None:
+    """Give the new file open at `descriptor` the mode, owner and group of the file at
+    `target` it is to replace, or mode 0600 when there is none.
+
+    Where the process may not set the owner (only root gives a file away), the file is
+    its own; where it may not set the group either (one it is not in), the old mode's
+    group permissions are dropped, as they would go to another group. Callers that
+    care compare the owner before and after (`keys` warns)."""
+    try:
+        old = os.stat(target)
+    except FileNotFoundError:
+        os.fchmod(descriptor, 0o600)
+        return
+    mode = stat.S_IMODE(old.st_mode) & 0o777
+    new = os.fstat(descriptor)
+    if (new.st_uid, new.st_gid) != (old.st_uid, old.st_gid):
+        for uid in (old.st_uid, -1):  # owner and group, else the group alone
+            with contextlib.suppress(OSError):
+                os.fchown(descriptor, uid, old.st_gid)
+                break
+        if os.fstat(descriptor).st_gid != old.st_gid:
+            mode &= ~0o070
+    os.fchmod(descriptor, mode)
+
+
 def write_key_file(path: Path, content: KeyFileContent) -> None:
     """Replace the file `path` names (through any links) by `content` at once (temporary
-    file, fsync, `os.replace`), mode 0600."""
+    file, fsync, `os.replace`), with the old file's mode, owner and group where the
+    process may set them (`_keep_access`), mode 0600 for a new file."""
     target = _real_path(path)
     text = content.model_dump_json(indent=2) + "\n"
     descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:  # mkstemp: mode 0600
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            _keep_access(file.fileno(), target)
             file.write(text)
             file.flush()
             os.fsync(file.fileno())

@@ -37,8 +37,47 @@ def _key_file(args: argparse.Namespace) -> Path:
     return path
 
 
+def _owner_of(path: Path) -> tuple[int, int] | None:
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_uid, status.st_gid
+
+
+def _name_owner(owner: tuple[int, int]) -> str:
+    import grp  # POSIX only, as file owners are: imported here so the CLI imports anywhere
+    import pwd
+
+    uid, gid = owner
+    try:
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = str(uid)
+    try:
+        group = grp.getgrgid(gid).gr_name
+    except KeyError:
+        group = str(gid)
+    return f"{user}:{group}"
+
+
+def _warn_of_new_owner(path: Path, before: tuple[int, int] | None) -> None:
+    """Say when replacing `path` gave it another owner or group (this user may not give it
+    back): a server running as the old ones may no longer read it."""
+    after = _owner_of(path)
+    if before is None or after is None or before == after:
+        return
+    error_console().print(
+        f"[yellow]warning:[/yellow] {escape(str(path))} was owned by {_name_owner(before)} "
+        f"and is now owned by {_name_owner(after)}, which this user may not change back: "
+        "a server running as the old owner or group may no longer read it; chown it",
+        highlight=False,
+    )
+
+
 def _add(args: argparse.Namespace) -> int:
     path = _key_file(args)
+    before = _owner_of(path)
     try:
         tenants = [tenant_id_arg(value, "--tenant") for value in args.tenant]
     except InvalidInputError as exc:
@@ -55,6 +94,7 @@ def _add(args: argparse.Namespace) -> int:
         f"{len(record.tenants)} tenant(s)); the key above is shown only this once",
         highlight=False,
     )
+    _warn_of_new_owner(path, before)
     return EXIT_OK
 
 
@@ -74,11 +114,13 @@ def _list(args: argparse.Namespace) -> int:
 
 def _revoke(args: argparse.Namespace) -> int:
     path = _key_file(args)
+    before = _owner_of(path)
     record = revoke_key(path, args.key_id)
     error_console().print(
         f"key {record.id} revoked: a running server refuses it from its next request",
         highlight=False,
     )
+    _warn_of_new_owner(path, before)
     return EXIT_OK
 
 
