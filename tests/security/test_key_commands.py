@@ -391,3 +391,38 @@ def test_an_owner_the_process_may_not_give_back_is_warned_about(
         in captured.err
     )
     assert len(json.loads(key_file.read_text())["keys"]) == 2
+
+
+# Durability: a change survives a crash once the command is done ---------------------------
+
+
+def test_the_new_file_is_synced_before_the_replace_and_its_folder_after(
+    key_file: Path,
+    linked_key_file: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Else a crash could leave the old file (and a revoked key) or an empty one. Through a
+    link, the folder synced is the real file's."""
+    _add(key_file, capsys, TENANT_A)
+    events: list[tuple[str, ...]] = []
+    fsync, replace = os.fsync, os.replace
+
+    def recording_fsync(fd: int) -> None:
+        status = os.fstat(fd)
+        kind = "folder" if stat.S_ISDIR(status.st_mode) else "file"
+        events.append(("fsync", kind, str(status.st_ino)))
+        fsync(fd)
+
+    def recording_replace(source: str, target: str) -> None:
+        events.append(("replace", str(target)))
+        replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    monkeypatch.setattr(os, "replace", recording_replace)
+    _add(linked_key_file, capsys, TENANT_B)
+    assert events == [
+        ("fsync", "file", str(key_file.stat().st_ino)),
+        ("replace", str(key_file.resolve())),
+        ("fsync", "folder", str(key_file.parent.stat().st_ino)),
+    ]

@@ -8,7 +8,8 @@ plain hash (no salt, no stretching) suffices because the secret is random and
 high-entropy, not a password; digests are compared in constant time.
 
 The file is JSON, rewritten whole through a temporary file and `os.replace`,
-so a running server never reads half of it. The new file keeps the mode, owner
+so a running server never reads half of it, and synced (the file before the
+replace, its folder after), so a change survives a crash once it returns. The new file keeps the mode, owner
 and group of the one it replaces as far as the process may set them (a new file
 is 0600): a server running as another user of the file's group keeps reading it. A key file named through
 a symbolic link is the file the link names: that file is locked and replaced, and
@@ -145,8 +146,8 @@ def _keep_access(descriptor: int, target: Path) -> None:
 
 
 def write_key_file(path: Path, content: KeyFileContent) -> None:
-    """Replace the file `path` names (through any links) by `content` at once (temporary
-    file, fsync, `os.replace`), with the old file's mode, owner and group where the
+    """Replace the file `path` names (through any links) by `content` at once and durably
+    (temporary file, fsync, `os.replace`, fsync of the folder), with the old file's mode, owner and group where the
     process may set them (`_keep_access`), mode 0600 for a new file."""
     target = _real_path(path)
     text = content.model_dump_json(indent=2) + "\n"
@@ -162,6 +163,17 @@ def write_key_file(path: Path, content: KeyFileContent) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+    _sync_folder(target.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a replace in `folder` durable: until its entry is synced, a crash may bring
+    back the old file, and with it a revoked key."""
+    descriptor = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 @contextlib.contextmanager
