@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
 from redstring.api import create_app
-from redstring.api.api_keys import add_key
+from redstring.api.api_keys import add_key, key_digest
 from redstring.api.authentication import REFUSED_MESSAGE
 from redstring.api.authorization import Role
 from redstring.api.cli import main
@@ -230,6 +230,37 @@ async def test_a_key_revoked_with_the_cli_stops_working_on_the_running_app(
     still = await _post(keys.http, RETRIEVE, keys.read_a, t=A, q=A_NAME)
     assert still.status_code == 200
     assert A_NAME in still.text
+
+
+def _edit_in_place_keeping_size_and_mtime(path: Path, old: str, new: str) -> None:
+    """Overwrite `old` by `new` (as long) in the file itself, and set its modification time
+    back: an edit within one coarse timestamp tick. Only its change time (ctime) moves."""
+    before = os.stat(path)
+    text = path.read_text(encoding="utf-8")
+    assert len(old) == len(new)
+    assert old in text
+    with path.open("r+", encoding="utf-8") as file:
+        file.write(text.replace(old, new))
+    for _ in range(500):  # the ctime moves by clock ticks: wait for the next one
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        after = os.stat(path)
+        if after.st_ctime_ns != before.st_ctime_ns:
+            break
+        time.sleep(0.01)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns, after.st_mode) == (
+        before.st_ino,
+        before.st_size,
+        before.st_mtime_ns,
+        before.st_mode,
+    )
+    assert after.st_ctime_ns != before.st_ctime_ns
+
+
+async def test_a_key_file_edited_in_place_within_one_tick_is_read_again(keys: Keys) -> None:
+    assert (await _post(keys.http, RETRIEVE, keys.write_a, t=A, q=A_NAME)).status_code == 200
+    _edit_in_place_keeping_size_and_mtime(keys.file, key_digest(keys.write_a), "0" * 64)
+    _assert_unauthenticated(await _post(keys.http, RETRIEVE, keys.write_a, t=A, q=A_NAME))
+    assert (await _post(keys.http, RETRIEVE, keys.read_a, t=A, q=A_NAME)).status_code == 200
 
 
 async def test_a_key_file_that_disappears_refuses_every_key(keys: Keys) -> None:

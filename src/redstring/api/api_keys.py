@@ -272,7 +272,7 @@ class ApiKeyVerifier:
         )
 
     def _read_now(self, records: dict[str, KeyRecord], signature: Signature) -> None:
-        if signature is not None and signature[-1] & 0o077:
+        if signature is not None and signature.mode & 0o077:
             logger.warning(
                 "the API key file %s is readable by other users; chmod 600 it", self._path
             )

@@ -11,7 +11,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from redstring.domain.errors import InvalidInputError
 
@@ -19,9 +19,23 @@ logger = logging.getLogger("redstring.api")
 
 T = TypeVar("T")
 
-# A signature: inode, device, size, modification time (ns) and mode; None when the
-# file cannot be stat'ed. A replaced file (`os.replace`) has a new inode.
-Signature = tuple[int, int, int, int, int] | None
+
+class FileSignature(NamedTuple):
+    """What tells one state of a file from another without reading it. A replaced file
+    (`os.replace`) has a new inode; a file edited in place within one tick of a coarse
+    modification time, to the same size, differs by its change time (every write and
+    `utime` moves it, and no user call sets it back)."""
+
+    inode: int
+    device: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    mode: int
+
+
+# None when the file cannot be stat'ed.
+Signature = FileSignature | None
 
 
 def file_signature(path: Path) -> Signature:
@@ -30,7 +44,14 @@ def file_signature(path: Path) -> Signature:
         stat = os.stat(path)
     except OSError:
         return None
-    return (stat.st_ino, stat.st_dev, stat.st_size, stat.st_mtime_ns, stat.st_mode)
+    return FileSignature(
+        inode=stat.st_ino,
+        device=stat.st_dev,
+        size=stat.st_size,
+        mtime_ns=stat.st_mtime_ns,
+        ctime_ns=stat.st_ctime_ns,
+        mode=stat.st_mode,
+    )
 
 
 class WatchedFile(Generic[T]):
