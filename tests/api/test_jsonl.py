@@ -61,6 +61,8 @@ def test_relationship_ends_by_name_resolve_like_entity_ids() -> None:
          "exactly one of source_id and source"),
         ('{"kind": "relationship", "relationship_type": "R", "source_id": "x", "target_id": "y"}',
          "source_id"),
+        ('{"kind": "entity", "name": "a", "entity_type": "x", "properties": {"n": ' + "9" * 5000
+         + "}}", "holds an integer of more than 4300 digits"),
     ],
 )  # fmt: skip
 def test_bad_lines_say_which_line_and_why(text: str, reason: str) -> None:

@@ -18,6 +18,7 @@ instead of stopping, so the loader decides what a bad line does.
 from __future__ import annotations
 
 import json
+import sys
 import uuid
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
@@ -205,6 +206,10 @@ def _parsed(text: str | bytes, line_number: int, tenant_id: TenantId) -> LoadRec
     except json.JSONDecodeError as exc:
         raise InvalidLineError(
             line_number, f"not valid JSON ({exc.msg}, column {exc.colno})"
+        ) from None
+    except ValueError:  # `json` lets Python's limit on an integer's digits out as it is
+        raise InvalidLineError(
+            line_number, f"holds an integer of more than {sys.get_int_max_str_digits()} digits"
         ) from None
     if not isinstance(data, dict):
         raise InvalidLineError(line_number, "a line must be a JSON object")
