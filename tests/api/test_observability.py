@@ -376,6 +376,25 @@ async def test_text_lines_carry_the_fields_as_key_value(
     assert "request_id=t-1 " in second
 
 
+async def test_a_client_s_text_in_a_message_cannot_write_a_line_of_its_own(
+    http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """At DEBUG a refusal's message holds the client's `operationName`: a line break in
+    it wrote what looked like a record of its own."""
+    caplog.set_level(logging.DEBUG, logger="redstring")
+    forged = "X\nINFO redstring.api.access: POST /graphql 200 \x1b[2J \ud800"
+    body = {"query": "{ __typename }", "operationName": forged}
+    sent = json.dumps(body)  # ASCII: the surrogate as an escape, as JSON lets it be sent
+    headers = {"content-type": "application/json"}
+    assert (await http.post("/graphql", content=sent, headers=headers)).status_code == 400
+    (refused,) = [r for r in caplog.records if r.getMessage().startswith("request refused")]
+    line = TextFormatter().format(refused)
+    assert "\n" not in line
+    assert "\\nINFO redstring.api.access" in line
+    assert "\\x1b[2J \\ud800" in line
+    assert refused.getMessage().count("\n") == 1  # the record itself is left as it was
+
+
 @pytest.fixture
 def json_log() -> Iterator[io.StringIO]:
     """What the `json` handler of `configure_logging` writes, from INFO, while a test runs."""

@@ -70,10 +70,23 @@ class TracebackMessageFilter(logging.Filter):
 
 class TextFormatter(logging.Formatter):
     """`LEVEL logger: message key=value ...` for the request fields a record has; a value
-    with a space, quote or `=` in it is quoted as JSON, so one record stays one line."""
+    with a space, quote or `=` in it is quoted as JSON, and a character of the message
+    that is not printable (a line break, a lone surrogate) escaped, so one record stays
+    one line: a message may hold what a client sent (an `operationName`), and must not
+    write a line of its own. A traceback follows on lines of its own, as it is."""
 
     def __init__(self) -> None:
         super().__init__(TEXT_FORMAT)
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+        message = record.message
+        if message.isprintable():
+            return super().formatMessage(record)
+        record.message = "".join(c if c.isprintable() else _escape(c) for c in message)
+        try:
+            return super().formatMessage(record)
+        finally:
+            record.message = message
 
     def format(self, record: logging.LogRecord) -> str:
         line = super().format(record)
@@ -83,6 +96,11 @@ class TextFormatter(logging.Formatter):
             if getattr(record, name, None) is not None
         ]
         return " ".join([line, *fields]) if fields else line
+
+
+def _escape(character: str) -> str:
+    """A character as Python would write it in a string literal (`\\n`, `\\x1b`, `\\ud800`)."""
+    return character.encode("unicode_escape", "backslashreplace").decode("ascii")
 
 
 def _text_value(value: object) -> str:
