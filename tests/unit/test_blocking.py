@@ -202,6 +202,12 @@ def test_query_prefix_is_the_last_word_when_unfinished() -> None:
     assert query_prefix("Ada Lov.") is None
     assert query_prefix("Ada Lo") is None  # shorter than MIN_PREFIX_LENGTH
     assert query_prefix("Acme Corp") is None  # not an identifying word
+    # A query of no identifying word is scored by its words as they are: its last one
+    # may be unfinished, though a title, a stopword or a legal form when finished.
+    assert query_prefix("King") == "w:king"  # Kingsreach
+    assert query_prefix("The") == "w:the"  # Thermo Fisher
+    assert query_prefix("The Spa") == "w:spa"  # The Sparrow
+    assert query_prefix("Dunmore Spa") is None  # Dunmore is scored, not Spa
     assert query_prefix("Café") == "w:cafe"
     # Names of Han or kana are unspaced: two characters are a prefix.
     assert query_prefix("腾讯") == "w:腾讯"

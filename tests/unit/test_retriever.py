@@ -154,6 +154,23 @@ async def test_a_name_is_found_typed_without_its_special_latin_letters(
     assert result.matches[0].lexical == 1.0
 
 
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [("King", "Kingsreach"), ("The", "Thermo Fisher"), ("Spa", "Sparrow Labs"), ("Sir", "Sirius")],
+)
+async def test_a_name_begun_by_a_title_stopword_or_legal_form_is_found_as_it_is_typed(
+    query: str, expected: str
+) -> None:
+    """`King`, `The`, `Spa` and `Sir` are no identifying words once finished, so they
+    were not sought as beginnings: a search box found Kingsreach at `Kin` and `Kings`,
+    and nothing at `King`."""
+    tenant = new_tenant()
+    names = ("Kingsreach", "Thermo Fisher", "Sparrow Labs", "Sirius", "Acme Corp")
+    retriever, _ = await _retriever([make_entity(tenant, n) for n in names])
+    result = await retriever.retrieve(query, tenant, k=3, mode=RetrievalMode.LEXICAL)
+    assert _names(result)[:1] == [expected]
+
+
 async def test_two_characters_of_an_unspaced_cjk_name_find_it() -> None:
     tenant = new_tenant()
     names = ("腾讯控股有限公司", "阿里巴巴集团", "腾飞科技", "トヨタ自動車", "삼성전자")

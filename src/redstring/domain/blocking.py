@@ -27,7 +27,7 @@ from functools import lru_cache
 
 import jellyfish
 
-from redstring.domain.name_forms import identifying_tokens
+from redstring.domain.name_forms import canonical_tokens, identifying_tokens
 from redstring.domain.normalization import (
     ampersand_joined,
     ampersand_words,
@@ -217,10 +217,12 @@ def query_prefix(query: str) -> str | None:
     """The key prefix of the query's last word when it may be unfinished, else None.
 
     That is `w:` and the word, when the query ends in it (not in a space or
-    punctuation), it is an identifying word and has `MIN_PREFIX_LENGTH`
-    letters or more (`MIN_CJK_PREFIX_LENGTH` Han or kana characters: `腾讯`
-    begins `腾讯控股有限公司`). A store reads the keys that begin with it in key order
-    (so the word's own block first), the first `MAX_PREFIX_SIZE` rows
+    punctuation), it has `MIN_PREFIX_LENGTH` letters or more (`MIN_CJK_PREFIX_LENGTH`
+    Han or kana characters: `腾讯` begins `腾讯控股有限公司`), and it is scored: an
+    identifying word, or any word of a query with none (`King` begins `Kingsreach`,
+    `The` begins `Thermo`, though a title and a stopword are no identifying words;
+    in `Acme Inc` only `Acme` is scored). A store reads the keys that begin with it in
+    key order (so the word's own block first), the first `MAX_PREFIX_SIZE` rows
     (docs/adr/0003). A last word joined by `&` (`AT&T`) is read joined (`w:att`)."""
     if not query or not query[-1].isalnum():
         return None
@@ -228,7 +230,9 @@ def query_prefix(query: str) -> str | None:
     if not tokens:
         return None
     last = tokens[-1]
-    if not may_begin_a_word(last) or not identifying_tokens([last]):
+    if not may_begin_a_word(last):
+        return None
+    if not identifying_tokens([last]) and identifying_tokens(canonical_tokens(tokens)):
         return None
     return "w:" + last
 
