@@ -6,9 +6,9 @@ One tenant of `--size` entities, dimension 384, in-memory stores. A UI-like
 workload: `--retrieves` hybrid k=10 retrieves drawn (seeded, Zipf-like) from
 40 distinct queries, so a few queries repeat often and some only once. The
 same workload runs without the cache and with `CachedQueryEmbeddings`
-(starting empty), the two interleaved query by query so that other load on
-the machine falls on both alike, for the hashing provider as it is (local, cheap) and
-behind a simulated round trip of `--latency-ms` (a remote model). Prints the
+(starting empty; its entries are kept per tenant, here all the one tenant's),
+the two interleaved query by query so that other load on the machine falls on
+both alike, for the hashing provider as it is (local, cheap) and behind a simulated round trip of `--latency-ms` (a remote model). Prints the
 median retrieve and the query-embedding median per row, the ratios, and the
 cache's hit rate.
 """
@@ -123,7 +123,7 @@ async def main(size: int, retrieves: int, latency_ms: float) -> None:
         )
         hit_rate, cached_texts = cache.hit_rate, len(cache)
         plain_embed, cached_embed = await paired_medians_ms(
-            one_query(provider), one_query(cache), queries
+            one_query(provider), one_query(cache.for_tenant(tenant)), queries
         )
         print(f"{label}:")
         print(

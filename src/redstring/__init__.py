@@ -11,6 +11,7 @@ from redstring.adapters.memory import InMemoryGraphStore, InMemoryVectorStore
 from redstring.composition.build_graph import build_graph
 from redstring.composition.client import Redstring, StoreSettings
 from redstring.composition.observer import Observer
+from redstring.composition.query_cache import CachedQueryEmbeddings
 from redstring.composition.rekey import RekeyReport
 from redstring.composition.retrieval import Retriever
 from redstring.domain.candidates import Candidates
@@ -41,6 +42,7 @@ from redstring.ports.vector_store import VectorStore
 __version__ = "0.1.0"
 
 __all__ = [
+    "CachedQueryEmbeddings",
     "CandidateReader",
     "Candidates",
     "ClientClosedError",

@@ -149,12 +149,35 @@ async def test_metrics_count_requests_store_calls_embeddings_cache_and_dangling_
     assert store_calls("graph", "find_lexical_candidates") == 3  # the ghost's is semantic
     assert store_calls("graph", "relationships_of") >= 2
     assert store_calls("graph", "get_entities") >= 1
-    # "Acme" once (then two hits), the ghost's query once.
-    assert _value(samples, "redstring_embedding_duration_seconds_count", kind="query") == 2
-    assert _value(samples, "redstring_embedded_texts_total", kind="query") == 2
-    assert _value(samples, "redstring_query_cache_hits_total") == 2
-    assert _value(samples, "redstring_query_cache_misses_total") == 2
+    # "Acme" once for the demo (then a hit) and once for the unknown tenant, whose cache
+    # entries are its own; the ghost's query once.
+    assert _value(samples, "redstring_embedding_duration_seconds_count", kind="query") == 3
+    assert _value(samples, "redstring_embedded_texts_total", kind="query") == 3
+    assert _value(samples, "redstring_query_cache_hits_total") == 1
+    assert _value(samples, "redstring_query_cache_misses_total") == 3
     assert _value(samples, "redstring_dangling_matches_skipped_total") == 1
+
+
+async def test_the_cache_metrics_do_not_tell_a_tenant_what_another_searched(
+    http: httpx.AsyncClient,
+) -> None:
+    """A text one tenant searched is a miss for another tenant (the cache is per tenant),
+    so `/metrics` moves as if the other tenant had never searched it."""
+    other = str(uuid.uuid4())
+
+    async def counts() -> tuple[float, float]:
+        samples = _samples((await http.get("/metrics")).text)
+        return (
+            _value(samples, "redstring_query_cache_hits_total"),
+            _value(samples, "redstring_query_cache_misses_total"),
+        )
+
+    await _find(http, "falcon merger with Globex")
+    assert await counts() == (0, 1)
+    await _find(http, "falcon merger with Globex", t=other)
+    assert await counts() == (0, 2)  # the other tenant's first search: a miss
+    await _find(http, "falcon merger with Globex")
+    assert await counts() == (1, 2)  # the first tenant's repeat: a hit
 
 
 async def test_a_walk_to_the_ends_is_counted_as_one_store_call(

@@ -46,13 +46,16 @@ class RecordingVectorStore(InMemoryVectorStore):
 
 
 async def _scene(
-    embeddings: TwoSidedEmbeddings | CachedQueryEmbeddings,
+    embeddings: TwoSidedEmbeddings, cache: CachedQueryEmbeddings | None = None
 ) -> tuple[Retriever, RecordingVectorStore, TenantId, list[EntityId]]:
+    """Two entities written with `embeddings`, and a retriever over them that embeds its
+    queries with `embeddings`, or through `cache` when given."""
     tenant = new_tenant()
     entities = [make_entity(tenant, name) for name in ("Acme Corp", "Globex Inc")]
     vectors, graph = RecordingVectorStore(4), InMemoryGraphStore()
     await build_graph(entities, embeddings=embeddings, vectors=vectors, graph=graph)
-    retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+    query_embeddings = embeddings if cache is None else cache
+    retriever = Retriever(embeddings=query_embeddings, vectors=vectors, graph=graph)
     return retriever, vectors, tenant, [e.id for e in entities]
 
 
@@ -86,7 +89,7 @@ async def test_the_lexical_mode_embeds_nothing() -> None:
 async def test_the_query_cache_keeps_the_two_sides_apart() -> None:
     inner = TwoSidedEmbeddings()
     cached = CachedQueryEmbeddings(inner)
-    retriever, vectors, tenant, ids = await _scene(cached)
+    retriever, vectors, tenant, ids = await _scene(inner, cached)
 
     for _ in range(3):
         await retriever.retrieve("acme", tenant, k=2, mode=RetrievalMode.SEMANTIC)

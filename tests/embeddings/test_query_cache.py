@@ -1,4 +1,5 @@
-"""`CachedQueryEmbeddings`: an LRU of query vectors that is invisible except in speed."""
+"""`CachedQueryEmbeddings`: an LRU of query vectors, each shared only within the tenant that
+searched it, invisible except in speed."""
 
 from __future__ import annotations
 
@@ -6,22 +7,34 @@ import asyncio
 
 import pytest
 
-from redstring import EmbeddingProvider, HashingEmbeddingProvider
+from redstring import (
+    EmbeddingProvider,
+    HashingEmbeddingProvider,
+    InMemoryGraphStore,
+    InMemoryVectorStore,
+    RetrievalMode,
+    Retriever,
+)
+from redstring.composition.entity_vectors import provider_identity
 from redstring.composition.query_cache import CachedQueryEmbeddings
+from redstring.testing import new_tenant
 
 from .doubles import GatedEmbeddings
+
+SECRET = "falcon merger with Globex"
 
 
 async def test_a_repeated_query_is_embedded_once() -> None:
     inner = GatedEmbeddings()
     cache = CachedQueryEmbeddings(inner)
-    assert isinstance(cache, EmbeddingProvider)
-    assert cache.dimension == 2
+    queries = cache.for_tenant(new_tenant())
+    assert isinstance(queries, EmbeddingProvider)
+    assert cache.dimension == queries.dimension == 2
     assert cache.hit_rate == 0.0
 
-    first = await cache.embed_query(["acme"])
-    second = await cache.embed_query(["acme"])
-    third = await cache.embed_query(["acme"])
+    first = await queries.embed_query(["acme"])
+    second = await queries.embed_query(["acme"])
+    third = await queries.embed_query(["acme"])
 
     assert first == second == third == [[4.0, 1.0]]
     assert inner.query_calls == [["acme"]]
@@ -29,37 +42,59 @@ async def test_a_repeated_query_is_embedded_once() -> None:
     assert cache.hit_rate == pytest.approx(2 / 3)
 
 
+def test_the_cache_is_no_provider_so_it_cannot_be_used_without_a_tenant() -> None:
+    cache = CachedQueryEmbeddings(GatedEmbeddings())
+    assert not isinstance(cache, EmbeddingProvider)
+    assert not hasattr(cache, "embed_query")
+
+
 async def test_cached_vectors_equal_the_providers_and_cannot_be_corrupted() -> None:
     provider = HashingEmbeddingProvider(64)
-    cache = CachedQueryEmbeddings(provider)
+    queries = CachedQueryEmbeddings(provider).for_tenant(new_tenant())
     expected = await provider.embed_query(["Globex Corporation"])
 
-    handed_out = await cache.embed_query(["Globex Corporation"])
+    handed_out = await queries.embed_query(["Globex Corporation"])
     assert handed_out == expected
     handed_out[0][0] = 42.0  # a caller scribbles on its result
-    assert await cache.embed_query(["Globex Corporation"]) == expected
+    assert await queries.embed_query(["Globex Corporation"]) == expected
+    assert provider_identity(queries) == provider.identity
 
 
 async def test_the_least_recently_used_text_is_evicted() -> None:
     inner = GatedEmbeddings()
     cache = CachedQueryEmbeddings(inner, max_size=2)
+    queries = cache.for_tenant(new_tenant())
     for text in ("a", "b", "a", "c"):  # "a" was used after "b", so "b" goes, not "a"
-        await cache.embed_query([text])
+        await queries.embed_query([text])
     assert len(cache) == 2
     assert inner.query_calls == [["a"], ["b"], ["c"]]
 
-    await cache.embed_query(["a"])
+    await queries.embed_query(["a"])
     assert inner.query_calls[-1] == ["c"]  # still cached
-    await cache.embed_query(["b"])
+    await queries.embed_query(["b"])
     assert inner.query_calls[-1] == ["b"]  # evicted, asked again
+
+
+async def test_one_lru_bounds_every_tenant_together() -> None:
+    inner = GatedEmbeddings()
+    cache = CachedQueryEmbeddings(inner, max_size=2)
+    first, second = cache.for_tenant(new_tenant()), cache.for_tenant(new_tenant())
+    await first.embed_query(["a"])
+    await second.embed_query(["b"])
+    await second.embed_query(["c"])  # evicts the first tenant's "a", the least recent
+    assert len(cache) == 2
+
+    await first.embed_query(["a"])
+    assert inner.query_calls == [["a"], ["b"], ["c"], ["a"]]
 
 
 async def test_a_batch_asks_only_for_what_is_missing_and_keeps_order() -> None:
     inner = GatedEmbeddings()
     cache = CachedQueryEmbeddings(inner)
-    await cache.embed_query(["ab"])
+    queries = cache.for_tenant(new_tenant())
+    await queries.embed_query(["ab"])
 
-    vectors = await cache.embed_query(["abc", "ab", "abc", "a"])
+    vectors = await queries.embed_query(["abc", "ab", "abc", "a"])
 
     assert inner.query_calls == [["ab"], ["abc", "a"]]
     assert vectors == [[3.0, 2.0], [2.0, 1.0], [3.0, 2.0], [1.0, 2.0]]
@@ -70,8 +105,9 @@ async def test_concurrent_misses_of_one_text_make_one_request() -> None:
     inner = GatedEmbeddings()
     inner.gate.clear()
     cache = CachedQueryEmbeddings(inner)
+    queries = cache.for_tenant(new_tenant())
 
-    calls = [asyncio.create_task(cache.embed_query(["acme"])) for _ in range(3)]
+    calls = [asyncio.create_task(queries.embed_query(["acme"])) for _ in range(3)]
     await asyncio.sleep(0)
     inner.gate.set()
     results = await asyncio.gather(*calls)
@@ -85,8 +121,9 @@ async def test_a_cancelled_caller_does_not_cancel_the_request_others_await() -> 
     inner = GatedEmbeddings()
     inner.gate.clear()
     cache = CachedQueryEmbeddings(inner)
-    impatient = asyncio.create_task(cache.embed_query(["acme"]))
-    patient = asyncio.create_task(cache.embed_query(["acme"]))
+    queries = cache.for_tenant(new_tenant())
+    impatient = asyncio.create_task(queries.embed_query(["acme"]))
+    patient = asyncio.create_task(queries.embed_query(["acme"]))
     await asyncio.sleep(0)
 
     impatient.cancel()
@@ -102,23 +139,25 @@ async def test_a_failure_reaches_every_waiter_and_is_not_cached() -> None:
     inner.gate.clear()
     inner.fail = RuntimeError("model down")
     cache = CachedQueryEmbeddings(inner)
+    queries = cache.for_tenant(new_tenant())
 
-    calls = [asyncio.create_task(cache.embed_query(["acme"])) for _ in range(2)]
+    calls = [asyncio.create_task(queries.embed_query(["acme"])) for _ in range(2)]
     await asyncio.sleep(0)
     inner.gate.set()
     outcomes = await asyncio.gather(*calls, return_exceptions=True)
 
     assert [str(o) for o in outcomes] == ["model down", "model down"]
     assert len(cache) == 0
-    assert await cache.embed_query(["acme"]) == [[4.0, 2.0]]  # asked again, now answered
+    assert await queries.embed_query(["acme"]) == [[4.0, 2.0]]  # asked again, now answered
     assert len(inner.query_calls) == 2
 
 
 async def test_documents_pass_through_uncached() -> None:
     inner = GatedEmbeddings()
     cache = CachedQueryEmbeddings(inner)
-    await cache.embed_documents(["acme"])
-    await cache.embed_documents(["acme"])
+    queries = cache.for_tenant(new_tenant())
+    await queries.embed_documents(["acme"])
+    await queries.embed_documents(["acme"])
 
     assert inner.document_calls == [["acme"], ["acme"]]
     assert inner.query_calls == []
@@ -128,11 +167,53 @@ async def test_documents_pass_through_uncached() -> None:
 
 async def test_no_texts_no_request() -> None:
     inner = GatedEmbeddings()
-    cache = CachedQueryEmbeddings(inner)
-    assert await cache.embed_query([]) == []
+    queries = CachedQueryEmbeddings(inner).for_tenant(new_tenant())
+    assert await queries.embed_query([]) == []
     assert inner.query_calls == []
 
 
 def test_a_cache_of_nothing_is_refused() -> None:
     with pytest.raises(ValueError):  # noqa: PT011 (InvalidInputError is a ValueError)
         CachedQueryEmbeddings(HashingEmbeddingProvider(8), max_size=0)
+
+
+def _retriever(cache: CachedQueryEmbeddings) -> Retriever:
+    return Retriever(embeddings=cache, vectors=InMemoryVectorStore(2), graph=InMemoryGraphStore())
+
+
+async def test_a_tenant_misses_on_a_text_only_another_tenant_searched() -> None:
+    inner = GatedEmbeddings()
+    cache = CachedQueryEmbeddings(inner)
+    retriever = _retriever(cache)
+    first, second = new_tenant(), new_tenant()
+
+    await retriever.retrieve(SECRET, first, mode=RetrievalMode.SEMANTIC)
+    await retriever.retrieve(SECRET, second, mode=RetrievalMode.SEMANTIC)
+
+    assert inner.query_calls == [[SECRET], [SECRET]]  # the second tenant's own request
+    assert (cache.hits, cache.misses) == (0, 2)
+
+    await retriever.retrieve(SECRET, first, mode=RetrievalMode.SEMANTIC)
+    await retriever.retrieve(SECRET, second, mode=RetrievalMode.SEMANTIC)
+
+    assert len(inner.query_calls) == 2  # each tenant's repeat is its own hit
+    assert (cache.hits, cache.misses) == (2, 2)
+
+
+async def test_a_tenant_does_not_share_another_tenants_request_in_flight() -> None:
+    inner = GatedEmbeddings()
+    inner.gate.clear()
+    cache = CachedQueryEmbeddings(inner)
+    retriever = _retriever(cache)
+
+    calls = [
+        asyncio.create_task(retriever.retrieve(SECRET, tenant, mode=RetrievalMode.SEMANTIC))
+        for tenant in (new_tenant(), new_tenant())
+    ]
+    for _ in range(5):
+        await asyncio.sleep(0)
+    inner.gate.set()
+    await asyncio.gather(*calls)
+
+    assert inner.query_calls == [[SECRET], [SECRET]]
+    assert (cache.hits, cache.misses) == (0, 2)

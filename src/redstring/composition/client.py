@@ -134,7 +134,8 @@ class Redstring:
     `embeddings`, `vectors`, `graph` and `retriever`.
 
     `query_cache_size > 0` puts a `CachedQueryEmbeddings` of that many queries
-    between the retriever and the provider. `closers` are what `aclose`
+    between the retriever and the provider; a cached query serves only the tenant
+    that searched it. `closers` are what `aclose`
     runs, in order; a `Redstring` over injected adapters owns nothing.
     Raises `DimensionMismatchError` when the provider and the vector store disagree.
     """

@@ -1,4 +1,5 @@
-"""`CachedQueryEmbeddings`: a bounded LRU cache of query embeddings in front of a provider."""
+"""`CachedQueryEmbeddings`: a bounded LRU cache of query embeddings, kept per tenant, in
+front of a provider."""
 
 from __future__ import annotations
 
@@ -14,10 +15,14 @@ import numpy.typing as npt
 from redstring.composition.entity_vectors import provider_identity
 from redstring.composition.observer import NO_OBSERVER, Observer
 from redstring.domain.errors import InvalidInputError
+from redstring.domain.ids import TenantId
 from redstring.domain.vectors import check_vector_count
 from redstring.ports.embedding_provider import EmbeddingProvider
 
 DEFAULT_MAX_SIZE = 2048
+
+# What an entry is cached under: a text is shared only within the tenant that searched it.
+_Key = tuple[TenantId, str]
 
 
 @dataclass(frozen=True)
@@ -30,22 +35,30 @@ class _Pending:
 
 
 class CachedQueryEmbeddings:
-    """An `EmbeddingProvider` that remembers the vectors of the last `max_size` query texts.
+    """Remembers the vectors of the last `max_size` query texts, each for the tenant that
+    searched it.
 
-    Only `embed_query` is cached, per text, keyed by the exact string (no
-    normalisation: the wrapped model may tell "Acme" from "acme");
-    `embed_documents` passes straight through, because ingestion would only
-    evict the queries a UI repeats. A text that another call is already
-    embedding is awaited, not requested twice. `hits` counts texts answered
-    without a request of their own (from the cache or from a request in
-    flight), `misses` the texts sent to the wrapped provider; `observer` is
-    told both on every call.
+    A tenant embeds its queries through `for_tenant(tenant_id)`, an
+    `EmbeddingProvider` that reads and fills only that tenant's entries: a text
+    another tenant searched is a miss, asked of the provider, so neither the
+    counts nor the answer's speed tell one tenant what another searched. The
+    cache itself is no provider (it has no `embed_query` of its own), so it
+    cannot be handed, tenant-less, to whatever takes one.
 
-    The LRU is an `OrderedDict` (`move_to_end` / `popitem(last=False)` is
-    the whole policy; a dependency would add nothing). Vectors are kept as
-    float64 arrays (about `max_size * dimension * 8` bytes, exact for
-    Python floats) and handed out as fresh lists, so a caller that mutates
-    its result cannot corrupt the cache. Meant for one event loop.
+    Entries are keyed by `(tenant, text)`, the text exact (no normalisation:
+    the wrapped model may tell "Acme" from "acme"). A view's `embed_documents`
+    passes straight through, because ingestion would only evict the queries a
+    UI repeats. A text the same tenant is already embedding is awaited, not
+    requested twice. `hits` counts texts answered without a request of their
+    own (from the cache or from a request in flight), `misses` the texts sent
+    to the wrapped provider; `observer` is told both on every call.
+
+    One LRU over all tenants bounds memory: a tenant's entries age by every
+    tenant's use (docs/security.md says what that can reveal). The LRU is an
+    `OrderedDict` (`move_to_end` / `popitem(last=False)` is the whole policy).
+    Vectors are kept as float64 arrays (about `max_size * dimension * 8`
+    bytes, exact for Python floats) and handed out as fresh lists, so a caller
+    that mutates its result cannot corrupt the cache. Meant for one event loop.
     """
 
     def __init__(
@@ -59,19 +72,20 @@ class CachedQueryEmbeddings:
             raise InvalidInputError("max_size must be at least 1")
         self._provider = provider
         self._max_size = max_size
-        self._vectors: OrderedDict[str, npt.NDArray[np.float64]] = OrderedDict()
-        self._in_flight: dict[str, _Pending] = {}
+        self._vectors: OrderedDict[_Key, npt.NDArray[np.float64]] = OrderedDict()
+        self._in_flight: dict[_Key, _Pending] = {}
         self._hits = 0
         self._misses = 0
         self._observer = observer
 
     @property
-    def dimension(self) -> int:
-        return self._provider.dimension
+    def provider(self) -> EmbeddingProvider:
+        """The provider the cache asks on a miss."""
+        return self._provider
 
     @property
-    def identity(self) -> str:
-        return provider_identity(self._provider)
+    def dimension(self) -> int:
+        return self._provider.dimension
 
     @property
     def max_size(self) -> int:
@@ -94,30 +108,33 @@ class CachedQueryEmbeddings:
     def __len__(self) -> int:
         return len(self._vectors)
 
-    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        return await self._provider.embed_documents(texts)
+    def for_tenant(self, tenant_id: TenantId) -> EmbeddingProvider:
+        """The provider through which `tenant_id`'s queries are embedded and cached (its
+        `embed_documents` passes through; its `identity` is the wrapped provider's)."""
+        return _TenantQueries(self, tenant_id)
 
-    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
-        texts = list(texts)
+    async def _embed_query(self, tenant_id: TenantId, texts: Sequence[str]) -> list[list[float]]:
+        keys = [(tenant_id, text) for text in texts]
         started = [
-            t for t in dict.fromkeys(texts) if t not in self._vectors and t not in self._in_flight
+            k for k in dict.fromkeys(keys) if k not in self._vectors and k not in self._in_flight
         ]
         if started:
-            request = asyncio.ensure_future(self._provider.embed_query(started))
-            for position, text in enumerate(started):
-                self._in_flight[text] = _Pending(request, position, len(started))
+            asked = [text for _, text in started]
+            request = asyncio.ensure_future(self._provider.embed_query(asked))
+            for position, key in enumerate(started):
+                self._in_flight[key] = _Pending(request, position, len(started))
             request.add_done_callback(partial(self._settle, started))
         self._misses += len(started)
-        self._hits += len(texts) - len(started)
-        self._observer.query_cache(hits=len(texts) - len(started), misses=len(started))
+        self._hits += len(keys) - len(started)
+        self._observer.query_cache(hits=len(keys) - len(started), misses=len(started))
         sources: list[npt.NDArray[np.float64] | _Pending] = []
-        for text in texts:
-            cached = self._vectors.get(text)
+        for key in keys:
+            cached = self._vectors.get(key)
             if cached is not None:
-                self._vectors.move_to_end(text)
+                self._vectors.move_to_end(key)
                 sources.append(cached)
             else:
-                sources.append(self._in_flight[text])
+                sources.append(self._in_flight[key])
         return [await self._resolve(source) for source in sources]
 
     async def _resolve(self, source: npt.NDArray[np.float64] | _Pending) -> list[float]:
@@ -129,19 +146,42 @@ class CachedQueryEmbeddings:
         check_vector_count(vectors, source.size)
         return list(vectors[source.position])
 
-    def _settle(self, texts: list[str], request: asyncio.Future[list[list[float]]]) -> None:
+    def _settle(self, keys: list[_Key], request: asyncio.Future[list[list[float]]]) -> None:
         """Forget the request and cache its vectors, if it produced them."""
-        for text in texts:
-            pending = self._in_flight.get(text)
+        for key in keys:
+            pending = self._in_flight.get(key)
             if pending is not None and pending.request is request:
-                del self._in_flight[text]
+                del self._in_flight[key]
         if request.cancelled() or request.exception() is not None:
             return  # the exception is retrieved, so asyncio does not log it as lost
         vectors = request.result()
-        if len(vectors) != len(texts):
+        if len(vectors) != len(keys):
             return
-        for text, vector in zip(texts, vectors, strict=True):
-            self._vectors[text] = np.array(vector, dtype=np.float64)
-            self._vectors.move_to_end(text)
+        for key, vector in zip(keys, vectors, strict=True):
+            self._vectors[key] = np.array(vector, dtype=np.float64)
+            self._vectors.move_to_end(key)
         while len(self._vectors) > self._max_size:
             self._vectors.popitem(last=False)
+
+
+@dataclass(frozen=True)
+class _TenantQueries:
+    """`CachedQueryEmbeddings.for_tenant`: an `EmbeddingProvider` whose `embed_query`
+    reads and fills one tenant's entries only."""
+
+    cache: CachedQueryEmbeddings
+    tenant_id: TenantId
+
+    @property
+    def dimension(self) -> int:
+        return self.cache.dimension
+
+    @property
+    def identity(self) -> str:
+        return provider_identity(self.cache.provider)
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self.cache.provider.embed_documents(texts)
+
+    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self.cache._embed_query(self.tenant_id, texts)

@@ -10,6 +10,7 @@ import numpy as np
 from redstring.composition.candidates import candidate_reader
 from redstring.composition.entity_vectors import check_fits
 from redstring.composition.observer import NO_OBSERVER, Observer
+from redstring.composition.query_cache import CachedQueryEmbeddings
 from redstring.domain.arguments import choice_of, count_of, names_of
 from redstring.domain.blocking import (
     MAX_BLOCK_SIZE,
@@ -56,6 +57,10 @@ class Retriever:
     searched with: its semantic channel ranks nothing, so HYBRID answers what
     LEXICAL does and SEMANTIC answers no match.
 
+    `embeddings` is a provider, or a `CachedQueryEmbeddings` in front of one,
+    which the retriever asks for the tenant's view (`for_tenant`), so that a
+    cached query vector serves only the tenant that searched it.
+
     The query is embedded first; then both channels' candidates are read in
     one call of `candidates` (by default `candidate_reader(vectors, graph)`:
     one round trip where the graph store offers it, docs/adr/0006), and the
@@ -65,7 +70,7 @@ class Retriever:
     def __init__(
         self,
         *,
-        embeddings: EmbeddingProvider,
+        embeddings: EmbeddingProvider | CachedQueryEmbeddings,
         vectors: VectorStore,
         graph: GraphReader,
         overfetch: int = DEFAULT_OVERFETCH,
@@ -74,7 +79,10 @@ class Retriever:
         observer: Observer = NO_OBSERVER,
         candidates: CandidateReader | None = None,
     ) -> None:
-        check_fits(embeddings, vectors)
+        check_fits(
+            embeddings.provider if isinstance(embeddings, CachedQueryEmbeddings) else embeddings,
+            vectors,
+        )
         if overfetch < 1:
             raise ValueError("overfetch must be at least 1")
         self._embeddings = embeddings
@@ -89,7 +97,7 @@ class Retriever:
     def with_parts(
         self,
         *,
-        embeddings: EmbeddingProvider,
+        embeddings: EmbeddingProvider | CachedQueryEmbeddings,
         vectors: VectorStore,
         graph: GraphReader,
         observer: Observer,
@@ -139,7 +147,8 @@ class Retriever:
         if k == 0 or (entity_types is not None and len(entity_types) == 0):
             return RetrievalResult(query=query, matches=())
         fetch = k * self._overfetch
-        vector = None if mode is RetrievalMode.LEXICAL else await self._query_vector(query)
+        lexical_only = mode is RetrievalMode.LEXICAL
+        vector = None if lexical_only else await self._query_vector(query, tenant_id)
         prefix = None if mode is RetrievalMode.SEMANTIC else query_prefix(query)
         keys = () if mode is RetrievalMode.SEMANTIC else query_blocking_keys(query)
         prefixes = () if prefix is None else (prefix,)
@@ -187,10 +196,16 @@ class Retriever:
             self._observer.dangling_skipped(len(fused) - len(matches))
         return RetrievalResult(query=query, matches=matches)
 
-    async def _query_vector(self, query: str) -> list[float] | None:
-        """The query's embedding (of `with_romanised(query)`), or None when it has no
-        direction (no cosine with anything: the semantic channel then ranks nothing)."""
-        vectors = await self._embeddings.embed_query([with_romanised(query)])
+    async def _query_vector(self, query: str, tenant_id: TenantId) -> list[float] | None:
+        """The query's embedding (of `with_romanised(query)`) for `tenant_id`, or None when
+        it has no direction (no cosine with anything: the semantic channel then ranks
+        nothing)."""
+        embeddings = (
+            self._embeddings.for_tenant(tenant_id)
+            if isinstance(self._embeddings, CachedQueryEmbeddings)
+            else self._embeddings
+        )
+        vectors = await embeddings.embed_query([with_romanised(query)])
         check_vector_count(vectors, 1)
         [vector] = vectors
         return vector if has_direction(vector) else None
