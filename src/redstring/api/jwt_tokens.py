@@ -17,7 +17,6 @@ blocks), so the event loop never waits on the network.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
 import uuid
 from collections.abc import Mapping
@@ -31,6 +30,7 @@ from jwt import PyJWK, PyJWKClient, PyJWKClientConnectionError, PyJWKSet, PyJWTE
 from redstring.api.authorization import Caller, Role
 from redstring.api.credentials import CredentialsRefusedError
 from redstring.api.errors import ErrorCode, RequestRefusedError
+from redstring.api.protections import is_loopback_name
 from redstring.api.settings import Settings
 from redstring.api.watched_file import WatchedFile
 from redstring.domain.errors import InvalidInputError
@@ -243,21 +243,12 @@ def _token_keys(settings: Settings) -> TokenKeys:
     parts = urlsplit(jwks)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidInputError(f"REDSTRING_JWT_JWKS must be a file or an http(s) URL: {jwks}")
-    if parts.scheme == "http" and not _is_loopback(parts.hostname):
+    if parts.scheme == "http" and not is_loopback_name(parts.hostname or ""):
         logger.warning(
             "REDSTRING_JWT_JWKS is fetched over plain http: whoever sits on the path can "
             "substitute the keys; use https"
         )
     return JwksUrl(jwks)
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def jwt_verifier(settings: Settings) -> JwtVerifier:
