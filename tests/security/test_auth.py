@@ -127,7 +127,9 @@ def _claims(**overrides: Any) -> dict[str, Any]:
         "sub": "someone",
         "iss": ISSUER,
         "aud": AUDIENCE,
-        "exp": int(time.time()) + 600,
+        # A day: the parametrised tokens are made when the tests are collected, and a
+        # suite on a busy machine reached them more than ten minutes later.
+        "exp": int(time.time()) + 86_400,
         "tenants": [A],
         "role": "write",
     }
