@@ -124,6 +124,41 @@ _BOOKMARK_ERRORS = (
     "Neo.ClientError.Transaction.InvalidBookmarkMixture",
 )
 
+# A write transaction that fails because a concurrent one committed first, so that run
+# again it succeeds or fails for a reason of its own (`Conflict`), is tried again with
+# the delays of a transient error, at most this many times.
+_CONFLICT_RETRIES = 5
+
+_ENTITY_NOT_FOUND = "Neo.ClientError.Statement.EntityNotFound"
+_PROCEDURE_FAILED = "Neo.ClientError.Procedure.ProcedureCallFailed"
+# How the server names a node or relationship that is gone: the Java exception in a
+# procedure's failure message, and the message of its GQL cause.
+_NOT_FOUND_EXCEPTION = "EntityNotFoundException"
+_NOT_FOUND_MESSAGES = ("Unable to load NODE", "Unable to load RELATIONSHIP")
+
+Conflict = Callable[[neo4j_errors.ClientError], bool]
+"""Whether a write transaction's `ClientError` came of a concurrent transaction's commit."""
+
+
+def deleted_under_it(error: neo4j_errors.ClientError) -> bool:
+    """Whether a write failed because a node or relationship it had found was deleted by
+    a transaction that committed while the write waited for its lock (reads see commits
+    as they land): `EntityNotFound`, or `ProcedureCallFailed` caused by it (a vector
+    written by `db.create.setNodeVectorProperty`). A procedure failing on its arguments
+    is the caller's error, not this."""
+    if error.code == _ENTITY_NOT_FOUND:
+        return True
+    if error.code != _PROCEDURE_FAILED:
+        return False
+    if _NOT_FOUND_EXCEPTION in (error.message or ""):
+        return True
+    cause = error.__cause__
+    while isinstance(cause, neo4j_errors.GqlError):
+        if (cause.message or "").startswith(_NOT_FOUND_MESSAGES):
+            return True
+        cause = cause.__cause__
+    return False
+
 
 @contextmanager
 def translated_errors() -> Iterator[None]:
@@ -200,10 +235,17 @@ class Neo4jConnection:
         ) as session:
             yield session
 
-    async def write(self, work: Callable[[neo4j.AsyncTransaction], Awaitable[T]]) -> T:
+    async def write(
+        self,
+        work: Callable[[neo4j.AsyncTransaction], Awaitable[T]],
+        *,
+        conflict: Conflict = deleted_under_it,
+    ) -> T:
         """Run `work` in one write transaction (all or nothing), with errors translated,
         tried again as `query` is (`_retried`): never after a commit that may have
-        happened (`IncompleteCommit`)."""
+        happened (`IncompleteCommit`); and also, up to `_CONFLICT_RETRIES` times, after
+        a `ClientError` that `conflict` says a concurrent commit caused (by default, a
+        node the write had found deleted under it: `deleted_under_it`)."""
 
         timeout = self.settings.transaction_timeout
 
@@ -218,7 +260,9 @@ class Neo4jConnection:
 
         # The server ends the transaction after `timeout`; this bounds the wait for its
         # answer (a connection that stalls), which the server's timeout cannot.
-        return await self._retried(lambda: asyncio.wait_for(attempt(), timeout + _ANSWER_SLACK))
+        return await self._retried(
+            lambda: asyncio.wait_for(attempt(), timeout + _ANSWER_SLACK), conflict=conflict
+        )
 
     async def write_each(
         self,
@@ -278,20 +322,30 @@ class Neo4jConnection:
 
         return await self._retried(attempt)
 
-    async def _retried(self, attempt: Callable[[], Awaitable[T]]) -> T:
+    async def _retried(
+        self, attempt: Callable[[], Awaitable[T]], *, conflict: Conflict | None = None
+    ) -> T:
         """`attempt()`, with the driver's errors translated, tried again after a transient
         server error with growing delays while `settings.max_retry_time` lasts; after
         losing the server, once at once (`_LOST_MEMBER_RETRIES`), then with growing
-        delays while `settings.outage_retry_time` lasts. A request's deadline cancels
-        it sooner."""
+        delays while `settings.outage_retry_time` lasts; after a `ClientError` that
+        `conflict` says a concurrent commit caused, as after a transient error but at
+        most `_CONFLICT_RETRIES` times. A request's deadline cancels it sooner."""
         loop = asyncio.get_running_loop()
         started = loop.time()
-        delay, lost = _FIRST_RETRY_DELAY, 0
+        delay, lost, conflicts = _FIRST_RETRY_DELAY, 0, 0
         while True:
+            failure: Exception
             try:
                 with translated_errors():
                     return await attempt()
+            except neo4j_errors.ClientError as exc:
+                conflicts += 1
+                if conflict is None or conflicts > _CONFLICT_RETRIES or not conflict(exc):
+                    raise
+                failure, retry_time = exc, self.settings.max_retry_time
             except StoreUnavailableError as exc:
+                failure = exc
                 cause = exc.__cause__
                 if isinstance(cause, neo4j_errors.IncompleteCommit):
                     raise
@@ -304,11 +358,11 @@ class Neo4jConnection:
                     retry_time = self.settings.max_retry_time
                 else:
                     raise
-                pause = delay * random.uniform(0.8, 1.2)
-                if loop.time() + pause > started + retry_time:
-                    raise
-                await asyncio.sleep(pause)
-                delay = min(2 * delay, _MAX_RETRY_DELAY)
+            pause = delay * random.uniform(0.8, 1.2)
+            if loop.time() + pause > started + retry_time:
+                raise failure
+            await asyncio.sleep(pause)
+            delay = min(2 * delay, _MAX_RETRY_DELAY)
 
     async def last_started(self) -> ServerStart | None:
         """The server that answers a read and when its process started

@@ -1,0 +1,229 @@
+"""The stores under concurrent writers of the same entities.
+
+A write that finds an entity, or its vector, which a concurrent delete then commits
+away is run again (and a relationship whose end is gone then raises
+`MissingEndpointError`).
+
+Where one interleaving is the defect, a transaction held open in a second session
+forces it: the write waits for the delete's lock, and the delete commits under it.
+Racing rounds then assert that no other interleaving fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import neo4j
+import pytest
+from neo4j import exceptions as neo4j_errors
+
+from redstring import (
+    Entity,
+    EntityId,
+    HashingEmbeddingProvider,
+    Redstring,
+    Relationship,
+    TenantId,
+    VectorRecord,
+)
+from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, cypher
+from redstring.adapters.neo4j.connection import Neo4jConnection, Neo4jSettings
+from redstring.domain.errors import MissingEndpointError
+from redstring.testing import make_entity, new_tenant
+
+DIMENSION = 384  # the dimension of the shared database's vector index
+_WAIT = 0.5  # long enough for a statement to reach the lock the held transaction has
+
+
+def _vector(tenant: TenantId, entity_id: EntityId) -> VectorRecord:
+    return VectorRecord(
+        entity_id=entity_id,
+        tenant_id=tenant,
+        vector=(1.0,) + (0.0,) * (DIMENSION - 1),
+        entity_type="org",
+    )
+
+
+async def _under_held(
+    driver: neo4j.AsyncDriver,
+    statement: str,
+    parameters: dict[str, Any],
+    write: Callable[[], Awaitable[object]],
+) -> Awaitable[object]:
+    """`write` started while a transaction of a session of its own has run `statement`,
+    which commits once `write` waits for it; `write`, still to be awaited."""
+    async with driver.session() as session:
+        held = await session.begin_transaction()
+        await (await held.run(statement, parameters)).consume()
+        waiting = asyncio.ensure_future(write())
+        await asyncio.sleep(_WAIT)
+        assert not waiting.done()  # waiting for the lock of the node the delete holds
+        await held.commit()
+    return waiting
+
+
+async def _loops(driver: neo4j.AsyncDriver, entity: Entity) -> list[str]:
+    records, _, _ = await driver.execute_query(
+        "MATCH (e:Entity {tenant_id: $t, id: $id})-[k:LOOKUP_KEY]->(e) "
+        "RETURN k.key AS key ORDER BY key",
+        t=str(entity.tenant_id),
+        id=str(entity.id),
+    )
+    return [record["key"] for record in records]
+
+
+async def test_an_entity_upsert_overtaken_by_a_delete_writes_the_entity_again(
+    driver: neo4j.AsyncDriver,
+) -> None:
+    """The upsert's `MERGE` finds the entity and waits for its lock, which a delete holds;
+    once the delete commits, the node it found is gone. Run again, the upsert creates
+    the entity afresh, with its lookup keys."""
+    graph = Neo4jGraphStore(driver)
+    await graph.ensure_schema()
+    tenant = new_tenant()
+    first = make_entity(tenant, "Acme Corp", "org")
+    renamed = make_entity(tenant, "Globex Initech", "org", entity_id=first.id)
+    await graph.upsert_entities([first])
+
+    upsert = await _under_held(
+        driver,
+        cypher.DELETE_ENTITIES,
+        {"ids": [str(first.id)], "tenant_id": str(tenant)},
+        lambda: graph.upsert_entities([renamed]),
+    )
+    await upsert
+
+    assert await graph.get_entities([first.id], tenant) == [renamed]
+    wanted = sorted(k for k in renamed.blocking_keys if not k.startswith("t:"))
+    assert await _loops(driver, renamed) == wanted
+
+
+async def test_a_vector_upsert_overtaken_by_a_delete_writes_the_vector_again(
+    driver: neo4j.AsyncDriver,
+) -> None:
+    """`db.create.setNodeVectorProperty` on a vector node that a delete committed away
+    while the upsert waited for its lock: run again, the upsert writes a new node."""
+    vectors = Neo4jVectorStore(driver, DIMENSION)
+    await vectors.ensure_schema()
+    tenant = new_tenant()
+    entity_id = EntityId(uuid.uuid4())
+    await vectors.upsert([_vector(tenant, entity_id)])
+    again = _vector(tenant, entity_id).model_copy(update={"source": "again"})
+
+    upsert = await _under_held(
+        driver,
+        cypher.delete_vectors(vectors.label),
+        {"ids": [str(entity_id)], "tenant_id": str(tenant)},
+        lambda: vectors.upsert([again]),
+    )
+    await upsert
+
+    assert await vectors.sources([entity_id], tenant) == {entity_id: "again"}
+    [match] = await vectors.search(again.vector, tenant, k=3)
+    assert match.entity_id == entity_id
+
+
+async def test_a_relationship_upsert_whose_end_a_delete_takes_names_the_missing_end(
+    driver: neo4j.AsyncDriver,
+) -> None:
+    """The upsert matched both ends and waits for the lock of the one a delete holds; once
+    the delete commits, the end is missing, as if it had been missing before."""
+    graph = Neo4jGraphStore(driver)
+    await graph.ensure_schema()
+    tenant = new_tenant()
+    kept, deleted = (
+        make_entity(tenant, "Acme Corp", "org"),
+        make_entity(tenant, "Globex", "org"),
+    )
+    await graph.upsert_entities([kept, deleted])
+    relationship = Relationship.create(tenant, kept.id, "SUPPLIES", deleted.id)
+
+    upsert = await _under_held(
+        driver,
+        cypher.DELETE_ENTITIES,
+        {"ids": [str(deleted.id)], "tenant_id": str(tenant)},
+        lambda: graph.upsert_relationships([relationship]),
+    )
+    with pytest.raises(MissingEndpointError) as missing:
+        await upsert
+
+    assert str(deleted.id) in str(missing.value)
+    assert await graph.relationships_of([kept.id], tenant) == {kept.id: []}
+
+
+def _counted(
+    statement: str, tenant: str
+) -> tuple[list[int], Callable[[neo4j.AsyncTransaction], Awaitable[None]]]:
+    """A work that runs `statement` with `$t` the tenant, and the count of its runs."""
+    runs: list[int] = []
+
+    async def work(tx: neo4j.AsyncTransaction) -> None:
+        runs.append(1)
+        await (await tx.run(statement, t=tenant)).consume()
+
+    return runs, work
+
+
+async def test_a_write_failing_on_its_own_client_error_is_not_tried_again(
+    driver: neo4j.AsyncDriver,
+) -> None:
+    """Only a node deleted under a write is taken for a race: the vector procedure
+    failing on its argument is the caller's error, raised at once."""
+    graph = Neo4jGraphStore(driver)
+    await graph.ensure_schema()
+    connection = Neo4jConnection(driver, database=None, settings=Neo4jSettings(), owned=False)
+    tenant = str(new_tenant())
+
+    runs, work = _counted(
+        "CREATE (e:Entity {tenant_id: $t, id: 'probe'}) "
+        "WITH e CALL db.create.setNodeVectorProperty(e, 'embedding', 'no vector')",
+        tenant,
+    )
+    with pytest.raises(neo4j_errors.ClientError) as refused:
+        await connection.write(work)
+    assert refused.value.code == "Neo.ClientError.Procedure.ProcedureCallFailed"
+    assert len(runs) == 1
+
+
+async def test_writes_racing_deletes_of_their_entities_raise_nothing(
+    neo4j_auth: tuple[str, tuple[str, str]],
+) -> None:
+    """Rounds of an entity's delete racing its upsert, its vector's upsert and delete, and
+    an upsert of a relationship to it: every write succeeds, or (the relationship)
+    raises `MissingEndpointError`."""
+    uri, auth = neo4j_auth
+    tenant = new_tenant()
+    failures: list[str] = []
+    async with Redstring.neo4j(uri, auth, embeddings=HashingEmbeddingProvider(DIMENSION)) as rs:
+        graph, vectors = rs.graph, rs.vectors
+        fixed = Entity.create(tenant, "Fixed End", "org")
+        await graph.upsert_entities([fixed])
+
+        async def call(write: Awaitable[object]) -> None:
+            try:
+                await write
+            except MissingEndpointError:
+                pass
+            except Exception as exc:  # every other failure is the defect
+                failures.append(f"{type(exc).__name__}: {exc}")
+
+        for round_ in range(25):
+            entity = make_entity(tenant, f"Racer {round_}", "org")
+            await graph.upsert_entities([entity])
+            await vectors.upsert([_vector(tenant, entity.id)])
+            renamed = entity.model_copy(update={"name": f"Renamed {round_}"})
+            await asyncio.gather(
+                call(graph.delete_entities([entity.id], tenant)),
+                call(vectors.delete([entity.id], tenant)),
+                call(graph.upsert_entities([renamed])),
+                call(vectors.upsert([_vector(tenant, entity.id)])),
+                call(
+                    graph.upsert_relationships(
+                        [Relationship.create(tenant, entity.id, "KNOWS", fixed.id)]
+                    )
+                ),
+            )
+    assert failures == []
