@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
 import neo4j
+from neo4j import exceptions as neo4j_errors
 
 from redstring.adapters.neo4j import cypher
 from redstring.adapters.neo4j.connection import (
@@ -15,6 +16,7 @@ from redstring.adapters.neo4j.connection import (
     Neo4jSettings,
     OwnedConnection,
     connect_driver,
+    deleted_under_it,
 )
 from redstring.adapters.neo4j.records import (
     batches_of,
@@ -45,6 +47,21 @@ from redstring.ports.vector_store import VectorStore
 
 # LIMIT takes no null: "no limit" is the largest value Cypher accepts.
 _NO_LIMIT = 2**63 - 1
+
+_CONSTRAINT_FAILED = "Neo.ClientError.Schema.ConstraintValidationFailed"
+# How the server's message names an edge of the relationship identity constraint.
+_RELATIONSHIP_EXISTS = "already exists with type `RELATES`"
+
+
+def replaced_under_it(error: neo4j_errors.ClientError) -> bool:
+    """Whether a relationship upsert failed because a concurrent transaction committed
+    first: an end it had found was deleted (`deleted_under_it`), or another upsert of
+    the same id created its edge after this one looked for the edge to replace (the
+    identity constraint refuses the second edge). Run again, the upsert replaces the
+    edge committed meanwhile, or names the missing end."""
+    if deleted_under_it(error):
+        return True
+    return error.code == _CONSTRAINT_FAILED and _RELATIONSHIP_EXISTS in (error.message or "")
 
 
 def block_lookup(
@@ -124,6 +141,11 @@ class Neo4jGraphStore(OwnedConnection):
         await self._db.write_rows(cypher.UPSERT_ENTITIES, distinct_entity_rows(entities))
 
     async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
+        """Batches of `settings.batch_size` relationships, each one transaction, one at a
+        time; each replaces the edge of its id. A batch that a concurrent commit fails
+        (`replaced_under_it`) is run again, so concurrent upserts of one id leave the
+        edge of the last to commit, and an end deleted meanwhile raises
+        `MissingEndpointError`."""
         relationships = items_of(relationships, Relationship, "relationships")
         # One row per id, the last one winning, as sequential upserts would leave it.
         rows = list({r.id: relationship_row(r) for r in relationships}.values())
@@ -138,7 +160,7 @@ class Neo4jGraphStore(OwnedConnection):
                 missing = await (await tx.run(cypher.MISSING_ENDPOINTS, rows=batch)).value()
                 raise MissingEndpointError(missing)
 
-            await self._db.write(work)
+            await self._db.write(work, conflict=replaced_under_it)
 
     async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
         ids, tenant_id = entity_ids_of(ids), tenant_id_of(tenant_id)
