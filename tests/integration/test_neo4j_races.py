@@ -2,8 +2,8 @@
 
 A write that finds an entity, or its vector, which a concurrent delete then commits
 away is run again (and a relationship whose end is gone then raises
-`MissingEndpointError`); concurrent upserts of one relationship id leave one edge and
-raise nothing.
+`MissingEndpointError`); a read skips what was deleted while it ran; concurrent
+upserts of one relationship id leave one edge and raise nothing.
 
 Where one interleaving is the defect, a transaction held open in a second session
 forces it: the write waits for the delete's lock, and the delete commits under it.
@@ -14,6 +14,7 @@ outside it can hold, the test runs racing rounds and asserts that none fails.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -28,6 +29,7 @@ from redstring import (
     HashingEmbeddingProvider,
     Redstring,
     Relationship,
+    RetrievalMode,
     TenantId,
     VectorRecord,
 )
@@ -137,10 +139,7 @@ async def test_a_relationship_upsert_whose_end_a_delete_takes_names_the_missing_
     graph = Neo4jGraphStore(driver)
     await graph.ensure_schema()
     tenant = new_tenant()
-    kept, deleted = (
-        make_entity(tenant, "Acme Corp", "org"),
-        make_entity(tenant, "Globex", "org"),
-    )
+    kept, deleted = make_entity(tenant, "Acme Corp", "org"), make_entity(tenant, "Globex", "org")
     await graph.upsert_entities([kept, deleted])
     relationship = Relationship.create(tenant, kept.id, "SUPPLIES", deleted.id)
 
@@ -240,6 +239,87 @@ async def test_writes_racing_deletes_of_their_entities_raise_nothing(
     assert failures == []
 
 
+async def test_reads_racing_deletes_and_upserts_skip_what_was_deleted(
+    neo4j_auth: tuple[str, tuple[str, str]],
+) -> None:
+    """Every read, over entities deleted and upserted again while it runs: none fails,
+    and none answers an entity, a relationship or a match that is not one of the
+    tenant's (a node deleted mid-statement comes back without its properties)."""
+    uri, auth = neo4j_auth
+    tenant = new_tenant()
+    failures: list[str] = []
+    async with Redstring.neo4j(uri, auth, embeddings=HashingEmbeddingProvider(DIMENSION)) as rs:
+        graph, vectors = rs.graph, rs.vectors
+        racers = [Entity.create(tenant, f"Racer Number {i}", "org") for i in range(100)]
+        hub = Entity.create(tenant, "Hub", "org")
+        relationships = [Relationship.create(tenant, hub.id, "KNOWS", e.id) for e in racers]
+        ids = [e.id for e in racers]
+        known = {hub.id, *ids}
+        await rs.upsert([hub, *racers], relationships)
+        [query] = await rs.embeddings.embed_query(["Racer Number"])
+        churning = True
+
+        async def churn() -> None:
+            """Deletes the racers, their vectors and relationships, and writes them again."""
+            while churning:
+                await rs.delete(ids, tenant)
+                # Another churner may have deleted some racers in between.
+                with contextlib.suppress(MissingEndpointError):
+                    await rs.upsert(racers, relationships)
+
+        async def churn_nodes() -> None:
+            """Deletes the racers and writes them again, and nothing else: sooner."""
+            while churning:
+                await graph.delete_entities(ids, tenant)
+                await graph.upsert_entities(racers)
+
+        def check(answered: object) -> None:
+            found: set[object] = set()
+            if isinstance(answered, list):
+                found = {getattr(x, "id", getattr(x, "entity_id", None)) for x in answered}
+            elif isinstance(answered, dict):
+                found = set(answered)
+            assert found <= known, found
+
+        async def read(name: str, reader: Callable[[], Awaitable[object]], times: int) -> None:
+            for _ in range(times):
+                try:
+                    check(await reader())
+                except Exception as exc:  # every failure is the defect
+                    failures.append(f"{name}: {exc!r}"[:200])
+
+        async def retrieved(mode: RetrievalMode) -> list[object]:
+            found = await rs.retrieve("Racer Number", tenant, k=10, mode=mode)
+            return [match.entity for match in found.matches]
+
+        async def ends() -> dict[EntityId, Entity]:
+            return (await graph.relationships_with_ends([hub.id], tenant)).entities
+
+        async def tenants() -> list[object]:
+            assert tenant in await graph.tenants()  # the hub is never deleted
+            return []
+
+        readers: dict[str, tuple[Callable[[], Awaitable[object]], int]] = {
+            "get_entities": (lambda: graph.get_entities(ids, tenant), 80),
+            "entity_page": (lambda: graph.entity_page(tenant, limit=100), 80),
+            "relationships_of": (lambda: graph.relationships_of([hub.id, *ids], tenant), 80),
+            "relationships_with_ends": (ends, 80),
+            "search": (lambda: vectors.search(query, tenant, k=10), 80),
+            "sources": (lambda: vectors.sources(ids, tenant), 80),
+            "hybrid": (lambda: retrieved(RetrievalMode.HYBRID), 80),
+            "lexical": (lambda: retrieved(RetrievalMode.LEXICAL), 80),
+            "semantic": (lambda: retrieved(RetrievalMode.SEMANTIC), 80),
+            "tenants": (tenants, 10),
+        }
+        churners = [asyncio.ensure_future(c()) for c in (churn, churn_nodes, churn_nodes)]
+        try:
+            await asyncio.gather(*(read(n, r, times) for n, (r, times) in readers.items()))
+        finally:
+            churning = False
+            await asyncio.gather(*churners)
+    assert failures == []
+
+
 async def _upsert_racing_rounds(
     driver: neo4j.AsyncDriver, graph: Neo4jGraphStore, rounds: int
 ) -> list[str]:
@@ -305,8 +385,6 @@ async def test_one_relationship_id_upserted_at_once_without_the_seek_lock_leaves
     )
     assert locking in cypher.UPSERT_RELATIONSHIPS
     monkeypatch.setattr(
-        cypher,
-        "UPSERT_RELATIONSHIPS",
-        cypher.UPSERT_RELATIONSHIPS.replace(locking, unlocked),
+        cypher, "UPSERT_RELATIONSHIPS", cypher.UPSERT_RELATIONSHIPS.replace(locking, unlocked)
     )
     assert await _upsert_racing_rounds(driver, graph, rounds=6) == []

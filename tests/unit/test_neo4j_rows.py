@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import uuid
+from typing import Any
+
 import numpy as np
 from neo4j.vector import Vector
 
 from redstring.adapters.neo4j.records import (
     Rows,
+    StoredEntities,
+    candidates_from_columns,
     distinct_entity_rows,
     entity_row,
     query_vector,
+    relationship_from,
+    relationship_row,
     stored_vectors,
+    whole_entities,
+    whole_relationships,
 )
-from redstring.testing import make_entity, new_tenant
+from redstring.domain.entity import Entity
+from redstring.testing import make_entity, make_relationship, new_tenant
 
 
 def test_rows_repr_is_short_whatever_the_rows_hold() -> None:
@@ -59,3 +69,51 @@ def test_a_packed_query_vector_keeps_every_float64_bit() -> None:
     assert isinstance(packed, Vector)
     assert packed.to_native() == vector.tolist()
     assert query_vector(vector, packed=False) == vector.tolist()
+
+
+def _stored(entity: Entity) -> dict[str, Any]:
+    """`entity` as its node's property map reads back (Neo4j stores no null)."""
+    row = {k: v for k, v in entity_row(entity).items() if v is not None}
+    del row["lookup_keys"]
+    return row
+
+
+def test_maps_of_entities_deleted_mid_read_are_skipped_and_the_next_ones_kept() -> None:
+    """A node deleted after the statement found it reads as `{}`, or short of some
+    properties; the entity after it is still read."""
+    tenant = new_tenant()
+    first, second = make_entity(tenant, "Acme Corp", "org"), make_entity(tenant, "Globex", "org")
+    half = {k: v for k, v in _stored(first).items() if k in ("tenant_id", "id")}
+    maps = [{}, _stored(first), half, _stored(second)]
+
+    assert whole_entities(maps) == [_stored(first), _stored(second)]
+    entities = StoredEntities(maps)
+    assert list(entities) == [first.id, second.id]
+    assert entities[second.id] == second
+
+
+def test_relationship_maps_without_their_ends_are_skipped() -> None:
+    """A read answers `r {.*, source: startNode(r).id, target: endNode(r).id}`: an end
+    deleted after the statement found the relationship reads as a null id."""
+    tenant = new_tenant()
+    source, target = make_entity(tenant, "Acme Corp", "org"), make_entity(tenant, "Globex", "org")
+    relationship = make_relationship(source, target)
+    whole = relationship_row(relationship)
+    ended = {**whole, "target": None}
+    assert whole_relationships([{}, ended, whole]) == [whole]
+    assert relationship_from(whole) == relationship
+
+
+def test_lexical_rows_of_nodes_deleted_mid_read_are_skipped() -> None:
+    """The columns hold a null where a node deleted mid-read had a property."""
+    tenant = new_tenant()
+    kept = make_entity(tenant, "Acme Corp", "org")
+    columns = {
+        "ids": [None, str(uuid.uuid4()), str(kept.id)],
+        "entity_types": [None, "org", "org"],
+        "names": [None, None, kept.name],
+        "normalized_names": [None, "globex", kept.normalized_name],
+        "properties": [None, "{}", "{}"],
+    }
+    [candidate] = candidates_from_columns(tenant, columns)
+    assert (candidate.id, candidate.name) == (kept.id, kept.name)

@@ -7,6 +7,12 @@ vectors on their own nodes `(:<label> {tenant_id, entity_id, entity_type,
 embedding})` so that the vector store stands apart from the graph store. Ids
 are stored as lower-case UUID strings, so `ORDER BY id` is the domain's
 tie-break order.
+
+A statement sees other transactions' commits as they land (read committed): a node
+deleted after a read found it has no properties left. A read that filters such rows
+out does it on a value read once (`WITH v.entity_id AS entity_id WHERE entity_id IS
+NOT NULL`), never by reading the property a second time, and before any `LIMIT`; the
+decoders skip the maps and rows the others answer for them (`records.whole_entities`).
 """
 
 from __future__ import annotations
@@ -97,17 +103,23 @@ SET e.normalized_name = row.normalized_name, e.blocking_keys = row.blocking_keys
 # The tenants with an entity, in id order (their canonical strings sort as the ids do).
 TENANTS = """
 MATCH (e:Entity)
-RETURN DISTINCT e.tenant_id AS tenant_id ORDER BY tenant_id
+WITH DISTINCT e.tenant_id AS tenant_id
+WHERE tenant_id IS NOT NULL
+RETURN tenant_id ORDER BY tenant_id
 """
 
 # A page of a tenant's entities in id order: a range seek on the identity constraint's
 # index, which hands them over in that order (`$after` "" for the first page), in one
-# record (`_MATCHES` says why).
+# record (`_MATCHES` says why). A node deleted after the seek found it reads as a map
+# without an id: it is left out before the `LIMIT`, so a page falls short of `$limit`
+# only at the tenant's end.
 ENTITY_PAGE = """
 MATCH (e:Entity)
 WHERE e.tenant_id = $tenant_id AND e.id > $after
-WITH e ORDER BY e.tenant_id, e.id LIMIT $limit
-RETURN collect(e {.*}) AS entities
+WITH e, e {.*} AS entity
+WHERE entity.id IS NOT NULL
+WITH entity ORDER BY e.tenant_id, e.id LIMIT $limit
+RETURN collect(entity) AS entities
 """
 
 GET_ENTITIES = """
@@ -324,11 +336,14 @@ DELETE v
 
 def vector_sources(label: str) -> str:
     """The `[entity_id, source]` of the vector of each of `$ids` in `$tenant_id` that has
-    one, in one record (`_MATCHES` says why: 5,000 rows took 400 ms, one record 40)."""
+    one, in one record (`_MATCHES` says why: 5,000 rows took 400 ms, one record 40); not
+    of one deleted after the statement found it, which reads without an id."""
     return f"""
 UNWIND $ids AS id
 MATCH (v:{vector_label(label)} {{tenant_id: $tenant_id, entity_id: id}})
-RETURN collect([v.entity_id, v.source]) AS found
+WITH v.entity_id AS entity_id, v.source AS source
+WHERE entity_id IS NOT NULL
+RETURN collect([entity_id, source]) AS found
 """
 
 
@@ -343,7 +358,9 @@ DELETE v
 def _index_body(label: str, typed: bool) -> str:
     """The index's nearest `$index_k` under the filters, of which the best `$k` are kept:
     the index walks its graph wider the more it is asked for (`$index_k` is `$k` times
-    the store's `search_ratio`), so the best `$k` of more are nearer the exact ones."""
+    the store's `search_ratio`), so the best `$k` of more are nearer the exact ones. A
+    vector deleted after the index answered it reads without an id, and is left out
+    before the `LIMIT`."""
     type_filter = " AND v.entity_type IN $types" if typed else ""
     return f"""MATCH (v:{vector_label(label)})
       SEARCH v IN (
@@ -352,8 +369,10 @@ def _index_body(label: str, typed: bool) -> str:
         WHERE v.tenant_id = $tenant_id{type_filter}
         LIMIT $index_k
       ) SCORE AS score
-    WITH v, score ORDER BY score DESC, v.entity_id ASC LIMIT $k
-    RETURN v.entity_id AS entity_id, score"""
+    WITH v.entity_id AS entity_id, score
+    WHERE entity_id IS NOT NULL
+    WITH entity_id, score ORDER BY score DESC, entity_id ASC LIMIT $k
+    RETURN entity_id, score"""
 
 
 def search_vectors_in_index(label: str, typed: bool) -> str:
@@ -402,14 +421,16 @@ def search_vectors(label: str, typed: bool) -> str:
 
 # `vector.similarity.cosine` fails the whole statement on an all-zero vector, and
 # a database written before zero vectors were kept out may hold some: they are
-# skipped (the vector index never holds them either).
+# skipped (the vector index never holds them either). A vector deleted after the scan
+# found it reads without an id or embedding (a null score, which would sort first), and
+# is left out before the `LIMIT`.
 _EXACT_BODY = """MATCH (v:{lab} {{tenant_id: $tenant_id}})
     WHERE v.entity_id IS NOT NULL AND ($types IS NULL OR v.entity_type IN $types)
       AND any(x IN v.embedding WHERE x <> 0.0)
-    WITH v, vector.similarity.cosine(v.embedding, $vector) AS score
-    ORDER BY score DESC, v.entity_id ASC
-    LIMIT $k
-    RETURN v.entity_id AS entity_id, score"""
+    WITH v.entity_id AS entity_id, vector.similarity.cosine(v.embedding, $vector) AS score
+    WHERE entity_id IS NOT NULL AND score IS NOT NULL
+    WITH entity_id, score ORDER BY score DESC, entity_id ASC LIMIT $k
+    RETURN entity_id, score"""
 
 
 @functools.cache

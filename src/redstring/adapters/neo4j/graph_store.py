@@ -26,6 +26,8 @@ from redstring.adapters.neo4j.records import (
     rekey_row,
     relationship_from,
     relationship_row,
+    whole_entities,
+    whole_relationships,
 )
 from redstring.adapters.neo4j.vector_store import Neo4jVectorStore
 from redstring.domain.arguments import items_of, page_size_of
@@ -171,7 +173,7 @@ class Neo4jGraphStore(OwnedConnection):
         records = await self._db.query(
             cypher.GET_ENTITIES, {"ids": wanted, "tenant_id": str(tenant_id)}
         )
-        found = {e["id"]: entity_from(e) for r in records for e in r["entities"]}
+        found = {e["id"]: entity_from(e) for r in records for e in whole_entities(r["entities"])}
         return [found[i] for i in wanted if i in found]
 
     async def tenants(self) -> list[TenantId]:
@@ -186,7 +188,7 @@ class Neo4jGraphStore(OwnedConnection):
         records = await self._db.query(
             cypher.ENTITY_PAGE, {"tenant_id": id_text(tenant_id), "after": start, "limit": limit}
         )
-        return [entity_from(e) for record in records for e in record["entities"]]
+        return [entity_from(e) for record in records for e in whole_entities(record["entities"])]
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
         """Batches of `settings.batch_size` entities, each one transaction."""
@@ -255,7 +257,7 @@ class Neo4jGraphStore(OwnedConnection):
             types,
             limit_per_entity,
         )
-        ends = (entity_from(stored) for record in records for stored in record["ends"])
+        ends = (entity_from(e) for record in records for e in whole_entities(record["ends"]))
         return Neighbourhood(relationships=found, entities={e.id: e for e in ends})
 
     async def _relationships(
@@ -291,7 +293,9 @@ class Neo4jGraphStore(OwnedConnection):
         by_text = {str(i): i for i in wanted}
         for record in records:
             for entity_id, relationships in record["found"]:
-                result_map[by_text[entity_id]] = [relationship_from(r) for r in relationships]
+                result_map[by_text[entity_id]] = [
+                    relationship_from(r) for r in whole_relationships(relationships)
+                ]
         return result_map, records
 
     async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:

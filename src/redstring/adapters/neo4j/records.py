@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -146,8 +146,39 @@ def _stored_entity(
     )
 
 
+# The properties of every entity `entity_row` writes (the others may be absent: Neo4j
+# stores no null). A read sees each write as it commits, so a node that a concurrent
+# delete commits away after a statement found it comes back without its properties,
+# or without some: that map is no entity.
+_ENTITY_KEYS = frozenset(
+    ("tenant_id", "id", "name", "entity_type", "normalized_name", "blocking_keys")
+)
+# A relationship's map as a read answers it (`r {.*, source, target}`): the ends' ids
+# are null when an end was deleted while the statement read it.
+_RELATIONSHIP_KEYS = frozenset(("tenant_id", "id", "relationship_type", "confidence"))
+
+
+def whole_entities(stored: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The maps of `stored` that hold a whole entity; those of nodes deleted while the
+    statement read them are skipped, as an entity not found is."""
+    return [s for s in stored if s.keys() >= _ENTITY_KEYS]
+
+
+def whole_relationships(stored: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The maps of `stored` that hold a whole relationship with both ends' ids; those of
+    relationships or ends deleted while the statement read them are skipped."""
+    return [
+        s
+        for s in stored
+        if s.keys() >= _RELATIONSHIP_KEYS
+        and s.get("source") is not None
+        and s.get("target") is not None
+    ]
+
+
 def entity_from(stored: Mapping[str, Any]) -> Entity:
-    """The entity as written by `entity_row`, from its property map."""
+    """The entity as written by `entity_row`, from its whole property map
+    (`whole_entities`)."""
     return _stored_entity(
         stored["id"],
         TenantId(uuid.UUID(stored["tenant_id"])),
@@ -217,10 +248,11 @@ class StoredCandidate:
 
 class StoredEntities(Mapping[EntityId, Entity]):
     """Entities by id from their property maps (`entity_from`), each built when first
-    looked up: a read may bring a few dozen of which a retrieve keeps a few."""
+    looked up: a read may bring a few dozen of which a retrieve keeps a few. A map of a
+    node deleted while the statement read it is skipped (`whole_entities`)."""
 
     def __init__(self, stored: Sequence[Mapping[str, Any]]) -> None:
-        self._stored = {uuid.UUID(s["id"]): s for s in stored}
+        self._stored = {uuid.UUID(s["id"]): s for s in whole_entities(stored)}
         self._built: dict[uuid.UUID, Entity] = {}
 
     def __getitem__(self, entity_id: EntityId) -> Entity:
@@ -242,10 +274,12 @@ class StoredEntities(Mapping[EntityId, Entity]):
 def candidates_from_columns(
     tenant_id: TenantId, columns: Mapping[str, Any]
 ) -> list[StoredCandidate]:
-    """The candidates of one tenant sent as parallel columns (`FIND_LEXICAL_CANDIDATES`)."""
+    """The candidates of one tenant sent as parallel columns (`FIND_LEXICAL_CANDIDATES`).
+    A row without an id, type, name or normalised name is a node deleted while the
+    statement read it (`whole_entities`), and is skipped."""
     return [
-        StoredCandidate(entity_id, tenant_id, *rest)
-        for entity_id, *rest in zip(
+        StoredCandidate(entity_id, tenant_id, entity_type, name, normalized_name, properties)
+        for entity_id, entity_type, name, normalized_name, properties in zip(
             columns["ids"],
             columns["entity_types"],
             columns["names"],
@@ -253,6 +287,10 @@ def candidates_from_columns(
             columns["properties"],
             strict=True,
         )
+        if entity_id is not None
+        and entity_type is not None
+        and name is not None
+        and normalized_name is not None
     ]
 
 
