@@ -105,6 +105,24 @@ class SlowVectorWrites(InMemoryVectorStore):
         await super().upsert(records)
 
 
+class GatedVectorWrites(InMemoryVectorStore):
+    """An in-memory vector store whose `upsert` sets `reached` and waits for `gate` before
+    writing, as a round trip that other writers overtake; with `failing`, it then raises
+    instead."""
+
+    def __init__(self, dimension: int, *, failing: bool = False) -> None:
+        super().__init__(dimension)
+        self.reached, self.gate = asyncio.Event(), asyncio.Event()
+        self.failing = failing
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        self.reached.set()
+        await self.gate.wait()
+        if self.failing:
+            raise StoreUnavailableError("the vector store went away")
+        await super().upsert(records)
+
+
 class ProviderChangingDimensionAt(HashingEmbeddingProvider):
     """The hashing provider, except that from its `from_call`-th `embed_documents` call on
     its vectors have one component more, as a model server switched to another model would

@@ -32,6 +32,7 @@ from redstring.domain.vectors import vector_source
 from redstring.testing import new_tenant
 from tests.ingest.support import (
     DIMENSION,
+    GatedVectorWrites,
     GraphStoreFailingAt,
     SlowVectorWrites,
     VectorStoreFailingAt,
@@ -425,6 +426,22 @@ async def test_the_graph_failing_leaves_no_vector_without_its_entity() -> None:
     state = await snapshot(services, tenant, ids(tenant, 6))
     assert len(state.entities) == 3
     assert state.vector_ids == {e.id for e in state.entities}
+
+
+async def test_a_delete_between_a_batch_s_two_writes_leaves_no_vector() -> None:
+    """The batch's entity is written; a whole delete (vector, then entity) runs; then the
+    batch's vector write lands: the read-back after it finds no entity and deletes it."""
+    tenant = new_tenant()
+    vectors = GatedVectorWrites(DIMENSION)
+    services = services_over(vectors=vectors)
+    acme = company(tenant, 1)
+    load = asyncio.ensure_future(ingest(numbered(acme), services))
+    await asyncio.wait_for(vectors.reached.wait(), timeout=5)  # the entity is written
+    assert await services.graph.get_entities([acme.id], tenant) == [acme]
+    assert await services.delete([acme.id], tenant) == 1
+    vectors.gate.set()
+    await asyncio.wait_for(load, timeout=5)
+    assert await services.vectors.sources([acme.id], tenant) == {}
 
 
 async def test_batch_size_must_be_positive() -> None:

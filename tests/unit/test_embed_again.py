@@ -20,7 +20,7 @@ from redstring import (
     TenantId,
     VectorRecord,
 )
-from redstring.composition.embed_again import MAX_PASSES, EmbeddedAgain, embed_again
+from redstring.composition.embed_again import MAX_PASSES, EmbeddedAgain, embed_again, settle
 from redstring.composition.entity_vectors import provider_identity
 from redstring.composition.observer import NO_OBSERVER
 from redstring.composition.rekey import rekey
@@ -145,6 +145,79 @@ async def test_an_entity_renamed_on_every_read_back_is_left_unsettled() -> None:
 
     assert again == EmbeddedAgain(embedded=2, unsettled=1)
     assert graph.renamed == MAX_PASSES
+
+
+class _ThenMeanwhile(InMemoryGraphStore):
+    """Runs `meanwhile` (another writer's work) once, after answering its first read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.meanwhile: list[Callable[[], Awaitable[None]]] = []
+
+    async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
+        found = await super().get_entities(ids, tenant_id)
+        while self.meanwhile:
+            await self.meanwhile.pop(0)()
+        return found
+
+
+async def _written(entity: Entity, graph: InMemoryGraphStore, vectors: InMemoryVectorStore) -> None:
+    """`entity` and its vector written, as a writer writes them: the entity first."""
+    await graph.upsert_entities([entity])
+    [vector] = await HashingEmbeddingProvider(DIMENSION).embed_documents([entity.embedding_text()])
+    source = vector_source(provider_identity(Embeddings()), entity.embedding_text())
+    await vectors.upsert(
+        [
+            VectorRecord(
+                entity_id=entity.id,
+                tenant_id=entity.tenant_id,
+                vector=vector,
+                entity_type=entity.entity_type,
+                source=source,
+            )
+        ]
+    )
+
+
+async def test_settle_deletes_the_vector_of_an_entity_the_read_back_does_not_find() -> None:
+    """A writer's vector landed after a delete of its entity (vector, then entity) ran
+    whole: the read-back after the write finds no entity, and its vector goes."""
+    tenant = new_tenant()
+    graph, vectors, embeddings = _ThenMeanwhile(), InMemoryVectorStore(DIMENSION), Embeddings()
+    acme, blue = make_entity(tenant, "Acme Widgets", "org"), make_entity(tenant, "Blue", "org")
+    await _written(acme, graph, vectors)
+    await _written(blue, graph, vectors)
+    await graph.delete_entities([acme.id], tenant)  # the delete, then the vector write
+
+    again = await settle([acme, blue], embeddings=embeddings, vectors=vectors, graph=graph)
+
+    assert again == EmbeddedAgain(embedded=0, unsettled=0)
+    assert await vectors.sources([acme.id, blue.id], tenant) == {
+        blue.id: vector_source("hashing/64", blue.embedding_text())
+    }
+    assert embeddings.documents == 0
+
+
+async def test_settle_embeds_an_entity_made_again_after_its_read_back_found_none() -> None:
+    """Another writer makes the entity again (entity, then vector) between the read-back
+    that found it gone and the deletion of its vector: read back again, it is embedded
+    and keeps a vector of its text."""
+    tenant = new_tenant()
+    graph, vectors, embeddings = _ThenMeanwhile(), InMemoryVectorStore(DIMENSION), Embeddings()
+    acme = make_entity(tenant, "Acme Widgets", "org")
+    await _written(acme, graph, vectors)
+    await graph.delete_entities([acme.id], tenant)
+    again = make_entity(tenant, "Acme Widgets Reborn", "org", entity_id=acme.id)
+
+    async def make_again() -> None:
+        await _written(again, graph, vectors)
+
+    graph.meanwhile.append(make_again)
+
+    await settle([acme], embeddings=embeddings, vectors=vectors, graph=graph)
+
+    assert await graph.get_entities([acme.id], tenant) == [again]
+    assert await _stored_as(vectors, again)
 
 
 async def test_rekey_with_vectors_embeds_those_not_made_as_stored() -> None:

@@ -647,6 +647,30 @@ async def test_two_upserts_of_one_entity_end_with_the_vector_of_the_text_stored(
     assert await _vector_text(embeddings, vectors, final)
 
 
+async def test_a_delete_between_an_upsert_s_two_writes_leaves_no_vector() -> None:
+    """The upsert writes the entity; a whole delete (vector, then entity) runs; then the
+    upsert's vector write lands. Its read-back finds no entity: it deletes that vector,
+    which would otherwise take a place of the semantic channel's `k` for ever."""
+    tenant = new_tenant()
+    embeddings = HashingEmbeddingProvider(DIM)
+    graph, vectors = InMemoryGraphStore(), InMemoryVectorStore(DIM)
+    entity = make_entity(tenant, "Gamma Widgets", "org")
+    gate = asyncio.Event()
+    upsert = asyncio.ensure_future(
+        build_graph(
+            [entity], embeddings=embeddings, vectors=_GatedVectors(vectors, gate), graph=graph
+        )
+    )
+    await asyncio.sleep(0.01)  # the entity is written, its vector waits at the gate
+    assert await graph.get_entities([entity.id], tenant) == [entity]
+    client = Redstring(embeddings=embeddings, vectors=vectors, graph=graph)
+    assert await client.delete([entity.id], tenant) == 1
+    gate.set()
+    await upsert
+    assert await graph.get_entities([entity.id], tenant) == []
+    assert await vectors.sources([entity.id], tenant) == {}
+
+
 class _Recorded:
     """Stores that log when each write starts and ends, one loop turn apart."""
 

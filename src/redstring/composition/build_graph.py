@@ -83,7 +83,8 @@ async def build_graph(
 
     Each batch is then read back, and an entity whose stored vector is not of the
     text the graph holds (another writer's upsert of it interleaved with this one)
-    is embedded again (`settle`).
+    is embedded again, and the vector of one the graph no longer holds (a delete
+    run between this batch's graph and vector writes) deleted (`settle`).
 
     Batch by batch, the graph store is written before the vector store (batch
     n's vectors while batch n+1's entities are written), so a failure between

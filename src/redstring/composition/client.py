@@ -411,6 +411,8 @@ class Redstring:
 
         Vectors go first, so a failure between the two stores leaves entities
         without vectors (still found lexically), never vectors of deleted entities.
+        An upsert of one of them whose vector write lands after this delete removes
+        that vector when its read-back finds the entity gone (`settle`).
         """
         await self.start()
         tenant = tenant_id_of(tenant_id)

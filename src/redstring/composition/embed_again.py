@@ -59,9 +59,31 @@ async def embed_again(
     retriever skips such a vector (docs/adr/0004)."""
     if not entities:
         return NOTHING_EMBEDDED
-    tenant_id = entities[0].tenant_id
+    unsettled = await _write_until_read_back(
+        entities[0].tenant_id,
+        list(entities),
+        [],
+        embeddings=embeddings,
+        vectors=vectors,
+        graph=graph,
+    )
+    return EmbeddedAgain(embedded=len(entities), unsettled=unsettled)
+
+
+async def _write_until_read_back(
+    tenant_id: TenantId,
+    to_embed: list[Entity],
+    to_delete: list[EntityId],
+    *,
+    embeddings: EmbeddingProvider,
+    vectors: VectorStore,
+    graph: GraphReader,
+) -> int:
+    """Write the vectors of `to_embed` and delete those of `to_delete` (ids the graph
+    lacks), then read all of them back from `graph` and do the same for those that
+    differ: renamed, deleted, or made again since. How many still differ after
+    `MAX_PASSES` writes."""
     written: dict[EntityId, str | None] = {}  # None: the vector was deleted
-    to_embed, to_delete = list(entities), list[EntityId]()
     for _ in range(MAX_PASSES):
         await (await embed_entities(to_embed, embeddings)).write(vectors)
         if to_delete:
@@ -76,7 +98,7 @@ async def embed_again(
         to_delete = [i for i in ids if i not in stored and written[i] is not None]
         if not to_embed and not to_delete:
             break
-    return EmbeddedAgain(embedded=len(entities), unsettled=len(to_embed) + len(to_delete))
+    return len(to_embed) + len(to_delete)
 
 
 async def settle(
@@ -88,12 +110,20 @@ async def settle(
     directionless: Mapping[TenantId, Sequence[EntityId]] | None = None,
 ) -> EmbeddedAgain:
     """After a writer has written `entities` and their vectors: read them back from
-    `graph`, and embed again (`embed_again`) those whose stored vector is not of the
-    text the graph now holds (`not_current`). Two writers of one entity each embed,
-    write the graph, then the vector, and nothing orders the two pairs, so one's
-    vector can land over the other's later graph write; the writer whose read-back
-    comes last sees what both wrote and repairs it. Two reads a batch, one more write
-    only where it found a difference.
+    `graph`, and embed again those whose stored vector is not of the text the graph
+    now holds (`not_current`), and delete the vectors of those it no longer holds,
+    until the read-back agrees (`embed_again`'s loop: an entity made again meanwhile
+    is embedded). Two writers of one entity each embed, write the graph, then the
+    vector, and nothing orders the two pairs, so one's vector can land over the
+    other's later graph write; the writer whose read-back comes last sees what both
+    wrote and repairs it. A delete (vectors, then entities) run whole between a
+    writer's graph write and its vector write leaves a vector of no entity: the
+    writer's read-back finds the entity gone and deletes it. Two reads a batch, one
+    more write only where it found a difference.
+
+    Left behind, as by `embed_again`: a vector written after a delete removed the
+    vectors but before it removed the entity, when the read-back comes before that
+    removal; the retriever skips it (docs/adr/0004).
 
     `directionless` (`EntityVectors.directionless`) names the entities whose text the
     writer found to embed to no direction: they have no vector, so no source, and are
@@ -113,12 +143,17 @@ async def settle(
     embedded, unsettled = 0, 0
     for tenant_id, of_tenant in ids.items():
         stored = await graph.get_entities(of_tenant, tenant_id)
+        found = {entity.id for entity in stored}
+        gone = [entity_id for entity_id in of_tenant if entity_id not in found]
         stale = [
             entity
             for entity in await not_current(stored, embeddings, vectors)
             if (key := (entity.tenant_id, entity.id)) not in written
             or entity.embedding_text() != written[key]
         ]
-        again = await embed_again(stale, embeddings=embeddings, vectors=vectors, graph=graph)
-        embedded, unsettled = embedded + again.embedded, unsettled + again.unsettled
+        if stale or gone:
+            unsettled += await _write_until_read_back(
+                tenant_id, stale, gone, embeddings=embeddings, vectors=vectors, graph=graph
+            )
+        embedded += len(stale)
     return EmbeddedAgain(embedded, unsettled)

@@ -13,8 +13,9 @@ remote store runs them on two cores): a failure between the two stores
 leaves entities without vectors (found lexically, repaired by running
 again), never a vector without its entity, the order `build_graph` keeps too.
 Both embed and write vectors through `EntityVectors`: an entity whose text
-embeds to a vector without direction gets none. Both then read each batch back
-and embed again what another writer of the same entities made differ (`settle`).
+embeds to a vector without direction gets none. Both then read each batch back,
+embed again what another writer of the same entities made differ, and delete the
+vectors of entities deleted between the two writes (`settle`).
 
 Batches overlap by one stage: while a batch's vectors and relationships are
 written, the next batch is read, checked, embedded and its entities written.

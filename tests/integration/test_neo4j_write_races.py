@@ -1,0 +1,81 @@
+"""Entity writes over a real Neo4j whose vector write lands late or never: what the two
+stores hold afterwards."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from redstring import (
+    Entity,
+    EntityId,
+    HashingEmbeddingProvider,
+    Redstring,
+    StoreUnavailableError,
+    TenantId,
+    VectorMatch,
+    VectorRecord,
+    VectorStore,
+    build_graph,
+)
+from redstring.testing import new_tenant
+
+DIMENSION = 384  # the dimension of the shared database's vector index
+
+
+class _HeldVectors:
+    """`inner`, but for `upsert`, which sets `reached`, waits for `gate`, then raises
+    when `failing`."""
+
+    def __init__(self, inner: VectorStore, *, failing: bool = False) -> None:
+        self.inner, self.failing = inner, failing
+        self.reached, self.gate = asyncio.Event(), asyncio.Event()
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        self.reached.set()
+        await self.gate.wait()
+        if self.failing:
+            raise StoreUnavailableError("the vector store went away")
+        await self.inner.upsert(records)
+
+    async def search(
+        self,
+        vector: Sequence[float],
+        tenant_id: TenantId,
+        *,
+        k: int,
+        entity_types: Sequence[str] | None = None,
+    ) -> list[VectorMatch]:
+        return await self.inner.search(vector, tenant_id, k=k, entity_types=entity_types)
+
+    async def sources(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, str | None]:
+        return await self.inner.sources(entity_ids, tenant_id)
+
+    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        await self.inner.delete(entity_ids, tenant_id)
+
+
+async def test_a_delete_between_an_upsert_s_two_writes_leaves_no_vector(
+    neo4j_auth: tuple[str, tuple[str, str]],
+) -> None:
+    uri, auth = neo4j_auth
+    tenant = new_tenant()
+    entity = Entity.create(tenant, "Gamma Widgets", "org")
+    embeddings = HashingEmbeddingProvider(DIMENSION)
+    async with Redstring.neo4j(uri, auth, embeddings=embeddings) as client:
+        held = _HeldVectors(client.vectors)
+        upsert = asyncio.ensure_future(
+            build_graph([entity], embeddings=embeddings, vectors=held, graph=client.graph)
+        )
+        await asyncio.wait_for(held.reached.wait(), timeout=10)  # the entity is written
+        assert await client.graph.get_entities([entity.id], tenant) == [entity]
+        assert await client.delete([entity.id], tenant) == 1
+        held.gate.set()
+        await asyncio.wait_for(upsert, timeout=10)
+        assert await client.vectors.sources([entity.id], tenant) == {}
