@@ -444,6 +444,76 @@ async def test_a_delete_between_a_batch_s_two_writes_leaves_no_vector() -> None:
     assert await services.vectors.sources([acme.id], tenant) == {}
 
 
+async def test_a_rename_whose_vectors_fail_leaves_no_vector_of_the_old_text() -> None:
+    """The renamed (and retyped) entity is written, then the vector store fails: it has
+    no vector, where the old text's would still find it by the old name and type."""
+    tenant = new_tenant()
+    vectors = VectorStoreFailingAt(DIMENSION, fail_at=2)
+    services = services_over(vectors=vectors)
+    acme = company(tenant, 1)
+    await ingest(numbered(acme), services)
+    renamed = Entity(id=acme.id, tenant_id=tenant, name="Zephyr Holdings", entity_type="person")
+    with pytest.raises(StoreUnavailableError):
+        await ingest(numbered(renamed), services)
+    assert await services.graph.get_entities([acme.id], tenant) == [renamed]
+    assert await services.vectors.sources([acme.id], tenant) == {}
+    semantic = await services.retriever.retrieve(
+        acme.name, tenant, k=3, entity_types=["company"], mode=RetrievalMode.SEMANTIC
+    )
+    assert semantic.matches == ()
+
+
+class _SlowVectorWritesFailingAt(VectorStoreFailingAt):
+    """`VectorStoreFailingAt` whose writes end many loop turns after they start."""
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        for _ in range(100):
+            await asyncio.sleep(0)
+        await super().upsert(records)
+
+
+async def test_an_entity_renamed_in_two_batches_whose_second_vectors_fail_has_no_vector() -> None:
+    """Batch 1's vector of the entity is written while batch 2 renames it again; batch
+    2's vectors fail. Batch 1's vector is of a text the entity no longer has: it is
+    deleted once written, before batch 2's entity write."""
+    tenant = new_tenant()
+    vectors = _SlowVectorWritesFailingAt(DIMENSION, fail_at=3)
+    services = services_over(vectors=vectors)
+    acme = company(tenant, 1)
+    await ingest(numbered(acme), services)
+    apex = acme.model_copy(update={"description": "now a bakery"})
+    zephyr = Entity(id=acme.id, tenant_id=tenant, name="Zephyr Holdings", entity_type="person")
+    with pytest.raises(StoreUnavailableError):
+        await ingest(numbered(apex, zephyr), services, batch_size=1)
+    assert await services.graph.get_entities([acme.id], tenant) == [zephyr]
+    assert await services.vectors.sources([acme.id], tenant) == {}
+
+
+class _CountingDeletes(InMemoryVectorStore):
+    def __init__(self) -> None:
+        super().__init__(DIMENSION)
+        self.deleted: list[int] = []
+
+    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        self.deleted.append(len(entity_ids))
+        await super().delete(entity_ids, tenant_id)
+
+
+async def test_only_a_renamed_entity_costs_a_vector_delete() -> None:
+    tenant = new_tenant()
+    vectors = _CountingDeletes()
+    services = services_over(vectors=vectors)
+    entities = [company(tenant, i) for i in range(5)]
+    await ingest(numbered(*entities), services, batch_size=2)
+    await ingest(numbered(*entities), services, batch_size=2)
+    assert vectors.deleted == []  # new, then unchanged
+    renamed = [e.model_copy(update={"description": "renamed"}) for e in entities[1:3]]
+    report = await ingest(numbered(entities[0], *renamed, *entities[3:]), services, batch_size=2)
+    assert (vectors.deleted, report.vectors_kept) == ([1, 1], 3)
+    for entity in renamed:
+        assert await stored_source(services, entity) == source_of(services, entity)
+
+
 async def test_batch_size_must_be_positive() -> None:
     with pytest.raises(ValueError, match="batch_size"):
         await ingest([], services_over(), batch_size=0)

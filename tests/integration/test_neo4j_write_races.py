@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+import pytest
+
 from redstring import (
     Entity,
     EntityId,
     HashingEmbeddingProvider,
     Redstring,
+    RetrievalMode,
     StoreUnavailableError,
     TenantId,
     VectorMatch,
@@ -79,3 +82,27 @@ async def test_a_delete_between_an_upsert_s_two_writes_leaves_no_vector(
         held.gate.set()
         await asyncio.wait_for(upsert, timeout=10)
         assert await client.vectors.sources([entity.id], tenant) == {}
+
+
+async def test_a_rename_whose_vector_write_fails_leaves_no_vector_of_the_old_text(
+    neo4j_auth: tuple[str, tuple[str, str]],
+) -> None:
+    """The old text's vector would keep the old type in the index's filter: a semantic
+    search for the old name among `org`s would find the renamed person."""
+    uri, auth = neo4j_auth
+    tenant = new_tenant()
+    acme = Entity.create(tenant, "Acme Corp", "org")
+    renamed = Entity(id=acme.id, tenant_id=tenant, name="Zephyr Holdings", entity_type="person")
+    embeddings = HashingEmbeddingProvider(DIMENSION)
+    async with Redstring.neo4j(uri, auth, embeddings=embeddings) as client:
+        await client.upsert([acme])
+        failing = _HeldVectors(client.vectors, failing=True)
+        failing.gate.set()
+        with pytest.raises(StoreUnavailableError):
+            await build_graph([renamed], embeddings=embeddings, vectors=failing, graph=client.graph)
+        assert await client.graph.get_entities([acme.id], tenant) == [renamed]
+        assert await client.vectors.sources([acme.id], tenant) == {}
+        found = await client.retrieve(
+            "Acme Corp", tenant, k=3, entity_types=["org"], mode=RetrievalMode.SEMANTIC
+        )
+        assert found.matches == ()

@@ -671,6 +671,148 @@ async def test_a_delete_between_an_upsert_s_two_writes_leaves_no_vector() -> Non
     assert await vectors.sources([entity.id], tenant) == {}
 
 
+class _FailingVectorWrites(_GatedVectors):
+    """A view of `shared` whose vector writes wait for `gate`, then fail."""
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        await self.gate.wait()
+        raise StoreUnavailableError("the vector store went away")
+
+
+@pytest.mark.parametrize("ending", ["failure", "cancellation"])
+async def test_a_rename_whose_vector_write_never_lands_leaves_no_vector_of_the_old_text(
+    ending: str,
+) -> None:
+    """The entity is written renamed (and retyped), then its vector write fails or the
+    upsert is cancelled: the entity is left without a vector, found lexically, never
+    with its old text's vector, which the semantic channel (and its type filter, which
+    reads the vector's type) would still find by the old name."""
+    tenant = new_tenant()
+    embeddings = HashingEmbeddingProvider(DIM)
+    graph, vectors = InMemoryGraphStore(), InMemoryVectorStore(DIM)
+    acme = make_entity(tenant, "Acme Corp", "org")
+    await build_graph([acme], embeddings=embeddings, vectors=vectors, graph=graph)
+    renamed = make_entity(tenant, "Zephyr Holdings", "person", entity_id=acme.id)
+    gate = asyncio.Event()
+    view = (_FailingVectorWrites if ending == "failure" else _GatedVectors)(vectors, gate)
+    rename = asyncio.ensure_future(
+        build_graph([renamed], embeddings=embeddings, vectors=view, graph=graph)
+    )
+    await asyncio.sleep(0.01)  # the entity is written, its vector waits at the gate
+    assert await graph.get_entities([acme.id], tenant) == [renamed]
+    if ending == "failure":
+        gate.set()
+    else:
+        rename.cancel()
+    with pytest.raises(StoreUnavailableError if ending == "failure" else asyncio.CancelledError):
+        await rename
+    assert await vectors.sources([acme.id], tenant) == {}
+    retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+    semantic = await retriever.retrieve(
+        "Acme Corp", tenant, k=3, entity_types=["org"], mode=RetrievalMode.SEMANTIC
+    )
+    assert semantic.matches == ()
+    lexical = await retriever.retrieve("Zephyr Holdings", tenant, k=3, mode=RetrievalMode.LEXICAL)
+    assert [m.entity for m in lexical.matches] == [renamed]
+
+
+class _SlowVectorsFailingAt(InMemoryVectorStore):
+    """Vector writes that end turns of the loop after they start; the `fail_at`-th raises."""
+
+    def __init__(self, fail_at: int | None = None) -> None:
+        super().__init__(DIM)
+        self.fail_at, self.calls = fail_at, 0
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        self.calls += 1
+        await asyncio.sleep(0.01)
+        if self.calls == self.fail_at:
+            raise StoreUnavailableError("the vector store went away")
+        await super().upsert(records)
+
+
+async def test_an_entity_renamed_in_two_batches_whose_second_vector_write_fails_has_no_vector() -> (
+    None
+):
+    """Batch 1 renames the entity and writes its vector while batch 2 renames it again and
+    writes it; batch 2's vector write fails. Batch 1's vector, of a text the entity no
+    longer has, must be gone: deleted once batch 1's write has landed, not before."""
+    tenant = new_tenant()
+    embeddings = HashingEmbeddingProvider(DIM)
+    graph, vectors = InMemoryGraphStore(), _SlowVectorsFailingAt()
+    acme = make_entity(tenant, "Acme Corp", "org")
+    await build_graph([acme], embeddings=embeddings, vectors=vectors, graph=graph)
+    apex = make_entity(tenant, "Apex Holdings", "org", entity_id=acme.id)
+    zephyr = make_entity(tenant, "Zephyr Holdings", "person", entity_id=acme.id)
+    vectors.fail_at = vectors.calls + 2
+    with pytest.raises(StoreUnavailableError):
+        await build_graph(
+            [apex, zephyr], embeddings=embeddings, vectors=vectors, graph=graph, batch_size=1
+        )
+    assert await graph.get_entities([acme.id], tenant) == [zephyr]
+    assert await vectors.sources([acme.id], tenant) == {}
+
+
+async def test_a_rename_waiting_for_the_batch_before_is_cancelled_without_cutting_it_short() -> (
+    None
+):
+    """Batch 2 renames an entity of batch 1, so its delete waits for batch 1's vector
+    write; cancelled there, it leaves that write to finish: batch 1 is written whole."""
+    tenant = new_tenant()
+    embeddings = HashingEmbeddingProvider(DIM)
+    graph, vectors = InMemoryGraphStore(), InMemoryVectorStore(DIM)
+    acme = make_entity(tenant, "Acme Corp", "org")
+    await build_graph([acme], embeddings=embeddings, vectors=vectors, graph=graph)
+    apex = make_entity(tenant, "Apex Holdings", "org", entity_id=acme.id)
+    zephyr = make_entity(tenant, "Zephyr Holdings", "person", entity_id=acme.id)
+    gate = asyncio.Event()
+    writes = asyncio.ensure_future(
+        build_graph(
+            [apex, zephyr],
+            embeddings=embeddings,
+            vectors=_GatedVectors(vectors, gate),
+            graph=graph,
+            batch_size=1,
+        )
+    )
+    await asyncio.sleep(0.01)  # batch 1's vector waits at the gate, batch 2 waits for it
+    writes.cancel()
+    await asyncio.sleep(0.01)
+    gate.set()
+    with pytest.raises(asyncio.CancelledError):
+        await writes
+    assert await graph.get_entities([acme.id], tenant) == [apex]
+    assert await _vector_text(embeddings, vectors, apex)
+
+
+class _CountingDeletes(InMemoryVectorStore):
+    """Keeps the number of ids of each `delete` call."""
+
+    def __init__(self) -> None:
+        super().__init__(DIM)
+        self.deleted: list[int] = []
+
+    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        self.deleted.append(len(entity_ids))
+        await super().delete(entity_ids, tenant_id)
+
+
+async def test_only_an_entity_whose_vector_is_of_another_text_costs_a_delete() -> None:
+    tenant = new_tenant()
+    embeddings = HashingEmbeddingProvider(DIM)
+    graph, vectors = InMemoryGraphStore(), _CountingDeletes()
+    entities = [make_entity(tenant, f"E{i}") for i in range(5)]
+    await build_graph(entities, embeddings=embeddings, vectors=vectors, graph=graph, batch_size=2)
+    await build_graph(entities, embeddings=embeddings, vectors=vectors, graph=graph, batch_size=2)
+    assert vectors.deleted == []  # new, then unchanged
+    renamed = [e.model_copy(update={"description": "renamed"}) for e in entities]
+    again = [renamed[0], entities[1], entities[2], renamed[3], renamed[4]]
+    await build_graph(again, embeddings=embeddings, vectors=vectors, graph=graph, batch_size=2)
+    assert vectors.deleted == [1, 1, 1]  # one call a batch, for the renamed alone
+    for entity in again:
+        assert await _vector_text(embeddings, vectors, entity)
+
+
 class _Recorded:
     """Stores that log when each write starts and ends, one loop turn apart."""
 
@@ -744,6 +886,37 @@ async def test_build_graph_never_writes_vectors_of_entities_it_failed_to_write()
         )
     # The first batch's vectors finished beside the failed write; nothing after it started.
     assert log == ["entities E0 start", "entities E0 end", "vectors 2 start", "entities E2 start", "vectors 2 end"]  # fmt: skip
+
+
+class _RecordedDeletes(_RecordedVectors):
+    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        await self.recorded.step(f"delete {len(entity_ids)}")
+        await super().delete(entity_ids, tenant_id)
+
+
+async def test_renamed_batches_delete_their_old_vectors_beside_the_batch_before_s_vectors() -> None:
+    """A rename's extra delete comes before its entity write, after its embedding, and
+    beside the vector write of the batch before: the overlap of two stores is kept."""
+    tenant = new_tenant()
+    entities = [make_entity(tenant, f"E{i}") for i in range(5)]
+    log: list[str] = []
+    recorded = _Recorded(log)
+    vectors, graph = _RecordedDeletes(recorded), _RecordedGraph(recorded)
+    embeddings = HashingEmbeddingProvider(DIM)
+    await build_graph(entities, embeddings=embeddings, vectors=vectors, graph=graph)
+    log.clear()
+    renamed = [e.model_copy(update={"description": "renamed"}) for e in entities]
+    await build_graph(renamed, embeddings=embeddings, vectors=vectors, graph=graph, batch_size=2)
+    assert log == [
+        "delete 2 start", "delete 2 end", "entities E0 start", "entities E0 end",
+        "vectors 2 start", "delete 2 start", "vectors 2 end", "delete 2 end",
+        "entities E2 start", "entities E2 end",
+        "vectors 2 start", "delete 1 start", "vectors 2 end", "delete 1 end",
+        "entities E4 start", "entities E4 end",
+        "vectors 1 start", "vectors 1 end",
+    ]  # fmt: skip
+    for entity in renamed:
+        assert await _vector_text(embeddings, vectors, entity)
 
 
 async def test_a_type_filter_reaches_past_the_block_cap() -> None:

@@ -12,9 +12,10 @@ from redstring.composition.entity_vectors import (
     EntityVectors,
     check_batch_size,
     check_fits,
+    delete_replaced,
     embed_entities,
     keys_of,
-    not_current,
+    outdated,
 )
 from redstring.domain.arguments import items_of
 from redstring.domain.entity import Entity
@@ -33,13 +34,17 @@ async def _entities_then(
     batch: Sequence[Entity],
     embeddings: EmbeddingProvider,
     stores: tuple[VectorStore, GraphStore],
-    being_written: frozenset[EntityKey],
+    batch_before: tuple[frozenset[EntityKey], asyncio.Future[None]],
 ) -> EntityVectors:
-    """Embed those of `batch` whose vectors are not current (`not_current`), write its
-    entities, and hand back the vectors to write."""
+    """Embed those of `batch` whose vectors are not current (`outdated`), delete the
+    vectors of another text they had (`delete_replaced`: those of the batch before's
+    entities once its writes end), write its entities, and hand back the vectors to
+    write."""
     vectors, graph = stores
-    changed = await not_current(batch, embeddings, vectors, being_written=being_written)
-    embedded = await embed_entities(changed, embeddings)
+    being_written, finishing = batch_before
+    found = await outdated(batch, embeddings, vectors, being_written=being_written)
+    embedded = await embed_entities(found.entities, embeddings)
+    await delete_replaced(found, vectors, batch_before=finishing)
     await graph.upsert_entities(batch)
     return embedded
 
@@ -75,7 +80,7 @@ async def build_graph(
     """Embed entities' texts and write entities, then vectors, then relationships.
 
     Only an entity whose stored vector is not of its present text and the
-    provider's model (`not_current`: one read of the vector store's sources a
+    provider's model (`outdated`: one read of the vector store's sources a
     batch) is embedded and its vector written: writing the same entities again,
     or changing only properties the embedded text leaves out, calls the
     provider for none of them but those whose text embeds to no direction
@@ -89,8 +94,14 @@ async def build_graph(
     Batch by batch, the graph store is written before the vector store (batch
     n's vectors while batch n+1's entities are written), so a failure between
     the two leaves entities without vectors (still found lexically, repaired
-    by running again), never vectors pointing at no entity. An entity whose
-    text embeds to a vector without direction gets no vector, and loses the
+    by running again), never vectors pointing at no entity. An entity that has a
+    vector of another text (renamed, retyped, described otherwise) loses it
+    before its entity is written (`delete_replaced`, one more vector store call
+    a batch that holds such entities; one of the batch before waits for that
+    batch's vector write), so such a failure leaves it no vector rather than
+    its old text's, which would still find it by its old name and type; until
+    its new vector is written, the semantic channel does not find it. An entity
+    whose text embeds to a vector without direction gets no vector, and loses the
     one it had (`EntityVectors`). Raises `DimensionMismatchError` before any
     embedding call when the provider and the vector store disagree on the
     dimension, and `InvalidInputError` before any call when `entities` or
@@ -109,7 +120,8 @@ async def build_graph(
         for start in range(0, len(entities), batch_size):
             batch = entities[start : start + batch_size]
             embedded = await while_finishing(
-                finishing, _entities_then(batch, embeddings, (vectors, graph), writing)
+                finishing,
+                _entities_then(batch, embeddings, (vectors, graph), (writing, finishing)),
             )
             writing = keys_of(batch)
             finishing = asyncio.ensure_future(

@@ -356,7 +356,9 @@ class Redstring:
         """Embed and write `entities`, then `relationships` (`build_graph`: graph store
         before vector store, in batches). Idempotent: every write is an upsert by id,
         and an entity whose stored vector is already of its text and this provider is
-        not embedded again.
+        not embedded again. One whose vector is of another text loses it before its
+        entity is written, so a failure leaves it without a vector, not with its old
+        text's.
 
         A relationship whose end is in neither the store nor `entities` raises
         `MissingEndpointError`, and nothing of its batch of relationships is written.

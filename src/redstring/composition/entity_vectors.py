@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -43,6 +44,63 @@ def keys_of(entities: Iterable[Entity]) -> frozenset[EntityKey]:
     return frozenset((e.tenant_id, e.id) for e in entities)
 
 
+@dataclass(frozen=True)
+class Outdated:
+    """What one read of a batch's stored sources found (`outdated`).
+
+    `entities`: the last entity of each id whose stored vector is not the one its text
+    embeds to, those worth embedding (`not_current`). Of their keys, `replaced` have a
+    vector of another text or model (or of no source), and `pending` are being written
+    by the batch before (`being_written`), so what they have is not known until that
+    write ends. Both are the vectors to delete before the entities are written
+    (`delete_replaced`); an entity with no vector, or whose vector is current, costs none.
+    """
+
+    entities: list[Entity]
+    replaced: tuple[EntityKey, ...] = ()
+    pending: tuple[EntityKey, ...] = ()
+
+
+async def outdated(
+    entities: Sequence[Entity],
+    embeddings: EmbeddingProvider,
+    vectors: VectorStore,
+    *,
+    being_written: Collection[EntityKey] = frozenset(),
+) -> Outdated:
+    """The last entity of each id in `entities` whose vector `vectors` does not hold as
+    `embeddings` would make it of its text (`VectorStore.sources`: another text or
+    model, no source, or no vector), and which of them have a vector to delete first;
+    one read a tenant.
+
+    An entity whose key is in `being_written` (the batch before, whose vectors a
+    pipeline writes while it reads this one) is always among them, and `pending`:
+    the source read may be the one that write is replacing."""
+    last = {(e.tenant_id, e.id): e for e in entities}
+    ids: dict[TenantId, list[EntityId]] = {}
+    for tenant_id, entity_id in last:
+        ids.setdefault(tenant_id, []).append(entity_id)
+    stored: dict[EntityKey, str | None] = {}
+    for tenant_id, of_tenant in ids.items():
+        sources = await vectors.sources(of_tenant, tenant_id)
+        stored.update(((tenant_id, entity_id), s) for entity_id, s in sources.items())
+    identity = provider_identity(embeddings)
+    changed: list[Entity] = []
+    replaced: list[EntityKey] = []
+    pending: list[EntityKey] = []
+    for key, entity in last.items():
+        if key in being_written:
+            pending.append(key)
+        elif key not in stored:  # no vector
+            pass
+        elif stored[key] != vector_source(identity, entity.embedding_text()):
+            replaced.append(key)
+        else:
+            continue  # current
+        changed.append(entity)
+    return Outdated(changed, tuple(replaced), tuple(pending))
+
+
 async def not_current(
     entities: Sequence[Entity],
     embeddings: EmbeddingProvider,
@@ -50,28 +108,33 @@ async def not_current(
     *,
     being_written: Collection[EntityKey] = frozenset(),
 ) -> list[Entity]:
-    """The last entity of each id in `entities` whose vector `vectors` does not hold as
-    `embeddings` would make it of its text (`VectorStore.sources`: another text or
-    model, no source, or no vector): those worth embedding; one read a tenant.
+    """The entities of `entities` worth embedding (`outdated(...).entities`)."""
+    found = await outdated(entities, embeddings, vectors, being_written=being_written)
+    return found.entities
 
-    An entity whose key is in `being_written` (the batch before, whose vectors a
-    pipeline writes while it reads this one) is always among them: the source read
-    may be the one that write is replacing."""
-    last = {(e.tenant_id, e.id): e for e in entities}
+
+async def delete_replaced(
+    found: Outdated, vectors: VectorStore, *, batch_before: asyncio.Future[None]
+) -> None:
+    """Delete the vectors `found` names (`Outdated.replaced` and `pending`), before their
+    entities are written: a failure between that write and the new vectors' then leaves
+    an entity without a vector (found lexically), never with its old text's, which the
+    semantic channel would still find by its old name and type.
+
+    With `pending` keys, the batch before's writes (`batch_before`) are waited for
+    first, never cut short (a cancellation leaves them running): deleted earlier, that
+    batch's vector could land after the delete. One call a tenant; none at all for a
+    batch of new or unchanged entities."""
+    keys = [*found.replaced, *found.pending]
+    if not keys:
+        return
+    if found.pending:
+        await asyncio.wait((batch_before,))  # its failure is the pipeline's to raise
     ids: dict[TenantId, list[EntityId]] = {}
-    for tenant_id, entity_id in last:
+    for tenant_id, entity_id in keys:
         ids.setdefault(tenant_id, []).append(entity_id)
-    stored: dict[tuple[TenantId, EntityId], str | None] = {}
     for tenant_id, of_tenant in ids.items():
-        sources = await vectors.sources(of_tenant, tenant_id)
-        stored.update(((tenant_id, entity_id), s) for entity_id, s in sources.items())
-    identity = provider_identity(embeddings)
-    return [
-        entity
-        for key, entity in last.items()
-        if key in being_written
-        or stored.get(key) != vector_source(identity, entity.embedding_text())
-    ]
+        await vectors.delete(of_tenant, tenant_id)
 
 
 def check_fits(embeddings: EmbeddingProvider, vectors: VectorStore) -> None:

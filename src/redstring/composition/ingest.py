@@ -6,12 +6,14 @@ before its batch (earlier batches stay written), or, with `skip_invalid`,
 is reported and passed over. A batch's entities are embedded first
 (`embed_documents`, so a provider failure writes nothing of the batch), but
 for those whose stored vector is already the one their text embeds to
-(`not_current`: a file loaded again costs no embedding of what it holds),
-then written to the graph store, and only then are their vectors written,
-beside the batch's relationships (the two touch different nodes, and a
-remote store runs them on two cores): a failure between the two stores
-leaves entities without vectors (found lexically, repaired by running
-again), never a vector without its entity, the order `build_graph` keeps too.
+(`outdated`: a file loaded again costs no embedding of what it holds),
+then the vectors of another text those had are deleted (`delete_replaced`:
+renamed entities alone cost it), then the entities are written to the graph
+store, and only then are their vectors written, beside the batch's
+relationships (the two touch different nodes, and a remote store runs them
+on two cores): a failure between the two stores leaves entities without
+vectors (found lexically, repaired by running again), never a vector without
+its entity nor one of an entity's old text, the order `build_graph` keeps too.
 Both embed and write vectors through `EntityVectors`: an entity whose text
 embeds to a vector without direction gets none. Both then read each batch back,
 embed again what another writer of the same entities made differ, and delete the
@@ -55,9 +57,10 @@ from redstring.composition.entity_vectors import (
     EntityKey,
     EntityVectors,
     check_batch_size,
+    delete_replaced,
     embed_entities,
     keys_of,
-    not_current,
+    outdated,
 )
 from redstring.domain.entity import Entity
 from redstring.domain.errors import MissingEndpointError
@@ -262,11 +265,15 @@ class _Load:
         # The numbers of the earlier deferred lines a later one replaced, by id: each
         # is reported with it if its ends never come.
         self.replaced: dict[RelationshipId, list[int]] = {}
-        # The entities of the batch whose vectors may be being written (`not_current`).
+        # The entities of the batch whose vectors may be being written (`outdated`).
         self.writing: frozenset[EntityKey] = frozenset()
 
-    async def start(self, batch: list[NumberedLine]) -> _Ready | list[InvalidLine]:
-        """Check and embed one batch, then write its entities; or, when invalid lines
+    async def start(
+        self, batch: list[NumberedLine], finishing: asyncio.Future[None]
+    ) -> _Ready | list[InvalidLine]:
+        """Check and embed one batch, delete the vectors of another text its entities
+        had (`delete_replaced`; those of the batch before's entities once `finishing`,
+        that batch's writes, ends), then write its entities; or, when invalid lines
         stop the load before this batch, write nothing and return them."""
         bad = [record for _, record in batch if isinstance(record, InvalidLine)]
         for line in bad:
@@ -275,17 +282,18 @@ class _Load:
             return bad
         entities = [record for _, record in batch if isinstance(record, Entity)]
         services = self.services
-        changed = await not_current(
+        found = await outdated(
             entities, services.embeddings, services.vectors, being_written=self.writing
         )
         self.writing = keys_of(entities)  # the next batch is read while these are written
-        vectors = await embed_entities(changed, services.embeddings)  # before any write
+        vectors = await embed_entities(found.entities, services.embeddings)  # before any write
+        await delete_replaced(found, services.vectors, batch_before=finishing)
         if entities:
             await services.graph.upsert_entities(entities)
         relationships = [
             (n, _named(r)) for n, r in batch if isinstance(r, Relationship | NamedRelationship)
         ]
-        kept = len({(e.tenant_id, e.id) for e in entities}) - len(changed)
+        kept = len({(e.tenant_id, e.id) for e in entities}) - len(found.entities)
         return _Ready(
             entities, vectors, kept, relationships, skipped=len(bad), last_line=batch[-1][0]
         )
@@ -391,7 +399,7 @@ async def ingest(
     batches = _batches(records, batch_size)
     try:
         while batch := await _next_batch(batches, finishing):
-            started = await while_finishing(finishing, load.start(batch))
+            started = await while_finishing(finishing, load.start(batch, finishing))
             if not isinstance(started, _Ready):
                 load.stop(batch, started)
                 return load.report
