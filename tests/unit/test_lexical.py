@@ -314,3 +314,9 @@ def test_words_of_a_name_past_its_share_are_not_compared() -> None:
     name = " ".join(words)
     assert string_similarity(words[0], name) > 0
     assert string_similarity(words[-1], name) == 0.0
+
+
+def test_many_other_values_do_not_crowd_an_alias_out_of_the_compared_texts() -> None:
+    tags = {"tags": tuple(f"tag {i}" for i in range(2 * MAX_SCORED_TEXTS))}
+    entity = make_entity(TENANT, "IBM", properties={**tags, "aliases": ("Big Blue",)})
+    assert lexical_score("Big Blue", entity) == EXACT_PROPERTY

@@ -167,8 +167,8 @@ class _Texts:
     """The texts `lexical_score` compares the query with: each entity's name first (in
     entity order), then, owned by an entity (`owners`) and weighted (`weights`), its
     stored normalised name where it is not the name's, the `other_forms` of its name,
-    its string values, and the `other_forms` of its aliases (`ATT Inc.` of `AT&T
-    Inc.`, `Gazprom` of `Газпром`): `MAX_SCORED_TEXTS` at most an entity, each cut to
+    its aliases and their `other_forms` (`ATT Inc.` of `AT&T Inc.`, `Gazprom` of
+    `Газпром`), then its other string values: `MAX_SCORED_TEXTS` at most an entity, each cut to
     `MAX_NAME_LENGTH` characters, so that what one entity holds bounds what a query
     reading it costs."""
 
@@ -199,13 +199,17 @@ def _other_texts(entity: LexicalCandidate, name: str) -> Iterator[tuple[str, flo
         yield form, 1.0
     strings = entity.property_strings()
     if strings:
-        # An alias is another name: it counts as the name does, other values less.
+        # An alias is another name: it counts as the name does, other values less, and
+        # comes before them, so that many other values cannot crowd it out of the cap.
         aliases = dict.fromkeys(alias_names(entity.properties))
-        for text in strings:
-            yield text, 1.0 if text in aliases else PROPERTY_WEIGHT
+        for alias in aliases:
+            yield alias, 1.0
         for alias in aliases:
             for form in other_forms(_cut(alias)):
                 yield form, 1.0
+        for text in strings:
+            if text not in aliases:
+                yield text, PROPERTY_WEIGHT
 
 
 def _initials_matches(query: str, entities: Sequence[LexicalCandidate]) -> list[int]:
