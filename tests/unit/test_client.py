@@ -258,6 +258,7 @@ async def test_a_closed_client_refuses_every_call_and_its_observed_copy_too() ->
         "tenants": lambda client: client.tenants(),
         "rekey": lambda client: client.rekey(tenant),
         "check_ready": lambda client: client.check_ready(),
+        "warm_up": lambda client: client.warm_up(),
         "start": lambda client: client.start(),
     }
     for client in (rs, seen):

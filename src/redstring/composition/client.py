@@ -518,7 +518,9 @@ class Redstring:
         A database plans a statement the first time it runs it: warmed up, neither the
         first readiness check (whose deadline is short) nor the first request pays for it.
         Once done, `check_ready` measures restarts from the starts read at its beginning.
+        Raises `ClientClosedError` once closed.
         """
+        self._check_open()
         tenant = TenantId(uuid.uuid4())
         starts = await self._answer_and_starts()
         probe = self._probe_vector()
