@@ -8,7 +8,9 @@ and closed at once), so the start fails at its first connection.
 from __future__ import annotations
 
 import json
+import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -88,3 +90,22 @@ def test_an_unforeseen_failure_at_start_logs_its_traceback_as_one_json_field() -
     assert failure["exc_info"].startswith("Traceback (most recent call last):")
     assert "RuntimeError: an unforeseen failure" in failure["exc_info"]
     assert "Traceback" not in failure["message"]
+
+
+def test_an_unforeseen_failure_of_a_worker_s_start_is_status_1(tmp_path: Path) -> None:
+    """Workers are processes of their own: the failure is put in each by a
+    `sitecustomize` on their path. uvicorn stops the others and returns as when asked to
+    stop, so only the failure file tells `serve` (it exited 0)."""
+    (tmp_path / "sitecustomize.py").write_text(UNFORESEEN, encoding="utf-8")
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    env = child_environment(PYTHONPATH=path, REDSTRING_GRAPHIQL="false")
+    argv = [sys.executable, "-m", "redstring", "serve", "--workers", "2"]
+    process = LoggedProcess(
+        "redstring", [*argv, "--port", str(free_loopback_port())], env=env, cwd=REPO
+    )
+    try:
+        status = process.wait(timeout=EXIT_TIMEOUT)
+    finally:
+        process.stop()
+    assert status == 1, process.output
+    assert "RuntimeError: an unforeseen failure" in process.output

@@ -50,18 +50,19 @@ async def test_without_authentication_another_host_is_refused_on_every_path(path
 async def test_with_authentication_or_no_authentication_asked_for_any_host_is_answered(
     tmp_path: Path,
 ) -> None:
-    """A key is what a rebinding page lacks; and a server asked to serve everyone on an
-    address others reach is reached by names of that address."""
+    """A key is what a rebinding page lacks; and a server asked outright to serve
+    everyone (on an address others reach, or behind a proxy that authenticates and
+    passes its own `Host`) is reached by the names it is given."""
     key_file = tmp_path / "keys.json"
     issued = add_key(key_file, ["00000000-0000-4000-8000-000000000001"], Role.READ, "reader")
     keyed = Settings(auth=AuthMode.APIKEY, api_keys_file=key_file)
     async with _http(keyed) as http:
         bearer = {"host": REBOUND, "authorization": f"Bearer {issued.key}"}
         assert (await http.post("/graphql", json=TYPENAME, headers=bearer)).status_code == 200
-    everyone = Settings(host="0.0.0.0", auth=AuthMode.NONE)
-    async with _http(everyone) as http:
-        response = await http.post("/graphql", json=TYPENAME, headers={"host": REBOUND})
-        assert response.status_code == 200
+    for everyone in (Settings(host="0.0.0.0", auth=AuthMode.NONE), Settings(auth=AuthMode.NONE)):
+        async with _http(everyone) as http:
+            response = await http.post("/graphql", json=TYPENAME, headers={"host": REBOUND})
+            assert response.status_code == 200
 
 
 @pytest.mark.parametrize(

@@ -176,6 +176,9 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
         except SAID_FAILURES as exc:
             start_failure.say(exc)
             raise
+        except Exception as exc:  # its traceback is uvicorn's to log; `serve` exits 1
+            start_failure.note(exc)
+            raise
         try:
             holder.services = opened.observed(metrics)
             if settings.gc_freeze:
@@ -217,9 +220,12 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
     return _ObservedStarlette(
         metrics,
         start_failure,
-        # Without authentication on a loopback address, no page of another site may
-        # reach the server by a DNS name of its own (docs/security.md).
-        loopback_only=settings.auth is AuthMode.NONE and is_loopback_name(settings.host),
+        # Without authentication (by default, not asked for) on a loopback address, no
+        # page of another site may reach the server by a DNS name of its own
+        # (docs/security.md); `REDSTRING_AUTH=none` said outright is taken at its word.
+        loopback_only=settings.auth is AuthMode.NONE
+        and "auth" not in settings.model_fields_set
+        and is_loopback_name(settings.host),
         routes=routes,
         lifespan=lifespan,
         exception_handlers=EXCEPTION_HANDLERS,

@@ -46,9 +46,13 @@ class StartFailure:
         logger.error(line)
         logger.debug("the failed start's traceback", exc_info=error)
         self.said = True
-        named = os.environ.get(FAILURE_FILE_VARIABLE)
-        if named:
-            Path(named).write_text(line + "\n", encoding="utf-8")
+        note(line)
+
+    @staticmethod
+    def note(error: BaseException) -> None:
+        """Tell `serve` (the file of `FAILURE_FILE_VARIABLE`, when it named one) that the
+        start failed with `error`, which uvicorn logs with its traceback."""
+        note(f"cannot start: {type(error).__name__}: {one_line(error)}")
 
     def quiet(self, send: Send) -> Send:
         """`send` for a lifespan, which hands a failure said here to the server with no
@@ -60,6 +64,15 @@ class StartFailure:
             await send(message)
 
         return quieted
+
+
+def note(line: str) -> None:
+    """Add `line` to the file of `FAILURE_FILE_VARIABLE`, when `serve` named one: each
+    worker that fails adds its own line."""
+    named = os.environ.get(FAILURE_FILE_VARIABLE)
+    if named:
+        with Path(named).open("a", encoding="utf-8") as failures:
+            failures.write(line + "\n")
 
 
 @contextlib.contextmanager
