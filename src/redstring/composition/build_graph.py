@@ -100,7 +100,8 @@ async def build_graph(
     a batch that holds such entities; one of the batch before waits for that
     batch's vector write), so such a failure leaves it no vector rather than
     its old text's, which would still find it by its old name and type; until
-    its new vector is written, the semantic channel does not find it. An entity
+    its new vector is written, the semantic channel does not find it (nor, when
+    the entity write itself fails, the entity as it was: running again repairs it). An entity
     whose text embeds to a vector without direction gets no vector, and loses the
     one it had (`EntityVectors`). Raises `DimensionMismatchError` before any
     embedding call when the provider and the vector store disagree on the
