@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from redstring.composition.entity_vectors import embed_entities, not_current
+from redstring.composition.entity_vectors import embed_entities, ids_by_tenant, not_current
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
 from redstring.ports.embedding_provider import EmbeddingProvider
@@ -137,11 +137,8 @@ async def settle(
     written = {
         key: e.embedding_text() for e in entities if (key := (e.tenant_id, e.id)) in no_direction
     }
-    ids: dict[TenantId, list[EntityId]] = {}
-    for tenant_id, entity_id in dict.fromkeys((e.tenant_id, e.id) for e in entities):
-        ids.setdefault(tenant_id, []).append(entity_id)
     embedded, unsettled = 0, 0
-    for tenant_id, of_tenant in ids.items():
+    for tenant_id, of_tenant in ids_by_tenant((e.tenant_id, e.id) for e in entities).items():
         stored = await graph.get_entities(of_tenant, tenant_id)
         found = {entity.id for entity in stored}
         gone = [entity_id for entity_id in of_tenant if entity_id not in found]

@@ -44,6 +44,15 @@ def keys_of(entities: Iterable[Entity]) -> frozenset[EntityKey]:
     return frozenset((e.tenant_id, e.id) for e in entities)
 
 
+def ids_by_tenant(keys: Iterable[EntityKey]) -> dict[TenantId, list[EntityId]]:
+    """The ids of `keys` grouped by tenant, each once, in the order they come: a store
+    reads or writes one tenant a call."""
+    ids: dict[TenantId, list[EntityId]] = {}
+    for tenant_id, entity_id in dict.fromkeys(keys):
+        ids.setdefault(tenant_id, []).append(entity_id)
+    return ids
+
+
 @dataclass(frozen=True)
 class Outdated:
     """What one read of a batch's stored sources found (`outdated`).
@@ -77,11 +86,8 @@ async def outdated(
     pipeline writes while it reads this one) is always among them, and `pending`:
     the source read may be the one that write is replacing."""
     last = {(e.tenant_id, e.id): e for e in entities}
-    ids: dict[TenantId, list[EntityId]] = {}
-    for tenant_id, entity_id in last:
-        ids.setdefault(tenant_id, []).append(entity_id)
     stored: dict[EntityKey, str | None] = {}
-    for tenant_id, of_tenant in ids.items():
+    for tenant_id, of_tenant in ids_by_tenant(last).items():
         sources = await vectors.sources(of_tenant, tenant_id)
         stored.update(((tenant_id, entity_id), s) for entity_id, s in sources.items())
     identity = provider_identity(embeddings)
@@ -130,10 +136,7 @@ async def delete_replaced(
         return
     if found.pending:
         await asyncio.wait((batch_before,))  # its failure is the pipeline's to raise
-    ids: dict[TenantId, list[EntityId]] = {}
-    for tenant_id, entity_id in keys:
-        ids.setdefault(tenant_id, []).append(entity_id)
-    for tenant_id, of_tenant in ids.items():
+    for tenant_id, of_tenant in ids_by_tenant(keys).items():
         await vectors.delete(of_tenant, tenant_id)
 
 
