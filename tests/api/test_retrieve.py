@@ -169,3 +169,29 @@ async def test_another_tenant_sees_nothing_of_the_demo(client: GraphQLClient) ->
         id=ACME_ID,
     )
     assert data == {"entity": None, "retrieve": {"matches": []}}
+
+
+async def test_a_match_says_which_of_its_texts_the_query_matched(client: GraphQLClient) -> None:
+    data = await client.data(
+        """query ($tenant: ID!) {
+             retrieve(query: "Acme Co", tenantId: $tenant, k: 3, mode: LEXICAL) {
+               matches { entity { name } lexical matchedText matchedField }
+             }
+           }""",
+        tenant=DEMO,
+    )
+    top = data["retrieve"]["matches"][0]
+    assert top["entity"]["name"] == "Acme Corp"
+    # An alias the query equals scores above the name it shares a word with.
+    assert (top["matchedText"], top["matchedField"]) == ("Acme Co", "aliases")
+    semantic = await client.data(
+        """query ($tenant: ID!) {
+             retrieve(query: "Acme Co", tenantId: $tenant, k: 1, mode: SEMANTIC) {
+               matches { lexical matchedText matchedField }
+             }
+           }""",
+        tenant=DEMO,
+    )
+    assert semantic["retrieve"]["matches"] == [
+        {"lexical": None, "matchedText": None, "matchedField": None}
+    ]

@@ -67,7 +67,9 @@ async def test_an_alias_equal_to_the_query_ranks_first_over_neo4j(
     entities = [
         make_entity(tenant, "Corvid Lowpower MCU", "product"),
         make_entity(tenant, "Corvid Semiconductors", "org", properties={"aliases": ("Corvid",)}),
-        make_entity(tenant, "Corvid Edge NPU", "product"),
+        make_entity(
+            tenant, "Corvid Edge NPU", "product", properties={"brands": [7, "Corvid Edge"]}
+        ),
     ]
     embeddings = HashingEmbeddingProvider(DIMENSION)
     await build_graph(entities, embeddings=embeddings, vectors=vectors, graph=graph)
@@ -75,6 +77,16 @@ async def test_an_alias_equal_to_the_query_ranks_first_over_neo4j(
     result = await retriever.retrieve("Corvid", tenant, k=3, mode=RetrievalMode.LEXICAL)
     assert result.matches[0].entity.name == "Corvid Semiconductors"
     assert result.matches[0].lexical == EXACT_PROPERTY
+    # Which text matched, read from the candidates' stored properties as in memory.
+    assert (result.matches[0].matched_text, result.matches[0].matched_field) == (
+        "Corvid",
+        "aliases",
+    )
+    edge = await retriever.retrieve("corvid edge", tenant, k=3, entity_types=["product"])
+    assert {m.entity.name: (m.matched_text, m.matched_field) for m in edge.matches} == {
+        "Corvid Edge NPU": ("Corvid Edge", "brands"),
+        "Corvid Lowpower MCU": ("Corvid Lowpower MCU", "name"),
+    }
 
 
 def _closed_port() -> int:

@@ -15,6 +15,7 @@ from redstring.domain.lexical import (
     INITIALS_MATCH,
     MAX_SCORED_TEXTS,
     PROPERTY_WEIGHT,
+    MatchedText,
     lexical_matches,
     lexical_score,
     lexical_scores,
@@ -175,7 +176,7 @@ def test_a_name_the_query_shares_nothing_with_is_not_mentioned() -> None:
     software = make_entity(TENANT, "Software", "industry")
     query = "software company in Port Aldmere"
     assert mentioned(query, [stranger, PORT_ALDMERE, software]) == [False, True, True]
-    assert lexical_matches(query, []) == ([], [])
+    assert lexical_matches(query, [])[:2] == ([], [])
 
 
 def test_one_name_in_a_longer_query_may_be_a_longer_form_of_it() -> None:
@@ -320,3 +321,54 @@ def test_many_other_values_do_not_crowd_an_alias_out_of_the_compared_texts() -> 
     tags = {"tags": tuple(f"tag {i}" for i in range(2 * MAX_SCORED_TEXTS))}
     entity = make_entity(TENANT, "IBM", properties={**tags, "aliases": ("Big Blue",)})
     assert lexical_score("Big Blue", entity) == EXACT_PROPERTY
+
+
+def matched(query: str, entities: list[Entity]) -> list[MatchedText | None]:
+    found = lexical_matches(query, entities)
+    return [found.matched.of(index) for index in range(len(entities))]
+
+
+def test_the_matched_text_is_the_one_behind_the_score() -> None:
+    renamed = make_entity(
+        TENANT, "Zephyr Holdings", properties={"aliases": ["Kite Labs", "Corvid Labs"]}
+    )
+    listed = make_entity(TENANT, "Nimbus Group", properties={"ticker": "CORVD", "city": "Corvid"})
+    assert matched("Corvid Labs", [SEMICONDUCTORS, renamed, listed, MCU]) == [
+        MatchedText("Corvid", "aliases"),  # scores above its name `Corvid Semiconductors`
+        MatchedText("Corvid Labs", "aliases"),
+        MatchedText("Corvid", "city"),
+        MatchedText("Corvid Lowpower MCU", "name"),
+    ]
+
+
+def test_a_name_and_an_alias_scoring_alike_give_the_name() -> None:
+    # `CORVID` normalises as the name does, so scores alike against any query.
+    twin = make_entity(TENANT, "Corvid", properties={"aliases": ["CORVID", "Corvid Labs"]})
+    assert matched("corvd", [twin]) == [MatchedText("Corvid", "name")]
+
+
+def test_another_form_of_an_alias_gives_the_alias_as_held() -> None:
+    telecom = make_entity(TENANT, "Bell Holdings", properties={"aliases": ["AT&T Inc."]})
+    assert lexical_score("ATT Inc", telecom) > 0.9
+    assert matched("ATT Inc", [telecom]) == [MatchedText("AT&T Inc.", "aliases")]
+
+
+def test_a_value_in_a_list_gives_its_key() -> None:
+    held = make_entity(TENANT, "Nimbus Group", properties={"brands": [3, "Kite", "Corvid Air"]})
+    assert matched("Corvid Air", [held]) == [MatchedText("Corvid Air", "brands")]
+
+
+def test_initials_give_the_text_they_are_of() -> None:
+    by_name = make_entity(TENANT, "Atlantic Blue Freight")
+    by_alias = make_entity(
+        TENANT, "Zephyr Holdings", properties={"aliases": ["Kite", "Atlantic Blue Ferries"]}
+    )
+    assert lexical_scores("ABF", [by_name, by_alias]) == [INITIALS_MATCH, INITIALS_MATCH]
+    assert matched("ABF", [by_name, by_alias]) == [
+        MatchedText("Atlantic Blue Freight", "name"),
+        MatchedText("Atlantic Blue Ferries", "aliases"),
+    ]
+
+
+def test_an_entity_the_query_finds_nothing_in_matched_no_text() -> None:
+    assert matched("Corvid", [make_entity(TENANT, "Zephyr Holdings")]) == [None]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -18,10 +19,11 @@ from redstring.domain.blocking import (
     query_blocking_keys,
     query_prefix,
 )
+from redstring.domain.entity import Entity
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.ids import EntityId, TenantId, tenant_id_of
-from redstring.domain.lexical import LexicalCandidate, lexical_matches, lexical_votes
+from redstring.domain.lexical import LexicalCandidate, MatchedText, lexical_matches, lexical_votes
 from redstring.domain.normalization import with_romanised
 from redstring.domain.ranking import rank_by_score
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
@@ -165,7 +167,9 @@ class Retriever:
             entity_types=entity_types,
         )
         semantic = rank_by_score((m.entity_id, m.score) for m in found.semantic)[:fetch]
-        lexical, mentioned = _lexical_ranking(query, tenant_id, found.lexical, fetch, entity_types)
+        lexical, mentioned, matched = _lexical_ranking(
+            query, tenant_id, found.lexical, fetch, entity_types
+        )
         # Against the semantic channel, the lexical channel votes only for the candidates
         # it believes, those within `LEXICAL_VOTE_MARGIN` of its best that the query does
         # not merely mention; alone (LEXICAL, or a semantic channel that ranked nothing)
@@ -183,12 +187,7 @@ class Retriever:
             entities.update((e.id, e) for e in await self._graph.get_entities(missing, tenant_id))
         semantic_of, lexical_of = dict(semantic), dict(lexical)
         matches = tuple(
-            ScoredEntity(
-                entity=entities[entity_id],
-                score=score,
-                semantic=semantic_of.get(entity_id),
-                lexical=lexical_of.get(entity_id),
-            )
+            _scored(entities[entity_id], score, semantic_of, lexical_of, matched)
             for entity_id, score in fused
             if entity_id in entities
         )
@@ -211,18 +210,39 @@ class Retriever:
         return vector if has_direction(vector) else None
 
 
+def _scored(
+    entity: Entity,
+    score: float,
+    semantic_of: Mapping[EntityId, float],
+    lexical_of: Mapping[EntityId, float],
+    matched: Mapping[EntityId, Callable[[], MatchedText | None]],
+) -> ScoredEntity:
+    lexical = lexical_of.get(entity.id)
+    text = None if lexical is None else matched[entity.id]()
+    return ScoredEntity(
+        entity=entity,
+        score=score,
+        semantic=semantic_of.get(entity.id),
+        lexical=lexical,
+        matched_text=None if text is None else text.text,
+        matched_field=None if text is None else text.field,
+    )
+
+
 def _lexical_ranking(
     query: str,
     tenant_id: TenantId,
     found: Sequence[LexicalCandidate],
     fetch: int,
     entity_types: Sequence[str] | None,
-) -> tuple[list[tuple[EntityId, float]], set[EntityId]]:
-    """The best `fetch` of the lexical candidates by `lexical_score`, ties by id, and
-    those of them the query merely mentions (`lexical_matches`); a candidate scoring
-    0.0 is none."""
+) -> tuple[
+    list[tuple[EntityId, float]], set[EntityId], dict[EntityId, Callable[[], MatchedText | None]]
+]:
+    """The best `fetch` of the lexical candidates by `lexical_score`, ties by id, those
+    of them the query merely mentions (`lexical_matches`), and for each the text it
+    matched, worked out when asked; a candidate scoring 0.0 is none."""
     if not found:
-        return [], set()
+        return [], set(), {}
     wanted = None if entity_types is None else set(entity_types)
     # The store answers each candidate once (the port's contract); `rank_by_score`
     # would still keep one of each id.
@@ -236,7 +256,10 @@ def _lexical_ranking(
     # A candidate the score finds nothing alike in (0.0) is a key's chance, no match.
     best = [i for i in _at_least_as_good(matches.scores, fetch) if matches.scores[i] > 0.0]
     ranking = rank_by_score((kept[i].id, matches.scores[i]) for i in best)[:fetch]
-    return ranking, {kept[i].id for i in best if matches.mentioned[i]}
+    texts: dict[EntityId, Callable[[], MatchedText | None]] = {
+        kept[i].id: functools.partial(matches.matched.of, i) for i in best
+    }
+    return ranking, {kept[i].id for i in best if matches.mentioned[i]}, texts
 
 
 def _at_least_as_good(scores: list[float], count: int) -> list[int]:

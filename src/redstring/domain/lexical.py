@@ -31,7 +31,7 @@ from redstring.domain.blocking import name_initials, query_initials, query_prefi
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.normalization import normalize_name, other_forms
-from redstring.domain.properties import PropertyValue, alias_names
+from redstring.domain.properties import ALIASES, PropertyValue, alias_names
 from redstring.domain.ranking import LEXICAL_VOTE_MARGIN, within_margin
 from redstring.domain.similarity import BELOW_EXACT, NameComparison, compare_names
 from redstring.domain.text import MAX_NAME_LENGTH
@@ -85,12 +85,22 @@ class LexicalCandidate(Protocol):
         ...
 
 
+class MatchedText(NamedTuple):
+    """The text of an entity behind its `lexical_score`, as the entity holds it: its
+    name (`field` "name"), an alias (`field` "aliases") or another string value
+    (`field` its property's key)."""
+
+    text: str
+    field: str
+
+
 class LexicalMatches(NamedTuple):
-    """`lexical_matches`: each entity's `lexical_score`, and whether the query merely
-    mentions it."""
+    """`lexical_matches`: each entity's `lexical_score`, whether the query merely
+    mentions it, and which of its texts the score is of (`matched`)."""
 
     scores: list[float]
     mentioned: list[bool]
+    matched: MatchedTexts
 
 
 def lexical_scores(query: str, entities: Sequence[LexicalCandidate]) -> list[float]:
@@ -109,19 +119,20 @@ def lexical_matches(query: str, entities: Sequence[LexicalCandidate]) -> Lexical
     area`, which holds one name, may be a longer form of it. One batched comparison
     for both."""
     if not entities:
-        return LexicalMatches([], [])
+        return LexicalMatches([], [], MatchedTexts([], _Texts([]), np.zeros(0), []))
     texts = _Texts(entities)
     compared = _compared(query, texts.texts)
     count = len(entities)
     scores = compared.similarity[:count]
     explained = compared.query_share[:count]
     covered = compared.candidate_share[:count]
+    weighted = compared.similarity.copy()
     if texts.owners:
         owners = np.asarray(texts.owners)
         found = compared.similarity[count:]
         # The weight is for inexact matches: 1.0 is an equal normalised value.
-        weighted = np.where(found == 1.0, EXACT_PROPERTY, np.asarray(texts.weights) * found)
-        np.maximum.at(scores, owners, weighted)
+        weighted[count:] = np.where(found == 1.0, EXACT_PROPERTY, np.asarray(texts.weights) * found)
+        np.maximum.at(scores, owners, weighted[count:])
         np.maximum.at(explained, owners, compared.query_share[count:])
         np.maximum.at(covered, owners, compared.candidate_share[count:])
     mentioned = (covered >= MENTION_COVER) & (explained < MENTION_SHARE)
@@ -130,7 +141,8 @@ def lexical_matches(query: str, entities: Sequence[LexicalCandidate]) -> Lexical
     mentioned[initials] = False
     if not _apart(entities, np.flatnonzero(mentioned).tolist()):
         mentioned[:] = False
-    return LexicalMatches(scores.tolist(), mentioned.tolist())
+    matched = MatchedTexts(entities, texts, weighted, initials, query_initials(query))
+    return LexicalMatches(scores.tolist(), mentioned.tolist(), matched)
 
 
 def _compared(query: str, texts: list[str]) -> NameComparison:
@@ -165,20 +177,19 @@ def lexical_votes(
 
 class _Texts:
     """The texts `lexical_score` compares the query with: each entity's name first (in
-    entity order), then, owned by an entity (`owners`) and weighted (`weights`), its
-    stored normalised name where it is not the name's, the `other_forms` of its name,
-    its aliases and their `other_forms` (`ATT Inc.` of `AT&T Inc.`, `Gazprom` of
-    `Газпром`), then its other string values: `MAX_SCORED_TEXTS` at most an entity, each cut to
-    `MAX_NAME_LENGTH` characters, so that what one entity holds bounds what a query
-    reading it costs."""
+    entity order), then, owned by an entity (`owners`, so in entity order too) and
+    weighted (`weights`), its stored normalised name where it is not the name's, the
+    `other_forms` of its name, its aliases and their `other_forms` (`ATT Inc.` of
+    `AT&T Inc.`, `Gazprom` of `Газпром`), then its other string values:
+    `MAX_SCORED_TEXTS` at most an entity, each cut to `MAX_NAME_LENGTH` characters, so
+    that what one entity holds bounds what a query reading it costs."""
 
     def __init__(self, entities: Sequence[LexicalCandidate]) -> None:
         self.texts = [_cut(e.name) for e in entities]
         self.owners: list[int] = []
         self.weights: list[float] = []
         for index, entity in enumerate(entities):
-            others = itertools.islice(_other_texts(entity, self.texts[index]), MAX_SCORED_TEXTS - 1)
-            for text, weight in others:
+            for text, weight, _ in _other_texts(entity, self.texts[index]):
                 self.texts.append(_cut(text))
                 self.owners.append(index)
                 self.weights.append(weight)
@@ -188,28 +199,99 @@ def _cut(text: str) -> str:
     return text[:MAX_NAME_LENGTH]
 
 
-def _other_texts(entity: LexicalCandidate, name: str) -> Iterator[tuple[str, float]]:
-    """An entity's texts but its name (`name`, as scored), each with its weight, in the
-    order `_Texts` keeps them."""
+def _other_texts(entity: LexicalCandidate, name: str) -> Iterator[tuple[str, float, str | None]]:
+    """An entity's texts but its name (`name`, as scored), each with its weight and the
+    value it is read from (None: the name), in the order `_Texts` keeps them, as many as
+    it keeps."""
+    return itertools.islice(_all_other_texts(entity, name), MAX_SCORED_TEXTS - 1)
+
+
+def _all_other_texts(
+    entity: LexicalCandidate, name: str
+) -> Iterator[tuple[str, float, str | None]]:
     # The stored normalised name is scored where it is not the name's (a caller may
     # give one): names normalise alike, so the name alone is scored otherwise.
     if entity.normalized_name != normalize_name(name):
-        yield entity.normalized_name, 1.0
+        yield entity.normalized_name, 1.0, None
     for form in other_forms(name):
-        yield form, 1.0
+        yield form, 1.0, None
     strings = entity.property_strings()
     if strings:
         # An alias is another name: it counts as the name does, other values less, and
         # comes before them, so that many other values cannot crowd it out of the cap.
         aliases = dict.fromkeys(alias_names(entity.properties))
         for alias in aliases:
-            yield alias, 1.0
+            yield alias, 1.0, alias
         for alias in aliases:
             for form in other_forms(_cut(alias)):
-                yield form, 1.0
+                yield form, 1.0, alias
         for text in strings:
             if text not in aliases:
-                yield text, PROPERTY_WEIGHT
+                yield text, PROPERTY_WEIGHT, text
+
+
+class MatchedTexts:
+    """Which text of each entity its `lexical_score` is of (`of`), worked out only for
+    the entities asked about: a query scores a few hundred and keeps a few."""
+
+    def __init__(
+        self,
+        entities: Sequence[LexicalCandidate],
+        texts: _Texts,
+        weighted: np.ndarray,
+        initials: Sequence[int],
+        query_initials: str | None = None,
+    ) -> None:
+        self._entities = entities
+        self._texts = texts
+        self._weighted = weighted
+        self._initials = frozenset(initials)
+        self._query_initials = query_initials
+
+    def of(self, index: int) -> MatchedText | None:
+        """The text of `entities[index]` that scores best, the name before an alias
+        and an alias before another value when they tie (a form of a text, as
+        `AT&T`'s `ATT`, counts as the text); the name or alias of which the query is
+        the initials when that scores more; None when nothing scores above 0.0."""
+        entity = self._entities[index]
+        count = len(self._entities)
+        start, end = np.searchsorted(self._texts.owners, [index, index + 1])
+        owned = self._weighted[count + start : count + end]
+        best = float(self._weighted[index])
+        source: str | None = None
+        if len(owned) and float(owned.max()) > best:
+            offset = int(owned.argmax())
+            best = float(owned[offset])
+            _, _, source = next(
+                itertools.islice(_other_texts(entity, self._texts.texts[index]), offset, None)
+            )
+        if index in self._initials and best < INITIALS_MATCH:
+            best, source = INITIALS_MATCH, _initials_source(entity, self._query_initials)
+        if best <= 0.0:
+            return None
+        if source is None:
+            return MatchedText(entity.name, "name")
+        return MatchedText(source, _field_of(entity.properties, source))
+
+
+def _initials_source(entity: LexicalCandidate, initials: str | None) -> str | None:
+    """The first alias whose initials are `initials` when the name's are not (None: the
+    name), as `_initials_matches` compares them."""
+    if initials is None or name_initials(_cut(entity.name)) == initials:
+        return None
+    aliases = alias_names(entity.properties)[: MAX_SCORED_TEXTS - 1]
+    return next((a for a in aliases if name_initials(_cut(a)) == initials), None)
+
+
+def _field_of(properties: Mapping[str, PropertyValue], value: str) -> str:
+    """The key of the first property holding `value` (as a value or a list item),
+    aliases first."""
+    if value in alias_names(properties):
+        return ALIASES
+    for key, held in properties.items():
+        if held == value or (isinstance(held, tuple) and value in held):
+            return key
+    return "properties"  # a candidate whose `property_strings` its properties lack
 
 
 def _initials_matches(query: str, entities: Sequence[LexicalCandidate]) -> list[int]:

@@ -22,12 +22,18 @@ class ScoredEntity(FrozenModel):
     `score` is ordinal reciprocal rank fusion, with no 0..1 bound. `semantic`
     and `lexical` are the channel scores on 0..1, or `None` when that channel
     did not rank the entity (which is not the same as ranking it at 0.0).
+    `matched_text` is the entity's text the `lexical` score is of, as the entity
+    holds it (its name, an alias, another string value: what a search box
+    highlights the query in), and `matched_field` where it is (`name`, `aliases`,
+    or another property's key); both `None` when `lexical` is.
     """
 
     entity: Entity
     score: float
     semantic: float | None
     lexical: float | None
+    matched_text: str | None = None
+    matched_field: str | None = None
 
 
 class RetrievalResult(FrozenModel):

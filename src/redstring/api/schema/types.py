@@ -206,6 +206,19 @@ class ScoredEntity:
     score: float
     semantic: float | None
     lexical: float | None
+    matched_text: str | None = strawberry.field(
+        description=(
+            "The entity's text the `lexical` score is of, as the entity holds it: its name, "
+            "an alias or another string value (what a search box highlights the query in); "
+            "null when `lexical` is."
+        )
+    )
+    matched_field: str | None = strawberry.field(
+        description=(
+            "Where `matchedText` is: `name`, `aliases`, or the key of another property; "
+            "null when `lexical` is."
+        )
+    )
 
     @classmethod
     def from_domain(cls, scored: DomainScoredEntity) -> ScoredEntity:
@@ -214,6 +227,8 @@ class ScoredEntity:
             score=scored.score,
             semantic=scored.semantic,
             lexical=scored.lexical,
+            matched_text=scored.matched_text,
+            matched_field=scored.matched_field,
         )
 
 
