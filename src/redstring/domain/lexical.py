@@ -21,6 +21,7 @@ Aldmere`): its score stands, but it gets no lexical vote in HYBRID (`lexical_vot
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Container, Iterator, Mapping, Sequence
 from typing import NamedTuple, Protocol
@@ -255,7 +256,8 @@ class MatchedTexts:
         the initials when that scores more; None when nothing scores above 0.0."""
         entity = self._entities[index]
         count = len(self._entities)
-        start, end = np.searchsorted(self._texts.owners, [index, index + 1])
+        owners = self._texts.owners
+        start, end = bisect.bisect_left(owners, index), bisect.bisect_left(owners, index + 1)
         owned = self._weighted[count + start : count + end]
         best = float(self._weighted[index])
         source: str | None = None
