@@ -75,17 +75,49 @@ async def test_the_least_recently_used_text_is_evicted() -> None:
     assert inner.query_calls[-1] == ["b"]  # evicted, asked again
 
 
-async def test_one_lru_bounds_every_tenant_together() -> None:
+async def test_the_tenant_holding_most_entries_gives_one_up() -> None:
     inner = GatedEmbeddings()
-    cache = CachedQueryEmbeddings(inner, max_size=2)
-    first, second = cache.for_tenant(new_tenant()), cache.for_tenant(new_tenant())
-    await first.embed_query(["a"])
-    await second.embed_query(["b"])
-    await second.embed_query(["c"])  # evicts the first tenant's "a", the least recent
-    assert len(cache) == 2
+    cache = CachedQueryEmbeddings(inner, max_size=3)
+    first, second, third = (cache.for_tenant(new_tenant()) for _ in range(3))
+    await first.embed_query(["a1"])
+    await first.embed_query(["a2"])
+    await second.embed_query(["b1"])
+    await second.embed_query(["b2"])  # the first and the second hold most: the second's "b1"
+    assert len(cache) == 3
+    await first.embed_query(["a1", "a2"])
+    assert inner.query_calls == [["a1"], ["a2"], ["b1"], ["b2"]]  # both still cached
+    await third.embed_query(["c1"])  # the first holds most: its least recent, "a1", goes
+    assert len(cache) == 3
 
-    await first.embed_query(["a"])
-    assert inner.query_calls == [["a"], ["b"], ["c"], ["a"]]
+    for queries, text in ((first, "a2"), (third, "c1"), (second, "b2")):
+        await queries.embed_query([text])
+    assert inner.query_calls == [["a1"], ["a2"], ["b1"], ["b2"], ["c1"]]  # all hits
+    await first.embed_query(["a1"])
+    await second.embed_query(["b1"])
+    assert inner.query_calls[-2:] == [["a1"], ["b1"]]
+
+
+async def test_a_burst_of_one_tenant_evicts_its_own_entries_not_others() -> None:
+    """One tenant's many distinct queries cost another tenant's repeats nothing, and
+    alone a tenant has the whole cache."""
+    inner = GatedEmbeddings()
+    cache = CachedQueryEmbeddings(inner, max_size=4)
+    quiet, busy = cache.for_tenant(new_tenant()), cache.for_tenant(new_tenant())
+    await quiet.embed_query(["kept"])
+    for number in range(20):
+        await busy.embed_query([f"burst {number}"])
+    assert len(cache) == 4
+    await quiet.embed_query(["kept"])
+    assert ["kept"] not in inner.query_calls[1:]  # a hit
+    await busy.embed_query(["burst 19", "burst 18", "burst 17"])
+    assert inner.query_calls[-1] == ["burst 19"]  # those three were still cached
+
+    lone = GatedEmbeddings()
+    alone = CachedQueryEmbeddings(lone, max_size=4).for_tenant(new_tenant())
+    for number in range(6):
+        await alone.embed_query([str(number)])
+    await alone.embed_query(["2", "3", "4", "5"])
+    assert len(lone.query_calls) == 6  # the four most recent were all cached
 
 
 async def test_a_batch_asks_only_for_what_is_missing_and_keeps_order() -> None:

@@ -23,6 +23,8 @@ DEFAULT_MAX_SIZE = 2048
 
 # What an entry is cached under: a text is shared only within the tenant that searched it.
 _Key = tuple[TenantId, str]
+_Entries = OrderedDict[str, npt.NDArray[np.float64]]
+_NOTHING: _Entries = OrderedDict()  # a tenant with no entries; never written
 
 
 @dataclass(frozen=True)
@@ -53,9 +55,13 @@ class CachedQueryEmbeddings:
     own (from the cache or from a request in flight), `misses` the texts sent
     to the wrapped provider; `observer` is told both on every call.
 
-    One LRU over all tenants bounds memory: a tenant's entries age by every
-    tenant's use (docs/security.md says what that can reveal). The LRU is an
-    `OrderedDict` (`move_to_end` / `popitem(last=False)` is the whole policy).
+    `max_size` bounds all tenants' entries together. A tenant alone has all of
+    them; when a new entry passes the bound, the tenant holding the most
+    entries (the one adding it, when it is among them) gives up its least
+    recently used: one tenant's burst of distinct queries evicts its own
+    entries once it holds the most, not others' (docs/security.md says what
+    eviction can still reveal). Each tenant's entries are an `OrderedDict` in
+    order of use (`move_to_end` / `popitem(last=False)`).
     Vectors are kept as float64 arrays (about `max_size * dimension * 8`
     bytes, exact for Python floats) and handed out as fresh lists, so a caller
     that mutates its result cannot corrupt the cache. Meant for one event loop.
@@ -72,7 +78,8 @@ class CachedQueryEmbeddings:
             raise InvalidInputError("max_size must be at least 1")
         self._provider = provider
         self._max_size = max_size
-        self._vectors: OrderedDict[_Key, npt.NDArray[np.float64]] = OrderedDict()
+        self._tenants: dict[TenantId, _Entries] = {}
+        self._size = 0
         self._in_flight: dict[_Key, _Pending] = {}
         self._hits = 0
         self._misses = 0
@@ -106,7 +113,7 @@ class CachedQueryEmbeddings:
         return self._hits / total if total else 0.0
 
     def __len__(self) -> int:
-        return len(self._vectors)
+        return self._size
 
     def for_tenant(self, tenant_id: TenantId) -> EmbeddingProvider:
         """The provider through which `tenant_id`'s queries are embedded and cached (its
@@ -115,8 +122,9 @@ class CachedQueryEmbeddings:
 
     async def _embed_query(self, tenant_id: TenantId, texts: Sequence[str]) -> list[list[float]]:
         keys = [(tenant_id, text) for text in texts]
+        cached = self._tenants.get(tenant_id, _NOTHING)
         started = [
-            k for k in dict.fromkeys(keys) if k not in self._vectors and k not in self._in_flight
+            k for k in dict.fromkeys(keys) if k[1] not in cached and k not in self._in_flight
         ]
         if started:
             asked = [text for _, text in started]
@@ -129,10 +137,10 @@ class CachedQueryEmbeddings:
         self._observer.query_cache(hits=len(keys) - len(started), misses=len(started))
         sources: list[npt.NDArray[np.float64] | _Pending] = []
         for key in keys:
-            cached = self._vectors.get(key)
-            if cached is not None:
-                self._vectors.move_to_end(key)
-                sources.append(cached)
+            vector = cached.get(key[1])
+            if vector is not None:
+                cached.move_to_end(key[1])
+                sources.append(vector)
             else:
                 sources.append(self._in_flight[key])
         return [await self._resolve(source) for source in sources]
@@ -157,11 +165,29 @@ class CachedQueryEmbeddings:
         vectors = request.result()
         if len(vectors) != len(keys):
             return
-        for key, vector in zip(keys, vectors, strict=True):
-            self._vectors[key] = np.array(vector, dtype=np.float64)
-            self._vectors.move_to_end(key)
-        while len(self._vectors) > self._max_size:
-            self._vectors.popitem(last=False)
+        for (tenant_id, text), vector in zip(keys, vectors, strict=True):
+            entries = self._tenants.setdefault(tenant_id, OrderedDict())
+            self._size += text not in entries
+            entries[text] = np.array(vector, dtype=np.float64)
+            entries.move_to_end(text)
+            while self._size > self._max_size:
+                self._evict(tenant_id)
+
+    def _evict(self, adding: TenantId) -> None:
+        """Drop the least recently used entry of the tenant holding the most, `adding`
+        when it is one of them. A scan of the tenants: it follows a provider call,
+        and the tenants are at most `max_size`."""
+        most = max(len(entries) for entries in self._tenants.values())
+        tenant = (
+            adding
+            if len(self._tenants[adding]) == most
+            else next(t for t, entries in self._tenants.items() if len(entries) == most)
+        )
+        entries = self._tenants[tenant]
+        entries.popitem(last=False)
+        self._size -= 1
+        if not entries:
+            del self._tenants[tenant]
 
 
 @dataclass(frozen=True)
