@@ -87,3 +87,26 @@ def test_a_changed_copy_is_still_built_by_model_copy() -> None:
     relationship = make_relationship(ACME, GLOBEX)
     changed = relationship.model_copy(update={"confidence": 0.25})
     assert (changed.confidence, relationship.confidence) == (0.25, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("result", "update"),
+    [
+        (VectorMatch(entity_id=ACME.id, score=0.5), {"score": 5}),
+        (VectorMatch(entity_id=ACME.id, score=0.5), {"entity_id": "not-a-uuid"}),
+        (SCORED, {"semantic": "x"}),
+        (RetrievalResult(query="acme", matches=(SCORED,)), {"matches": "garbage"}),
+    ],
+)
+def test_a_result_copied_with_changes_is_checked_as_its_constructor_checks(
+    result: BaseModel, update: dict[str, object]
+) -> None:
+    with pytest.raises(ValidationError):
+        type(result)(**{**dict(result), **update})
+    with pytest.raises(ValidationError):
+        result.model_copy(update=update)
+    assert result.model_copy(update={}) == result
+
+
+def test_a_result_copied_with_a_valid_change_has_it() -> None:
+    assert SCORED.model_copy(update={"lexical": 0.25}).lexical == 0.25

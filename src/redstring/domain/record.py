@@ -9,7 +9,9 @@ raises `InvalidFieldsError` (an `InvalidInputError`, so a `ValueError`) naming e
 field and what is wrong, with pydantic's `ValidationError` as its `__cause__`: bad
 input is one kind of error everywhere, whether a record is built by its constructor
 or by `model_validate`, `model_validate_json` or `model_validate_strings`, or copied
-with changes by `model_copy(update=...)` (which pydantic itself leaves unchecked).
+with changes by `model_copy(update=...)` (which pydantic itself leaves unchecked). A
+result's `model_copy(update=...)` is checked too, and refused as its constructor refuses
+(pydantic's `ValidationError`).
 
 An id field takes what `redstring.domain.ids.tenant_id_of` takes, a `uuid.UUID` or a
 string that spells one, and refuses the rest, bytes included (which pydantic's own
@@ -89,6 +91,21 @@ class FrozenModel(BaseModel):
         except ValidationError:
             raise FrozenRecordError(self, name, deleting=True) from None
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy, with `update`'s fields checked as the constructor checks them: pydantic's
+        own copy sets them unchecked, so a copy could hold what no record or result may (a
+        blank name, a score above 1, an unknown field, a stale derived field).
+        `model_construct` stays the way to build one unchecked on purpose."""
+        copy = super().model_copy(deep=deep)
+        if not update:
+            return copy
+        return type(self)(**copy._fields_changed_by(update))
+
+    def _fields_changed_by(self, update: Mapping[str, Any]) -> dict[str, Any]:
+        """This record's fields with `update`'s in their place (a subclass drops those
+        it derives from a changed field)."""
+        return {**{name: getattr(self, name) for name in type(self).model_fields}, **update}
+
 
 class Record(FrozenModel):
     """A frozen pydantic model whose validation failures are `InvalidFieldsError`."""
@@ -103,21 +120,6 @@ class Record(FrozenModel):
     # without it, pydantic would call this `__init__` from `model_validate` and from the
     # models that hold a record, which would wrap this error in a `ValidationError`.
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
-
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """A copy, with `update`'s fields checked as the constructor checks them: pydantic's
-        own copy sets them unchecked, so a copy could hold what no record may (a blank name,
-        an unknown field, a stale derived field). `model_construct` stays the way to build a
-        record unchecked on purpose."""
-        copy = super().model_copy(deep=deep)
-        if not update:
-            return copy
-        return type(self)(**copy._fields_changed_by(update))
-
-    def _fields_changed_by(self, update: Mapping[str, Any]) -> dict[str, Any]:
-        """This record's fields with `update`'s in their place (a subclass drops those
-        it derives from a changed field)."""
-        return {**{name: getattr(self, name) for name in type(self).model_fields}, **update}
 
     @classmethod
     def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
