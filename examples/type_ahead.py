@@ -2,7 +2,7 @@
 
 Start the demo (`make serve`), then:
 
-    .venv/bin/python examples/type_ahead.py "Marrowgate Logistics"
+    .venv/bin/python examples/type_ahead.py "Glasswing Software"
 
 Each line is what has been typed so far and the first match for it.
 """
@@ -48,7 +48,7 @@ def type_out(client: httpx.Client, text: str, tenant: str = DEMO_TENANT) -> list
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("text", nargs="?", default="Marrowgate Logistics")
+    parser.add_argument("text", nargs="?", default="Glasswing Software")
     parser.add_argument("--url", default="http://127.0.0.1:8000")
     parser.add_argument("--tenant", default=DEMO_TENANT)
     args = parser.parse_args()

@@ -63,8 +63,9 @@ class HashingEmbeddingProvider:
 
     This is NOT a semantic model: two texts are near when they share
     character n-grams, so `car` and `automobile` are far apart. It exists so
-    that redstring runs offline and deterministically (the embedded default,
-    tests, benchmarks); point a real deployment at a model provider.
+    that redstring runs offline and deterministically (tests, benchmarks); the
+    default provider is `StaticEmbeddingProvider`, and a real deployment may point
+    at a model provider.
     """
 
     def __init__(self, dimension: int = 384) -> None:
