@@ -341,6 +341,21 @@ async def test_a_good_token_reads_its_tenant(tokens: httpx.AsyncClient) -> None:
     assert A_NAME in response.text
 
 
+def _access_callers(caplog: pytest.LogCaptureFixture) -> list[str | None]:
+    return [getattr(r, "caller", None) for r in caplog.records if r.name == "redstring.api.access"]
+
+
+async def test_the_access_line_names_the_caller_the_credentials_name(
+    tokens: httpx.AsyncClient, keys: Keys, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="redstring.api.access")
+    await _post(tokens, RETRIEVE, _hs256(_claims(sub="loader\n1")), t=A, q=A_NAME)
+    await _post(tokens, RETRIEVE, _hs256(_claims(sub=None)), t=A, q=A_NAME)
+    await _post(keys.http, RETRIEVE, keys.write_a, t=A, q=A_NAME)
+    await _post(keys.http, RETRIEVE, "rk_unknown", t=A, q=A_NAME)  # refused: no caller
+    assert _access_callers(caplog) == ["loader\\n1", None, f"key {keys.write_a_id}", None]
+
+
 # --- FORBIDDEN: a tenant not granted, a read role writing -------------------------------------
 
 

@@ -31,6 +31,7 @@ access_logger = logging.getLogger("redstring.api.access")
 
 GRAPHQL_PATH = "/graphql"
 MAX_LOGGED_PATH = 256
+MAX_LOGGED_CALLER = 128
 # nginx's status for a request the client gave up on before any response.
 CLIENT_CLOSED = 499
 CANCELLED = "cancelled"
@@ -67,7 +68,11 @@ def outcome_of(status: int, error_codes: list[str]) -> str:
 def loggable_path(path: str) -> str:
     """`path` safe for a text log line: control and non-ASCII characters escaped, cut
     to `MAX_LOGGED_PATH` characters (a path is the client's text)."""
-    return path.encode("unicode_escape").decode("ascii")[:MAX_LOGGED_PATH]
+    return _loggable(path, MAX_LOGGED_PATH)
+
+
+def _loggable(text: str, limit: int) -> str:
+    return text.encode("unicode_escape").decode("ascii")[:limit]
 
 
 class AccessLog:
@@ -132,6 +137,9 @@ class AccessLog:
                     "request_id": record.request_id,
                     "operation": record.operation,
                     "tenant": None if record.tenant is None else str(record.tenant),
+                    "caller": None
+                    if record.caller is None
+                    else _loggable(record.caller, MAX_LOGGED_CALLER),
                     "outcome": outcome,
                     "error_codes": list(record.error_codes),
                 }.items()

@@ -26,6 +26,7 @@ from redstring.api.errors import ErrorCode, RequestRefusedError, public_error
 from redstring.api.limits import Limits
 from redstring.api.operation_choice import provide_operation_name
 from redstring.api.refusals import internal_error, refusal_response, view_refusal
+from redstring.api.request_record import note_caller
 from redstring.composition.client import Redstring
 from redstring.ports.consistency import consistent_after, written_positions
 
@@ -186,6 +187,7 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
             caller = _PAGE_CALLER
         else:
             caller = await self._authenticator.caller(request.headers.get("authorization"))
+            note_caller(caller.subject)
         return RequestContext(client=self._services(), limits=self._limits, caller=caller)
 
 

@@ -30,6 +30,7 @@ REQUEST_FIELDS = (
     "duration_ms",
     "operation",
     "tenant",
+    "caller",
     "outcome",
     "error_codes",
 )

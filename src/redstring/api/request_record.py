@@ -3,7 +3,7 @@ and metrics; and the rules for its request id.
 
 The access log middleware (`access_log.py`) opens a record per request in a
 context variable; code serving the request adds to it without being handed
-anything: `authorized_tenant` notes the tenant, `RecordOperation` (a schema
+anything: the endpoint notes the authenticated caller, `authorized_tenant` the tenant, `RecordOperation` (a schema
 extension) the operation's name and error codes, and a refusal its code. Tasks
 the request starts copy the context, so they note into the same record.
 """
@@ -55,6 +55,7 @@ class RequestRecord:
     request_id: str
     operation: str | None = None
     tenant: TenantId | None = None
+    caller: str | None = None
     error_codes: list[str] = field(default_factory=list)
 
 
@@ -88,6 +89,13 @@ def note_tenant(tenant: TenantId) -> None:
     record = _current.get()
     if record is not None and record.tenant is None:
         record.tenant = tenant
+
+
+def note_caller(subject: str | None) -> None:
+    """Remember who the request's credentials name (a JWT's `sub`, `key <id>`)."""
+    record = _current.get()
+    if record is not None:
+        record.caller = subject
 
 
 def note_error_codes(codes: Iterable[str]) -> None:
