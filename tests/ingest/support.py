@@ -7,7 +7,9 @@ import json
 import os
 import signal
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from redstring import (
     Entity,
@@ -92,6 +94,43 @@ class VectorStoreFailingAt(InMemoryVectorStore):
         if self.calls == self.fail_at:
             raise StoreUnavailableError("the vector store went away")
         await super().upsert(records)
+
+
+class VectorStoreDownAt(VectorStoreFailingAt):
+    """`VectorStoreFailingAt` that stays down once its `fail_at`-th `upsert` call has
+    failed: every later call, reads of sources too, raises."""
+
+    down = False
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        if self.down:
+            raise StoreUnavailableError("the vector store is still down")
+        try:
+            await super().upsert(records)
+        except StoreUnavailableError:
+            self.down = True
+            raise
+
+    async def sources(
+        self, entity_ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, str | None]:
+        if self.down:
+            raise StoreUnavailableError("the vector store is still down")
+        return await super().sources(entity_ids, tenant_id)
+
+
+@contextmanager
+def loop_errors() -> Iterator[list[dict[str, Any]]]:
+    """What the running loop's exception handler is given meanwhile: "Task exception was
+    never retrieved" among them, once such a task is collected (`gc.collect()`)."""
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _, context: reported.append(context))
+    try:
+        yield reported
+    finally:
+        loop.set_exception_handler(previous)
 
 
 class SlowVectorWrites(InMemoryVectorStore):

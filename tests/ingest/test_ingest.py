@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -35,7 +36,9 @@ from tests.ingest.support import (
     GatedVectorWrites,
     GraphStoreFailingAt,
     SlowVectorWrites,
+    VectorStoreDownAt,
     VectorStoreFailingAt,
+    loop_errors,
     numbered,
     services_over,
     snapshot,
@@ -461,6 +464,34 @@ async def test_a_rename_whose_vectors_fail_leaves_no_vector_of_the_old_text() ->
         acme.name, tenant, k=3, entity_types=["company"], mode=RetrievalMode.SEMANTIC
     )
     assert semantic.matches == ()
+
+
+@pytest.mark.parametrize("writer", ["ingest", "upsert"])
+async def test_a_store_down_for_both_stages_raises_the_first_failure_and_notes_the_second(
+    writer: str,
+) -> None:
+    """The vector store goes down at batch 1's vector write, so batch 2's read of its
+    sources, beside it, fails too: batch 1's error is raised, with batch 2's in a note,
+    and asyncio is left no failed task to log ("exception was never retrieved")."""
+    tenant = new_tenant()
+    vectors = VectorStoreDownAt(DIMENSION, fail_at=1)
+    services = services_over(vectors=vectors)
+    entities = [company(tenant, i) for i in range(6)]
+    write = (
+        ingest(numbered(*entities), services, batch_size=3)
+        if writer == "ingest"
+        else services.upsert(entities, batch_size=3)
+    )
+    with loop_errors() as reported:
+        with pytest.raises(StoreUnavailableError, match="went away") as raised:
+            await write
+        notes = getattr(raised.value, "__notes__", [])
+        del raised
+        gc.collect()
+        await asyncio.sleep(0)
+    assert [context["message"] for context in reported] == []
+    assert len(notes) == 1
+    assert "StoreUnavailableError: the vector store is still down" in notes[0]
 
 
 class _SlowVectorWritesFailingAt(VectorStoreFailingAt):

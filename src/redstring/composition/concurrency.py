@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 A = TypeVar("A")
 B = TypeVar("B")
@@ -42,6 +42,9 @@ async def while_finishing(finishing: asyncio.Future[None], work: Awaitable[T]) -
     whatever happens to `work`, and even when the caller is cancelled (then
     `work` is cancelled, `finishing` awaited, and the cancellation raised).
     Once both are done, `finishing`'s failure is raised first, else `work`'s.
+    When both failed, `finishing`'s is raised as it is (the type a caller catches
+    alone), with `work`'s named in a note (`note_failure_of`): neither lost nor left
+    for asyncio to log as "never retrieved".
     `ingest` runs a batch's first stage beside the stage of the batch before,
     so the batches a report counts as written are written whole."""
     task = asyncio.ensure_future(work)
@@ -51,8 +54,23 @@ async def while_finishing(finishing: asyncio.Future[None], work: Awaitable[T]) -
         task.cancel()
         await asyncio.gather(finishing, task, return_exceptions=True)
         raise
-    finishing.result()
+    try:
+        finishing.result()
+    except BaseException as failure:
+        note_failure_of(task, on=failure)
+        raise
     return task.result()
+
+
+def note_failure_of(other: asyncio.Future[Any], *, on: BaseException) -> None:
+    """Note on `on`, the failure about to be raised, that `other` (done) failed too: its
+    type and message (`add_note`: a traceback shows it, `str(on)` stays as it was).
+    `other`'s failure is retrieved, so asyncio logs no "exception was never retrieved"."""
+    if other.cancelled():
+        return
+    failure = other.exception()
+    if failure is not None and failure is not on:
+        on.add_note(f"the work run beside it failed too: {type(failure).__name__}: {failure}")
 
 
 def in_daemon_thread(call: Callable[[], T], name: str) -> asyncio.Future[T]:
