@@ -690,6 +690,43 @@ async def test_a_read_error_lets_the_batch_before_finish_its_writes() -> None:
     assert state.vector_ids == set(ids(tenant, 3))  # written whole before the error
 
 
+async def test_a_read_error_raised_notes_the_batch_before_failing_meanwhile() -> None:
+    """The input fails while the batch before's vector write is under way, and that
+    write fails next: the read's error is raised, naming the write's in a note."""
+    tenant = new_tenant()
+    vectors = GatedVectorWrites(DIMENSION, failing=True)
+    services = services_over(vectors=vectors)
+    failed_in: list[threading.Thread] = []
+    failing = threading.Event()
+
+    def stream() -> Iterator[NumberedLine]:
+        yield from numbered(*(company(tenant, i) for i in range(3)))
+        failed_in.append(threading.current_thread())
+        failing.set()
+        raise OSError("the disk went away")
+
+    def read_ended() -> None:
+        failing.wait(5)
+        failed_in[0].join(5)  # the thread hands its failure to the loop before it ends
+
+    async def fail_the_write_once_the_read_failed() -> None:
+        await asyncio.to_thread(read_ended)
+        vectors.gate.set()
+
+    with loop_errors() as reported:
+        opener = asyncio.ensure_future(fail_the_write_once_the_read_failed())
+        with pytest.raises(OSError, match="disk") as raised:
+            await asyncio.wait_for(ingest(stream(), services, batch_size=3), timeout=5)
+        await opener
+        notes = getattr(raised.value, "__notes__", [])
+        del raised
+        gc.collect()
+        await asyncio.sleep(0)
+    assert [context["message"] for context in reported] == []
+    assert len(notes) == 1
+    assert "StoreUnavailableError: the vector store went away" in notes[0]
+
+
 class _Pipe:
     """An input that sends its first `sent` lines, then nothing until `go_on` is set (a
     pipe whose writer is slow): 10 s at most, so that a load reading it on the event

@@ -23,7 +23,8 @@ Batches overlap by one stage: while a batch's vectors and relationships are
 written, the next batch is read, checked, embedded and its entities written.
 Entities are still written in input order, and vectors too. Whatever fails,
 the batch before is left to finish its writes (a Ctrl-C too), so the
-batches a report counts as written are written whole.
+batches a report counts as written are written whole; when those writes fail
+too, one of the two errors is raised and names the other in a note.
 
 A relationship whose end is not in the graph store yet (an entity of a
 later batch, or none) waits for the end of the input and is then written
@@ -49,6 +50,7 @@ from redstring.composition.client import Redstring
 from redstring.composition.concurrency import (
     concurrently,
     in_daemon_thread,
+    note_failure_of,
     nothing,
     while_finishing,
 )
@@ -406,8 +408,10 @@ async def ingest(
             finishing = asyncio.ensure_future(load.finish(started))
             await asyncio.sleep(0)  # let its writes start before the next batch is read
         await while_finishing(finishing, nothing())
-    finally:
+    except BaseException as failure:
         if not finishing.done():  # reading the next batch failed: finish this one first
             await asyncio.gather(finishing, return_exceptions=True)
+        note_failure_of(finishing, on=failure)
+        raise
     await load.deferred_relationships(batch_size)
     return load.report
