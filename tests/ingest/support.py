@@ -162,6 +162,20 @@ class GatedVectorWrites(InMemoryVectorStore):
         await super().upsert(records)
 
 
+class GatedDeletes(InMemoryGraphStore):
+    """An in-memory graph store whose `delete_entities` sets `reached` and waits for
+    `gate` before deleting, as a delete's round trip that other writers overtake."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reached, self.gate = asyncio.Event(), asyncio.Event()
+
+    async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
+        self.reached.set()
+        await self.gate.wait()
+        return await super().delete_entities(ids, tenant_id)
+
+
 class ProviderChangingDimensionAt(HashingEmbeddingProvider):
     """The hashing provider, except that from its `from_call`-th `embed_documents` call on
     its vectors have one component more, as a model server switched to another model would

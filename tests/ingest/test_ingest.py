@@ -33,6 +33,7 @@ from redstring.domain.vectors import vector_source
 from redstring.testing import new_tenant
 from tests.ingest.support import (
     DIMENSION,
+    GatedDeletes,
     GatedVectorWrites,
     GraphStoreFailingAt,
     SlowVectorWrites,
@@ -444,6 +445,28 @@ async def test_a_delete_between_a_batch_s_two_writes_leaves_no_vector() -> None:
     assert await services.delete([acme.id], tenant) == 1
     vectors.gate.set()
     await asyncio.wait_for(load, timeout=5)
+    assert await services.vectors.sources([acme.id], tenant) == {}
+
+
+@pytest.mark.parametrize("writer", ["ingest", "upsert"])
+async def test_a_vector_written_inside_a_delete_is_deleted_by_it(writer: str) -> None:
+    """The batch's entity is written; the delete removes the vectors; the batch's vector
+    write lands and its read-back still finds the entity; then the delete removes the
+    entity, and the vectors again after it."""
+    tenant = new_tenant()
+    graph, vectors = GatedDeletes(), GatedVectorWrites(DIMENSION)
+    services = services_over(graph=graph, vectors=vectors)
+    acme = company(tenant, 1)
+    write = ingest(numbered(acme), services) if writer == "ingest" else services.upsert([acme])
+    load = asyncio.ensure_future(write)
+    await asyncio.wait_for(vectors.reached.wait(), timeout=5)  # the entity is written
+    delete = asyncio.ensure_future(services.delete([acme.id], tenant))
+    await asyncio.wait_for(graph.reached.wait(), timeout=5)  # the vectors are deleted
+    vectors.gate.set()
+    await asyncio.wait_for(load, timeout=5)  # written, and read back with its entity
+    assert list(await services.vectors.sources([acme.id], tenant)) == [acme.id]
+    graph.gate.set()
+    assert await asyncio.wait_for(delete, timeout=5) == 1
     assert await services.vectors.sources([acme.id], tenant) == {}
 
 

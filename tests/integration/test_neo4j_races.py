@@ -52,20 +52,26 @@ def _vector(tenant: TenantId, entity_id: EntityId) -> VectorRecord:
     )
 
 
-async def _under_held(
+async def under_held(
     driver: neo4j.AsyncDriver,
     statement: str,
     parameters: dict[str, Any],
     write: Callable[[], Awaitable[object]],
+    *,
+    meanwhile: Callable[[], Awaitable[None]] | None = None,
 ) -> Awaitable[object]:
     """`write` started while a transaction of a session of its own has run `statement`,
-    which commits once `write` waits for it; `write`, still to be awaited."""
+    which commits once `write` waits for it (and `meanwhile`, other work, has run);
+    `write`, still to be awaited."""
     async with driver.session() as session:
         held = await session.begin_transaction()
         await (await held.run(statement, parameters)).consume()
         waiting = asyncio.ensure_future(write())
         await asyncio.sleep(_WAIT)
-        assert not waiting.done()  # waiting for the lock of the node the delete holds
+        assert not waiting.done()  # waiting for the lock of the node the held one holds
+        if meanwhile is not None:
+            await meanwhile()
+            assert not waiting.done()
         await held.commit()
     return waiting
 
@@ -93,7 +99,7 @@ async def test_an_entity_upsert_overtaken_by_a_delete_writes_the_entity_again(
     renamed = make_entity(tenant, "Globex Initech", "org", entity_id=first.id)
     await graph.upsert_entities([first])
 
-    upsert = await _under_held(
+    upsert = await under_held(
         driver,
         cypher.DELETE_ENTITIES,
         {"ids": [str(first.id)], "tenant_id": str(tenant)},
@@ -118,7 +124,7 @@ async def test_a_vector_upsert_overtaken_by_a_delete_writes_the_vector_again(
     await vectors.upsert([_vector(tenant, entity_id)])
     again = _vector(tenant, entity_id).model_copy(update={"source": "again"})
 
-    upsert = await _under_held(
+    upsert = await under_held(
         driver,
         cypher.delete_vectors(vectors.label),
         {"ids": [str(entity_id)], "tenant_id": str(tenant)},
@@ -143,7 +149,7 @@ async def test_a_relationship_upsert_whose_end_a_delete_takes_names_the_missing_
     await graph.upsert_entities([kept, deleted])
     relationship = Relationship.create(tenant, kept.id, "SUPPLIES", deleted.id)
 
-    upsert = await _under_held(
+    upsert = await under_held(
         driver,
         cypher.DELETE_ENTITIES,
         {"ids": [str(deleted.id)], "tenant_id": str(tenant)},

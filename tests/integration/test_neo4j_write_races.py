@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+import neo4j
 import pytest
 
 from redstring import (
@@ -22,6 +23,7 @@ from redstring import (
     build_graph,
 )
 from redstring.testing import new_tenant
+from tests.integration.test_neo4j_races import under_held
 
 DIMENSION = 384  # the dimension of the shared database's vector index
 
@@ -81,6 +83,40 @@ async def test_a_delete_between_an_upsert_s_two_writes_leaves_no_vector(
         assert await client.delete([entity.id], tenant) == 1
         held.gate.set()
         await asyncio.wait_for(upsert, timeout=10)
+        assert await client.vectors.sources([entity.id], tenant) == {}
+
+
+async def test_a_vector_written_inside_a_delete_is_deleted_by_it(
+    neo4j_auth: tuple[str, tuple[str, str]], driver: neo4j.AsyncDriver
+) -> None:
+    """The delete has removed the vectors and waits for the entity's lock, which another
+    session's transaction holds; meanwhile the upsert's vector write lands and its
+    read-back still finds the entity. Once the lock is let go, the delete removes the
+    entity, then the vectors again."""
+    uri, auth = neo4j_auth
+    tenant = new_tenant()
+    entity = Entity.create(tenant, "Gamma Widgets", "org")
+    embeddings = HashingEmbeddingProvider(DIMENSION)
+    async with Redstring.neo4j(uri, auth, embeddings=embeddings) as client:
+        held = _HeldVectors(client.vectors)
+        upsert = asyncio.ensure_future(
+            build_graph([entity], embeddings=embeddings, vectors=held, graph=client.graph)
+        )
+        await asyncio.wait_for(held.reached.wait(), timeout=10)  # the entity is written
+
+        async def written_and_read_back() -> None:
+            held.gate.set()
+            await asyncio.wait_for(upsert, timeout=10)
+            assert list(await client.vectors.sources([entity.id], tenant)) == [entity.id]
+
+        delete = await under_held(
+            driver,
+            "MATCH (e:Entity {tenant_id: $tenant_id, id: $id}) SET e.name = e.name",
+            {"tenant_id": str(tenant), "id": str(entity.id)},
+            lambda: client.delete([entity.id], tenant),
+            meanwhile=written_and_read_back,
+        )
+        assert await asyncio.wait_for(delete, timeout=10) == 1
         assert await client.vectors.sources([entity.id], tenant) == {}
 
 

@@ -412,14 +412,21 @@ class Redstring:
         """Delete entities, their vectors and every relationship touching them; how many existed.
 
         Vectors go first, so a failure between the two stores leaves entities
-        without vectors (still found lexically), never vectors of deleted entities.
-        An upsert of one of them whose vector write lands after this delete removes
-        that vector when its read-back finds the entity gone (`settle`).
+        without vectors (still found lexically), never vectors of deleted entities;
+        and again after the entities. A writer's vector (`upsert`, `load`, `rekey
+        --vectors`) landing between the two deletes, when its read-back came before
+        the entities' delete, goes with the second; one landing after the second
+        comes after the entities' delete, so its writer's read-back finds the entity
+        gone and deletes it (`settle`), where a read sees what committed before it
+        began (one server; a Neo4j cluster through the vector write's bookmark, both
+        stores being one database). One more vector-store call a delete.
         """
         await self.start()
         tenant = tenant_id_of(tenant_id)
         await self.vectors.delete(entity_ids, tenant)
-        return await self.graph.delete_entities(entity_ids, tenant)
+        deleted = await self.graph.delete_entities(entity_ids, tenant)
+        await self.vectors.delete(entity_ids, tenant)
+        return deleted
 
     async def tenants(self) -> list[TenantId]:
         """Every tenant with an entity in the graph store, in id order."""

@@ -54,9 +54,9 @@ async def embed_again(
     then read them back from `graph` until each is stored as the text last embedded:
     one renamed meanwhile is embedded again, one deleted meanwhile loses its vector.
 
-    Left behind, in one case: an entity whose deletion removed its vector before
-    our write and the entity after our read-back keeps the vector we wrote; the
-    retriever skips such a vector (docs/adr/0004)."""
+    A vector we write after a delete removed the vectors and before it removed the
+    entity, read back before that removal, goes with the delete's second removal
+    of the vectors, after the entities (`Redstring.delete`)."""
     if not entities:
         return NOTHING_EMBEDDED
     unsettled = await _write_until_read_back(
@@ -121,9 +121,9 @@ async def settle(
     writer's read-back finds the entity gone and deletes it. Two reads a batch, one
     more write only where it found a difference.
 
-    Left behind, as by `embed_again`: a vector written after a delete removed the
-    vectors but before it removed the entity, when the read-back comes before that
-    removal; the retriever skips it (docs/adr/0004).
+    A vector written after a delete removed the vectors but before it removed the
+    entity, when the read-back comes before that removal, is left to the delete,
+    which removes the vectors again after the entities (`Redstring.delete`).
 
     `directionless` (`EntityVectors.directionless`) names the entities whose text the
     writer found to embed to no direction: they have no vector, so no source, and are
