@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import os
 import statistics
@@ -404,8 +405,15 @@ def report(
     seconds: float,
 ) -> list[str]:
     backend = "memory" if args.no_neo4j else "neo4j"
-    folder = Path(args.plots) if args.plots else Path(tempfile.mkdtemp(prefix="quality-plots-"))
-    plots = [plot(name, by_provider, folder, backend) for name, by_provider in results.items()]
+    with contextlib.ExitStack() as stack:
+        # Without a folder the plots are still drawn (a smoke run draws them), then dropped.
+        folder = (
+            Path(args.plots)
+            if args.plots
+            else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="quality-plots-")))
+        )
+        drawn = [plot(name, by_provider, folder, backend) for name, by_provider in results.items()]
+    plots = drawn if args.plots else []
     where = (
         "in memory alone (--no-neo4j)" if args.no_neo4j else f"Neo4j at {os.environ['NEO4J_URI']}"
     )
@@ -432,7 +440,7 @@ def report(
     for set_name, by_provider in results.items():
         for provider, systems in by_provider.items():
             lines += detail(set_name, provider, systems)
-    lines.append("plots: " + ", ".join(str(p) for p in plots))
+    lines.append("plots: " + (", ".join(str(p) for p in plots) or "drawn, not kept (--plots '')"))
     medians = [
         statistics.median(o.ms) for p in results.values() for s in p.values() for o in s.values()
     ]
@@ -450,7 +458,7 @@ if __name__ == "__main__":
     parser.add_argument("--keystroke-size", type=int, default=100_000)
     parser.add_argument("--keystroke-words", type=int, default=60)
     parser.add_argument(
-        "--plots", default="docs/quality", help="folder of the PNGs ('' a temp one)"
+        "--plots", default="docs/quality", help="folder of the PNGs ('' drawn and not kept)"
     )
     parser.add_argument("--markdown", help="also write the tables to this file")
     parser.add_argument(
