@@ -273,7 +273,8 @@ async def test_a_key_file_that_disappears_refuses_every_key(keys: Keys) -> None:
 async def test_a_key_file_others_can_read_is_served_and_warned_about(
     seeded: Seeded, key_file: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """`0640` (a server running in the file's group) serves its keys, with a warning."""
+    """`0640` serves its keys, with a warning when the server owns the file (it does not
+    need its group's read; a server in the file's group does, `_exposure`)."""
     issued = add_key(key_file, [TENANT_A], Role.READ)
     os.chmod(key_file, 0o640)
     caplog.set_level(logging.WARNING, logger="redstring.api")
@@ -287,7 +288,10 @@ async def test_a_key_file_others_can_read_is_served_and_warned_about(
         for r in caplog.records
         if r.levelno == logging.WARNING and "API key file" in r.getMessage()
     ]
-    assert warnings == [f"the API key file {key_file} is readable by other users; chmod 600 it"]
+    assert warnings == [
+        f"the API key file {key_file} is readable by its group, which this server, its owner, "
+        "does not need; chmod g-r it"
+    ]
 
 
 @pytest.mark.parametrize(

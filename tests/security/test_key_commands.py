@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from redstring.api.api_keys import ApiKeyVerifier, add_key
+from redstring.api.api_keys import ApiKeyVerifier, _exposure, add_key
 from redstring.api.authorization import Role
 from redstring.api.cli import main
+from redstring.api.watched_file import FileSignature
 from redstring.domain.ids import TenantId
 from tests.processes import child_environment
 
@@ -313,7 +314,37 @@ async def test_a_server_still_warns_of_a_key_file_others_can_read_after_add(
     added = _add(key_file, capsys, TENANT_B).strip()
     assert (await verifier.verify(added)).role is Role.READ  # the file read again
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warnings == [f"the API key file {key_file} is readable by other users; chmod 600 it"] * 2
+    assert warnings == [f"the API key file {key_file} is open to every user; chmod o-rw it"] * 2
+
+
+def _signature(mode: int, owner: int) -> FileSignature:
+    return FileSignature(
+        inode=1, device=1, size=1, mtime_ns=1, ctime_ns=1, mode=0o100000 | mode, owner=owner
+    )
+
+
+ME, SOMEONE = os.geteuid(), os.geteuid() + 1
+
+
+@pytest.mark.parametrize(
+    ("mode", "owner", "warned"),
+    [
+        (0o600, ME, None),
+        (0o400, SOMEONE, None),
+        # A server reading through the file's group needs its read, not its owner.
+        (0o640, SOMEONE, None),
+        (0o640, ME, "readable by its group, which this server, its owner, does not need"),
+        (0o660, SOMEONE, "writable by its group"),
+        (0o644, SOMEONE, "open to every user"),
+        (0o602, ME, "open to every user"),
+        (0o601, ME, None),  # execution alone reads nothing
+    ],
+)
+def test_a_key_file_s_mode_is_warned_about_for_what_it_lets_others_do(
+    mode: int, owner: int, warned: str | None
+) -> None:
+    exposure = _exposure(_signature(mode, owner))
+    assert (exposure if exposure is None else exposure.split(";")[0]) == warned
 
 
 @pytest.fixture

@@ -46,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redstring.api.authorization import Caller, Role
 from redstring.api.credentials import CredentialsRefusedError
 from redstring.api.errors import describe_validation_error
-from redstring.api.watched_file import Signature, WatchedFile
+from redstring.api.watched_file import FileSignature, Signature, WatchedFile
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import TenantId
 
@@ -143,6 +143,21 @@ def _keep_access(descriptor: int, target: Path) -> None:
         if os.fstat(descriptor).st_gid != old.st_gid:
             mode &= ~0o070
     os.fchmod(descriptor, mode)
+
+
+def _exposure(signature: FileSignature) -> str | None:
+    """What a key file's mode lets others do that the server does not need, and the
+    `chmod` that stops it; None when nothing. Every user's access is always too much;
+    the group's read is not when the server reads the file through its group (it does
+    not own it: `0640` for a server in the file's group), its write always is."""
+    mode = signature.mode
+    if mode & 0o006:
+        return "open to every user; chmod o-rw it"
+    if mode & 0o020:
+        return "writable by its group; chmod g-w it"
+    if mode & 0o040 and signature.owner == os.geteuid():
+        return "readable by its group, which this server, its owner, does not need; chmod g-r it"
+    return None
 
 
 def write_key_file(path: Path, content: KeyFileContent) -> None:
@@ -272,10 +287,9 @@ class ApiKeyVerifier:
         )
 
     def _read_now(self, records: dict[str, KeyRecord], signature: Signature) -> None:
-        if signature is not None and signature.mode & 0o077:
-            logger.warning(
-                "the API key file %s is readable by other users; chmod 600 it", self._path
-            )
+        exposure = None if signature is None else _exposure(signature)
+        if exposure is not None:
+            logger.warning("the API key file %s is %s", self._path, exposure)
         logger.info("API key file read: %d key(s)", len(records))
 
     async def verify(self, credential: str) -> Caller:

@@ -32,6 +32,7 @@ class FileSignature(NamedTuple):
     mtime_ns: int
     ctime_ns: int
     mode: int
+    owner: int
 
 
 # None when the file cannot be stat'ed.
@@ -51,6 +52,7 @@ def file_signature(path: Path) -> Signature:
         mtime_ns=stat.st_mtime_ns,
         ctime_ns=stat.st_ctime_ns,
         mode=stat.st_mode,
+        owner=stat.st_uid,
     )
 
 
