@@ -148,9 +148,18 @@ class LoggedProcess:
         self._reader.join(timeout=STOP_TIMEOUT)
 
 
-def redstring_server(port: int, *, demo: bool = True, **settings: str) -> LoggedProcess:
-    """`redstring serve [--demo]` on `127.0.0.1:port` with `REDSTRING_*` `settings`."""
-    env = child_environment(**{f"REDSTRING_{k.upper()}": v for k, v in settings.items()})
+def redstring_server(
+    port: int,
+    *,
+    demo: bool = True,
+    environment: Mapping[str, str] | None = None,
+    **settings: str,
+) -> LoggedProcess:
+    """`redstring serve [--demo]` on `127.0.0.1:port` with `REDSTRING_*` `settings`, and
+    `environment`'s other variables."""
+    env = child_environment(
+        **(environment or {}), **{f"REDSTRING_{k.upper()}": v for k, v in settings.items()}
+    )
     argv = [sys.executable, "-m", "redstring.api", "serve", "--port", str(port)]
     return LoggedProcess("redstring", [*argv, "--demo"] if demo else argv, env=env, cwd=REPO)
 

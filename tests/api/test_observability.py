@@ -9,7 +9,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -587,12 +586,18 @@ def _ping_counts(text: str) -> tuple[float, float]:
     return served, in_flight[0]
 
 
-def test_several_workers_answer_the_sum_of_their_metrics() -> None:
-    """Whichever worker a scrape reaches, it counts every worker's requests."""
-    shared = Path(tempfile.gettempdir())
-    before = set(shared.glob("redstring-metrics-*"))
+def test_several_workers_answer_the_sum_of_their_metrics(tmp_path: Path) -> None:
+    """Whichever worker a scrape reaches, it counts every worker's requests, kept in a
+    directory the server makes and removes. The server's temporary directory is the
+    test's own (`TMPDIR`): in the shared one, other runs' directories come and go."""
     port = free_loopback_port()
-    process = redstring_server(port, demo=False, graphiql="false", workers="2")
+    process = redstring_server(
+        port,
+        demo=False,
+        environment={"TMPDIR": str(tmp_path)},
+        graphiql="false",
+        workers="2",
+    )
     base = f"http://127.0.0.1:{port}"
     sent = 60
     try:
@@ -610,9 +615,11 @@ def test_several_workers_answer_the_sum_of_their_metrics() -> None:
         for _ in range(6):
             with httpx.Client(base_url=base, timeout=20) as http:
                 assert _ping_counts(http.get("/metrics").text) == (sent, 0)
+        [shared] = tmp_path.glob("redstring-metrics-*")
+        assert any(shared.glob("*.db"))  # the workers' values
     finally:
         process.stop()
-    assert set(shared.glob("redstring-metrics-*")) == before  # its directory is gone
+    assert not any(tmp_path.glob("redstring-metrics-*"))  # its directory is gone
 
 
 def test_shared_metrics_empties_an_operators_directory_or_makes_its_own(
