@@ -14,18 +14,20 @@ it. A bench records what it writes in a `Written`, used as `async with` (or call
 
 `drop_labels` removes whole labels instead (nodes, constraints, indexes), for a
 run whose labels carry the run's id. `schema_as_found` wraps a whole run: the
-constraints and indexes the run added, shared schema included, are dropped at its
-end where no node or relationship of theirs is left, so a server that had no
-redstring schema (a later user's vector index of another dimension, say) gets
-none from a bench. Deletes go `IN TRANSACTIONS` of
-`BATCH_ROWS` nodes, so a full-size run's cleanup stays within the server's
-transaction memory.
+shared schema (`SHARED_SCHEMA`) the run added is dropped at its end where no node
+or relationship of its labels is left, so a server that had no redstring schema (a
+later user's vector index of another dimension, say) gets none from a bench. Other
+schema is left to whoever made it: a bench's own labels (and their schema) carry
+the run's id, and another client may be making schema of its own meanwhile.
+Deletes go `IN TRANSACTIONS` of `BATCH_ROWS` nodes, so a full-size run's cleanup
+stays within the server's transaction memory.
 """
 
 from __future__ import annotations
 
 import inspect
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,6 +41,15 @@ from redstring.adapters.neo4j import Neo4jVectorStore, cypher
 BATCH_ROWS = 5000
 # The label of `Neo4jVectorStore`'s nodes unless it is given another: shared schema.
 DEFAULT_VECTOR_LABEL: str = inspect.signature(Neo4jVectorStore).parameters["label"].default
+# The constraints and indexes every user of redstring on a server shares: the graph
+# store's, and those of the default vector label.
+SHARED_SCHEMA = frozenset(
+    [
+        *(re.findall(r"(?:CONSTRAINT|INDEX) (\w+) IF NOT EXISTS", " ".join(cypher.GRAPH_SCHEMA))),
+        cypher.vector_index_name(DEFAULT_VECTOR_LABEL),
+        cypher.vector_constraint_name(DEFAULT_VECTOR_LABEL),
+    ]
+)
 
 
 @dataclass
@@ -129,9 +140,9 @@ async def _drop_schema(session: neo4j.AsyncSession, wanted: Callable[[str], bool
 @contextmanager
 def schema_as_found(when: bool = True) -> Iterator[None]:
     """Around a whole bench run against `NEO4J_URI` (nothing without it, or unless
-    `when`): the constraints and indexes that were not there before and whose labels or
-    relationship types hold nothing at the end are dropped, constraints first (they own
-    their indexes)."""
+    `when`): the shared constraints and indexes (`SHARED_SCHEMA`) that were not there
+    before and whose labels or relationship types hold nothing at the end are dropped,
+    constraints first (they own their indexes)."""
     uri = os.environ.get("NEO4J_URI")
     if not uri or not when:
         yield
@@ -142,7 +153,7 @@ def schema_as_found(when: bool = True) -> Iterator[None]:
         try:
             yield
         finally:
-            drop_unused_schema(driver, lambda name: name not in before)
+            drop_unused_schema(driver, lambda name: name in SHARED_SCHEMA - before)
 
 
 def drop_unused_schema(driver: neo4j.Driver, wanted: Callable[[str], bool]) -> None:

