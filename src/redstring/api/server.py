@@ -24,7 +24,8 @@ logger = logging.getLogger("redstring.api")
 # uvicorn's factory for worker processes; they read their settings from the environment.
 APP_FACTORY = "redstring.api.app:app_from_environment"
 # The status uvicorn exits with when the server did not start (the app's start failed,
-# or the socket could not be bound).
+# or the socket could not be bound); a worker's stops uvicorn's supervisor (0.50 and
+# later, pyproject's floor).
 UVICORN_START_FAILED = 3
 
 
