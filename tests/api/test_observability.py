@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import re
+import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -563,6 +564,53 @@ def test_a_json_server_logs_every_line_as_json_and_its_own_access_lines() -> Non
     [ping] = [p for p in access if p["request_id"] == "real-1"]
     assert (ping["operation"], ping["outcome"], ping["status"]) == ("Ping", "ok", 200)
     assert [p["status"] for p in access if p["path"] == "/nowhere"] == [404]
+
+
+@pytest.mark.parametrize(
+    ("settings", "environment", "status", "said"),
+    [
+        pytest.param(
+            {"workers": "0"},
+            {},
+            2,
+            "bad settings: workers (REDSTRING_WORKERS): Input should be greater than",
+            id="settings refused",
+        ),
+        pytest.param(
+            {},
+            {"PROMETHEUS_MULTIPROC_DIR": "/nonexistent/redstring-metrics"},
+            2,
+            "bad settings: PROMETHEUS_MULTIPROC_DIR must name a folder",
+            id="choice refused",
+        ),
+        pytest.param(
+            {}, {}, 1, "error: cannot listen on 127.0.0.1 port {port}: ", id="port in use"
+        ),
+    ],
+)
+def test_a_json_server_that_will_not_start_says_why_in_json(
+    settings: dict[str, str], environment: dict[str, str], status: int, said: str
+) -> None:
+    """What `serve` says before it sets up logging is a JSON record too."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        refused = "{port}" in said
+        process = redstring_server(
+            port if refused else free_loopback_port(),
+            demo=False,
+            environment=environment,
+            log_format="json",
+            **settings,
+        )
+        try:
+            assert process.wait(60) == status
+        finally:
+            process.stop()
+    [record] = _json_lines(process.output)
+    assert (record["level"], record["logger"]) == ("ERROR", "redstring.api")
+    assert record["message"].startswith(said.format(port=port))
 
 
 def _started_workers(process: Any, count: int, timeout: float = 60.0) -> None:

@@ -10,6 +10,7 @@ import dataclasses
 import errno
 import gc
 import importlib.metadata
+import logging
 import math
 import os
 import socket
@@ -50,9 +51,10 @@ from redstring.api.command_line import (
 from redstring.api.errors import one_line
 from redstring.api.key_commands import add_keys_command
 from redstring.api.load import CountedLines, load_jsonl
+from redstring.api.log_config import LogFormat, write_record
 from redstring.api.rekey_command import add_rekey_command
 from redstring.api.schema.build import schema_sdl
-from redstring.api.settings import Backend, Settings, for_long_command
+from redstring.api.settings import Backend, Settings, for_long_command, log_format_asked
 from redstring.api.startup import check_settings
 from redstring.composition.ingest import (
     DEFAULT_INGEST_BATCH_SIZE,
@@ -72,12 +74,16 @@ def _settings(**overrides: Any) -> Settings:
 def _serve(args: argparse.Namespace) -> int:
     from redstring.api.server import serve  # uvicorn is only needed here
 
-    settings = _settings(host=args.host, port=args.port, workers=args.workers, demo=args.demo)
+    try:
+        settings = _settings(host=args.host, port=args.port, workers=args.workers, demo=args.demo)
+    except ValidationError as exc:
+        _refuse_to_serve("bad settings", describe_settings_error(exc), log_format_asked())
+        return EXIT_USAGE
     try:
         check_settings(settings)
     except InvalidInputError as exc:
         # Refused here, in one line: in the app's start-up it would be a traceback.
-        error_console().print(f"[red]bad settings:[/red] {escape(str(exc))}", highlight=False)
+        _refuse_to_serve("bad settings", str(exc), settings.log_format)
         return EXIT_USAGE
     refused = _cannot_listen(settings.host, settings.port)
     if refused is not None:
@@ -88,14 +94,26 @@ def _serve(args: argparse.Namespace) -> int:
             if refused.errno == errno.EADDRINUSE
             else ""
         )
-        error_console().print(
-            f"[red]error:[/red] cannot listen on {escape(settings.host)} port {settings.port}: "
-            f"{escape(refused.strerror or str(refused))}{hint}",
-            highlight=False,
+        reason = (
+            f"cannot listen on {settings.host} port {settings.port}: "
+            f"{refused.strerror or refused}{hint}"
         )
+        _refuse_to_serve("error", reason, settings.log_format)
         return EXIT_FAILED
     # A start that failed was said in the log, in its format, by the app.
     return EXIT_OK if serve(settings) else EXIT_FAILED
+
+
+def _refuse_to_serve(label: str, reason: str, log_format: LogFormat) -> None:
+    """`label: reason` on stderr, said before `serve` sets up logging: the label in red,
+    or in `json` the message of an ERROR record of `redstring.api`, a JSON object as the
+    server's log lines are."""
+    if log_format == "json":
+        write_record(
+            logging.getLogger("redstring.api"), logging.ERROR, f"{label}: {reason}", "json"
+        )
+    else:
+        error_console().print(f"[red]{label}:[/red] {escape(reason)}", highlight=False)
 
 
 def _cannot_listen(host: str, port: int) -> OSError | None:

@@ -135,6 +135,17 @@ def log_handler(log_format: LogFormat) -> logging.Handler:
     return handler
 
 
+def write_record(logger: logging.Logger, level: int, message: str, log_format: LogFormat) -> None:
+    """`message` as one record of `logger` at `level`, written to stderr in `log_format`
+    whatever logging's configuration: for what a process says before it configures
+    logging (`serve`'s refusal to start)."""
+    handler = log_handler(log_format)
+    try:
+        handler.handle(logger.makeRecord(logger.name, level, "", 0, message, (), None))
+    finally:
+        handler.close()
+
+
 def configure_logging(level: str, log_format: LogFormat = "text") -> None:
     """Send log records at `level` and above to stderr in `log_format`, once per process.
 

@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from redstring.api.graphiql import AssetSource
 from redstring.api.limits import Limits
+from redstring.api.log_config import LogFormat
 from redstring.composition.embedding_choice import (
     DEFAULT_EMBEDDINGS,
     EmbeddingsKind,
@@ -79,7 +80,7 @@ class Settings(BaseSettings):
     blas_threads: int = Field(default=1, ge=0)
     gc_freeze: bool = True
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
-    log_format: Literal["text", "json"] = "text"
+    log_format: LogFormat = "text"
 
     demo: bool = False
     graphiql: bool = True
@@ -202,6 +203,23 @@ class Settings(BaseSettings):
             max_json_depth=self.max_json_depth,
             request_timeout=self.request_timeout,
         )
+
+
+class _LogFormatSetting(BaseSettings):
+    """`Settings.log_format` alone, read as `Settings` reads it."""
+
+    model_config = Settings.model_config
+    log_format: LogFormat = "text"
+
+
+def log_format_asked() -> LogFormat:
+    """The log format the environment asks for (`REDSTRING_LOG_FORMAT`), read alone, so
+    that what a command says of settings it refuses is in it; `text` when the variable
+    is unset or names no format."""
+    try:
+        return _LogFormatSetting().log_format
+    except ValidationError:
+        return "text"
 
 
 def for_long_command(settings: Settings) -> Settings:
