@@ -136,6 +136,10 @@ class LoggedProcess:
         self._reader.join(timeout=STOP_TIMEOUT)
         return status
 
+    def send_signal(self, signal_number: int) -> None:
+        """Send the process `signal_number` (SIGTERM, SIGINT), as a supervisor would."""
+        self._process.send_signal(signal_number)
+
     def stop(self) -> None:
         """Terminate (then kill) the process, and wait for it and its output."""
         if self._process.poll() is None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from tests.api.support import DEMO, README_QUERY
-from tests.processes import free_loopback_port, redstring_server
+from tests.processes import STOP_TIMEOUT, free_loopback_port, redstring_server
 
 
 @pytest.fixture
@@ -36,3 +37,23 @@ def test_served_over_real_http(server: str) -> None:
         graphiql = http.get("/graphql", headers={"accept": "text/html"})
         assert graphiql.status_code == 200
         assert "graphiql" in graphiql.text.lower()
+
+
+@pytest.mark.parametrize(
+    ("stop", "workers"),
+    [(signal.SIGTERM, "1"), (signal.SIGINT, "1"), (signal.SIGTERM, "2")],
+    ids=["sigterm", "sigint", "sigterm-2-workers"],
+)
+def test_serve_stopped_by_a_signal_exits_with_status_0(stop: signal.Signals, workers: str) -> None:
+    """docs/api.md: 0 once stopped by Ctrl-C or SIGTERM. uvicorn raises a signal again
+    once it has shut down for it: one worker ended by SIGTERM's default action (-15)."""
+    port = free_loopback_port()
+    process = redstring_server(port, demo=False, graphiql="false", workers=workers)
+    try:
+        process.wait_until_answering(f"http://127.0.0.1:{port}/readyz")
+        process.send_signal(stop)
+        status = process.wait(timeout=STOP_TIMEOUT)
+    finally:
+        process.stop()
+    assert status == 0, process.output
+    assert "Application shutdown complete" in process.output
