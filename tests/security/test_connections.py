@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import re
 import select
 import socket
 import threading
@@ -21,7 +23,7 @@ import uvicorn
 import websockets
 
 from redstring.api import connections
-from tests.processes import free_loopback_port, redstring_server
+from tests.processes import LoggedProcess, free_loopback_port, redstring_server
 
 HEAD_TIMEOUT = 0.5
 HANG_GUARD = 10.0  # seconds: only fails a test that would otherwise hang
@@ -113,32 +115,62 @@ def read_response(sock: socket.socket) -> bytes:
     return head + b"\r\n\r\n" + body
 
 
+def response_headers(head: bytes) -> dict[str, str]:
+    """A response head's headers by lower-case name (each name once)."""
+    lines = head.decode("latin-1").split("\r\n")[1:]
+    pairs = [line.split(":", 1) for line in lines]
+    return {name.strip().lower(): value.strip() for name, value in pairs}
+
+
 def request(body: bytes = b"ping") -> bytes:
     return b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
 
 
 def test_a_connection_that_sends_nothing_is_closed_without_an_answer(
-    served: tuple[str, int],
+    served: tuple[str, int], caplog: pytest.LogCaptureFixture
 ) -> None:
+    """No request came, so no access line: only the connection's."""
+    caplog.set_level(logging.INFO, logger="redstring.api")
     with socket.create_connection(served, timeout=HANG_GUARD) as sock:
         received, took = read_until_closed(sock)
     assert received == b""
     assert HEAD_TIMEOUT * 0.8 <= took < HEAD_TIMEOUT + 2
+    assert not [r for r in caplog.records if r.name == "redstring.api.access"]
+    assert [r for r in caplog.records if r.getMessage().startswith("closed a connection")]
 
 
 def test_an_unfinished_head_is_answered_408_with_the_error_body_then_closed(
-    served: tuple[str, int],
+    served: tuple[str, int], caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="redstring.api")
     with socket.create_connection(served, timeout=HANG_GUARD) as sock:
-        sock.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: not-yet-")
         received, took = read_until_closed(sock)
     head, _, body = received.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 408 ")
-    assert b"connection: close" in head.lower()
     error = json.loads(body)["errors"][0]
     assert error["extensions"]["code"] == "REQUEST_TIMEOUT"
     assert f"{HEAD_TIMEOUT:g} s" in error["message"]
     assert took < HEAD_TIMEOUT + 2
+    # What every response carries (docs/security.md), the server's `date` too.
+    headers = response_headers(head)
+    assert headers["connection"] == "close"
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["x-frame-options"] == "DENY"
+    assert headers["content-security-policy"] == "frame-ancestors 'none'"
+    assert headers["cache-control"] == "no-store"
+    assert "date" in headers
+    # A head cut short holds no id of the client's: the server makes one.
+    request_id = headers["x-request-id"]
+    assert re.fullmatch(r"[0-9a-f]{32}", request_id)
+    # One access line, as for every request.
+    [access] = [r for r in caplog.records if r.name == "redstring.api.access"]
+    assert access.getMessage() == "- - 408"
+    assert access.__dict__["request_id"] == request_id
+    assert access.__dict__["outcome"] == "REQUEST_TIMEOUT"
+    assert access.__dict__["error_codes"] == ["REQUEST_TIMEOUT"]
+    assert HEAD_TIMEOUT * 800 <= access.__dict__["duration_ms"] < (HEAD_TIMEOUT + 2) * 1000
+    assert [r for r in caplog.records if r.getMessage().startswith("closed a connection")]
 
 
 def test_a_head_sent_a_byte_at_a_time_is_cut_at_the_deadline_of_its_first_byte(
@@ -204,7 +236,7 @@ async def test_a_websocket_outlives_the_head_deadline(served: tuple[str, int]) -
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[tuple[str, int]]:
+def serving() -> Iterator[tuple[LoggedProcess, tuple[str, int]]]:
     port = free_loopback_port()
     process = redstring_server(
         port,
@@ -216,17 +248,35 @@ def server() -> Iterator[tuple[str, int]]:
     )
     try:
         process.wait_until_answering(f"http://127.0.0.1:{port}/readyz")
-        yield "127.0.0.1", port
+        yield process, ("127.0.0.1", port)
     finally:
         process.stop()
 
 
-def test_serve_closes_a_connection_whose_head_is_late(server: tuple[str, int]) -> None:
+@pytest.fixture
+def server(serving: tuple[LoggedProcess, tuple[str, int]]) -> tuple[str, int]:
+    return serving[1]
+
+
+def test_serve_closes_a_connection_whose_head_is_late(
+    serving: tuple[LoggedProcess, tuple[str, int]],
+) -> None:
+    process, server = serving
     with socket.create_connection(server, timeout=HANG_GUARD) as sock:
         sock.sendall(b"POST /graphql HTTP/1.1\r\n")
         received, took = read_until_closed(sock)
     assert received.startswith(b"HTTP/1.1 408 ")
     assert 0.8 <= took < 3
+    request_id = response_headers(received.partition(b"\r\n\r\n")[0])["x-request-id"]
+    give_up = time.monotonic() + HANG_GUARD
+    while process.output.count(request_id) < 2:
+        assert time.monotonic() < give_up, process.output
+        time.sleep(0.05)
+    # The access line, and the connection's line (with the client's address) by its id.
+    access, closed = [line for line in process.output.splitlines() if request_id in line]
+    assert access.startswith(f"INFO redstring.api.access: - - 408 request_id={request_id} ")
+    assert "outcome=REQUEST_TIMEOUT" in access
+    assert closed.startswith("INFO redstring.api: closed a connection from 127.0.0.1: ")
 
 
 def test_serve_keeps_an_idle_connection_for_its_keep_alive_timeout(

@@ -117,32 +117,39 @@ class AccessLog:
     def _finish(
         self, scope: Scope, record: RequestRecord, status: int, seconds: float, *, graphql: bool
     ) -> None:
-        outcome = outcome_of(status, record.error_codes)
+        path = loggable_path(scope["path"])
+        outcome = log_access(scope["method"], path, status, seconds, record)
         if graphql:
             self.metrics.request(record.operation, outcome, seconds)
-        path = loggable_path(scope["path"])
-        access_logger.info(
-            "%s %s %d",
-            scope["method"],
-            path,
-            status,
-            # A field without a value is left out (docs/security.md: "absent when none").
-            extra={
-                name: value
-                for name, value in {
-                    "method": scope["method"],
-                    "path": path,
-                    "status": status,
-                    "duration_ms": round(seconds * 1000, 3),
-                    "request_id": record.request_id,
-                    "operation": record.operation,
-                    "tenant": None if record.tenant is None else str(record.tenant),
-                    "caller": None
-                    if record.caller is None
-                    else _loggable(record.caller, MAX_LOGGED_CALLER),
-                    "outcome": outcome,
-                    "error_codes": list(record.error_codes),
-                }.items()
-                if value is not None
-            },
-        )
+
+
+def log_access(method: str, path: str, status: int, seconds: float, record: RequestRecord) -> str:
+    """Logs the access line of one request (`path` already `loggable_path`), and returns
+    its outcome (`outcome_of`)."""
+    outcome = outcome_of(status, record.error_codes)
+    access_logger.info(
+        "%s %s %d",
+        method,
+        path,
+        status,
+        # A field without a value is left out (docs/security.md: "absent when none").
+        extra={
+            name: value
+            for name, value in {
+                "method": method,
+                "path": path,
+                "status": status,
+                "duration_ms": round(seconds * 1000, 3),
+                "request_id": record.request_id,
+                "operation": record.operation,
+                "tenant": None if record.tenant is None else str(record.tenant),
+                "caller": None
+                if record.caller is None
+                else _loggable(record.caller, MAX_LOGGED_CALLER),
+                "outcome": outcome,
+                "error_codes": list(record.error_codes),
+            }.items()
+            if value is not None
+        },
+    )
+    return outcome

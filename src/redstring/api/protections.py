@@ -21,7 +21,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from redstring.api.errors import ErrorCode, RequestRefusedError
 from redstring.api.refusals import refusal_response
 
-_HEADERS = (
+# Also in the 408 a connection gets when its head is late (`connections.timeout_response`).
+SECURITY_HEADERS = (
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
     (b"content-security-policy", b"frame-ancestors 'none'"),
@@ -30,7 +31,7 @@ _HEADERS = (
 
 
 class SecurityHeaders:
-    """Adds `_HEADERS` to every HTTP response, each unless the response has it."""
+    """Adds `SECURITY_HEADERS` to every HTTP response, each unless the response has it."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -44,7 +45,9 @@ class SecurityHeaders:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", ()))
                 present = {name.lower() for name, _ in headers}
-                headers += [(name, value) for name, value in _HEADERS if name not in present]
+                headers += [
+                    (name, value) for name, value in SECURITY_HEADERS if name not in present
+                ]
                 message = {**message, "headers": headers}
             await send(message)
 
