@@ -37,6 +37,11 @@ def test_served_over_real_http(server: str) -> None:
         graphiql = http.get("/graphql", headers={"accept": "text/html"})
         assert graphiql.status_code == 200
         assert "graphiql" in graphiql.text.lower()
+        # HEAD is GET without its body, on /graphql as on every path that serves GET.
+        head = http.head("/graphql", headers={"accept": "text/html"})
+        assert head.status_code == 200
+        assert head.headers["content-type"] == graphiql.headers["content-type"]
+        assert head.headers["content-length"] == graphiql.headers["content-length"]
 
 
 @pytest.mark.parametrize(

@@ -665,15 +665,18 @@ async def test_health_readiness_and_the_graphiql_page_need_no_credentials(
         assert page.status_code == 200
         assert "graphiql" in page.text.lower()
         # A method /graphql never serves is refused as such, credentials or not.
-        for method in ("HEAD", "PUT", "DELETE", "PATCH"):
+        for method in ("PUT", "DELETE", "PATCH", "OPTIONS"):
             refused = await http.request(method, "/graphql")
             assert refused.status_code == 405, method
             assert "www-authenticate" not in refused.headers
-        # A query over GET is an operation: it needs credentials.
+        # A query over GET is an operation: it needs credentials, over HEAD too.
         _assert_unauthenticated(
             await http.get("/graphql", params={"query": "{ __typename }"}),
             "credentials required: send Authorization: Bearer <credential>",
         )
+        head = await http.head("/graphql", params={"query": "{ __typename }"})
+        assert head.status_code == 401
+        assert head.headers["www-authenticate"].startswith("Bearer")
 
 
 # --- `none`, and settings refused at start ----------------------------------------------------

@@ -350,15 +350,48 @@ async def test_a_mutation_over_get_is_405_with_allow(http: httpx.AsyncClient) ->
     assert query.json() == {"data": {"__typename": "Query"}}
 
 
-@pytest.mark.parametrize("method", ["PUT", "DELETE", "PATCH", "HEAD"])
+@pytest.mark.parametrize("method", ["PUT", "DELETE", "PATCH", "OPTIONS"])
 async def test_an_unknown_method_on_graphql_is_405_json(
     http: httpx.AsyncClient, method: str
 ) -> None:
     response = await http.request(method, "/graphql", json={"query": "{ __typename }"})
     assert response.status_code == 405
-    assert "POST" in response.headers["allow"]
-    if method != "HEAD":  # a HEAD response has no body
-        assert the_error(response)["extensions"]["code"] == "METHOD_NOT_ALLOWED"
+    assert response.headers["allow"] == "GET, HEAD, POST"
+    assert the_error(response)["extensions"]["code"] == "METHOD_NOT_ALLOWED"
+
+
+async def test_head_on_graphql_is_answered_as_get(http: httpx.AsyncClient) -> None:
+    """RFC 9110: HEAD is GET without its body (which the server leaves out); a mutation
+    is refused as over GET."""
+    query = await http.head("/graphql", params={"query": "{ __typename }"})
+    assert query.status_code == 200
+    assert query.headers["content-type"] == "application/json"
+    mutation = await http.head("/graphql", params={"query": DELETE})
+    assert mutation.status_code == 405
+    assert mutation.headers["allow"] == "POST"
+
+
+METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
+
+
+@pytest.mark.parametrize(
+    "path", ["/graphql", "/healthz", "/readyz", "/metrics", "/", "/favicon.ico"]
+)
+async def test_a_405_s_allow_lists_exactly_the_methods_its_path_serves(
+    http: httpx.AsyncClient, path: str
+) -> None:
+    """docs/api.md, "Errors": every method `Allow` names is served (answered otherwise
+    than 405), every other one is refused with the same `Allow`, in one order."""
+    allow = (await http.put(path)).headers["allow"]
+    allowed = allow.split(", ")
+    assert allowed == sorted(allowed)
+    for method in METHODS:
+        response = await http.request(method, path)
+        if method in allowed:
+            assert response.status_code != 405, (method, path)
+        else:
+            assert response.status_code == 405, (method, path)
+            assert response.headers["allow"] == allow, (method, path)
 
 
 async def test_the_rest_of_the_app_answers_with_codes(http: httpx.AsyncClient) -> None:

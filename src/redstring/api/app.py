@@ -30,7 +30,7 @@ from redstring.api.landing import landing_routes
 from redstring.api.log_config import configure_logging
 from redstring.api.metrics import Metrics
 from redstring.api.protections import LoopbackHostsOnly, SecurityHeaders, is_loopback_name
-from redstring.api.refusals import EXCEPTION_HANDLERS, refusal_response
+from redstring.api.refusals import EXCEPTION_HANDLERS, GRAPHQL_METHODS, refusal_response
 from redstring.api.request_record import REQUEST_ID_HEADER
 from redstring.api.schema.build import build_schema
 from redstring.api.settings import AuthMode, Settings
@@ -209,7 +209,7 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
         authenticator=authenticator,
     )
     routes = [
-        Route("/graphql", graphql, methods=["GET", "POST"]),
+        Route("/graphql", graphql, methods=list(GRAPHQL_METHODS)),
         Route("/healthz", healthz_endpoint(settings.auth.value), methods=["GET"]),
         Route("/readyz", readiness.respond, methods=["GET"]),
         Route("/metrics", metrics.endpoint, methods=["GET"]),

@@ -36,7 +36,8 @@ logger = logging.getLogger("redstring.api")
 
 
 class GraphQLEndpoint(GraphQL[RequestContext, None]):
-    """Serves `POST /graphql` (operations) and `GET /graphql` (GraphiQL).
+    """Serves `POST /graphql` and `GET /graphql` (operations; GraphiQL for a browser),
+    and `HEAD /graphql` as GET.
 
     `services` is a callable because the app opens its services in its
     lifespan, after this endpoint exists. `graphiql` is the page a browser
@@ -61,12 +62,15 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Strawberry's view within the request's deadline, its body counted as it
-        arrives; every failure answered as a GraphQL error body."""
+        arrives; every failure answered as a GraphQL error body. HEAD is answered as
+        GET (RFC 9110), which Strawberry serves and HEAD it refuses; the server sends
+        a HEAD response's head alone."""
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)
             return
         limit = self._limits.max_body_bytes
-        request = Request(scope=scope, receive=request_body.BodyLimit(receive, limit))
+        served = {**scope, "method": "GET"} if scope["method"] == "HEAD" else scope
+        request = Request(scope=served, receive=request_body.BodyLimit(receive, limit))
         response = await self._answer(request)
         await response(scope, receive, send)
 

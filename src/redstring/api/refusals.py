@@ -9,6 +9,7 @@ status and `extensions.code` (docs/security.md, "One error contract").
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 
 from cross_web import HTTPException as ViewHTTPException
 from starlette.exceptions import HTTPException as RoutingHTTPException
@@ -28,7 +29,14 @@ from redstring.api.request_record import note_error_codes
 
 logger = logging.getLogger("redstring.api")
 
-GRAPHQL_METHODS = "GET, POST"
+# What `/graphql` serves: HEAD as GET without its body (`GraphQLEndpoint`).
+GRAPHQL_METHODS = ("GET", "HEAD", "POST")
+
+
+def allow_header(methods: Iterable[str]) -> str:
+    """An `Allow` value: `methods` in one order, whoever lists them (Starlette's route
+    keeps a set)."""
+    return ", ".join(sorted(set(methods)))
 
 
 def refusal_response(refused: RequestRefusedError) -> JSONBody:
@@ -55,7 +63,7 @@ def view_refusal(exc: ViewHTTPException, method: str) -> RequestRefusedError:
         return RequestRefusedError(
             405, ErrorCode.METHOD_NOT_ALLOWED, exc.reason, headers={"Allow": "POST"}
         )
-    headers = {"Allow": GRAPHQL_METHODS} if exc.status_code == 405 else None
+    headers = {"Allow": allow_header(GRAPHQL_METHODS)} if exc.status_code == 405 else None
     return RequestRefusedError(
         exc.status_code, code_for_status(exc.status_code), exc.reason, headers=headers
     )
@@ -65,8 +73,11 @@ async def _routing_refusal(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RoutingHTTPException)
     if exc.status_code in {204, 304}:  # no body allowed
         return Response(status_code=exc.status_code, headers=exc.headers)
+    headers = dict(exc.headers or {})
+    if "Allow" in headers:  # a 405: the methods the path serves
+        headers["Allow"] = allow_header(headers["Allow"].split(", "))
     refused = RequestRefusedError(
-        exc.status_code, code_for_status(exc.status_code), exc.detail, headers=exc.headers
+        exc.status_code, code_for_status(exc.status_code), exc.detail, headers=headers
     )
     return refusal_response(refused)
 
