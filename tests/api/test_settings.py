@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import socket
 import sys
 import uuid
@@ -341,3 +342,29 @@ def test_no_authentication_is_the_default_on_a_loopback_address(host: str) -> No
 
 def test_no_authentication_said_outright_is_taken_on_any_address() -> None:
     check_settings(Settings(host="0.0.0.0", auth=AuthMode.NONE))
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "default"),
+    [
+        ("serve", "--host", "REDSTRING_HOST, else 127.0.0.1"),
+        ("serve", "--port", "REDSTRING_PORT, else 8000"),
+        ("serve", "--workers", "REDSTRING_WORKERS, else 1"),
+        ("serve", "--demo", "REDSTRING_DEMO, else off"),
+        ("schema", "--federation", "REDSTRING_FEDERATION, else off"),
+    ],
+)
+def test_an_options_help_names_the_setting_it_falls_back_to(
+    command: str,
+    option: str,
+    default: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A setting applies when its option is left out: a bare `(default 8000)` is
+    wrong wherever `REDSTRING_PORT` is set."""
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help"])
+    assert exited.value.code == 0
+    entries = re.split(r"\n(?=  -)", capsys.readouterr().out)  # an option's lines each
+    [entry] = [entry for entry in entries if entry.lstrip().startswith(option)]
+    assert " ".join(entry.split()).endswith(f"(default: {default})")

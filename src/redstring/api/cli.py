@@ -471,6 +471,15 @@ class _LoadRun:
         return status
 
 
+def _falls_back(setting: str) -> str:
+    """What an option left out takes, for its help: `(default: REDSTRING_PORT, else
+    8000)`, the setting's variable, else the setting's default."""
+    variable = f"{Settings.model_config.get('env_prefix', '')}{setting.upper()}"
+    default = Settings.model_fields[setting].default
+    shown = ("on" if default else "off") if isinstance(default, bool) else default
+    return f"(default: {variable}, else {shown})"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; every option left out falls back to `REDSTRING_*` settings."""
     parser = argparse.ArgumentParser(
@@ -480,14 +489,14 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="serve the GraphQL API")
-    serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="port to listen on (default 8000)")
-    serve.add_argument("--workers", type=int, help="worker processes (default 1)")
+    serve.add_argument("--host", help=f"address to listen on {_falls_back('host')}")
+    serve.add_argument("--port", type=int, help=f"port to listen on {_falls_back('port')}")
+    serve.add_argument("--workers", type=int, help=f"worker processes {_falls_back('workers')}")
     serve.add_argument(
         "--demo",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="load the demo dataset into the stores at start-up",
+        help=f"load the demo dataset into the stores at start-up {_falls_back('demo')}",
     )
     serve.set_defaults(run=_serve)
 
@@ -514,7 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--federation",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="print the Federation 2 subgraph schema (default: REDSTRING_FEDERATION, off)",
+        help=f"print the Federation 2 subgraph schema {_falls_back('federation')}",
     )
     schema.set_defaults(run=_schema)
 
