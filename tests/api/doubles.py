@@ -60,5 +60,8 @@ class FailingGraphStore:
     ) -> list[Entity]:
         raise self.make_error()
 
+    async def entity_types(self, tenant_id: TenantId) -> dict[str, int]:
+        raise self.make_error()
+
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
         raise self.make_error()

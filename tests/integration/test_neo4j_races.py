@@ -305,6 +305,12 @@ async def test_reads_racing_deletes_and_upserts_skip_what_was_deleted(
             assert tenant in await graph.tenants()  # the hub is never deleted
             return []
 
+        async def types() -> list[object]:
+            counted = await graph.entity_types(tenant)
+            assert set(counted) == {"org"}  # the hub's type
+            assert 1 <= counted["org"] <= len(known)
+            return []
+
         readers: dict[str, tuple[Callable[[], Awaitable[object]], int]] = {
             "get_entities": (lambda: graph.get_entities(ids, tenant), 80),
             "entity_page": (lambda: graph.entity_page(tenant, limit=100), 80),
@@ -316,6 +322,7 @@ async def test_reads_racing_deletes_and_upserts_skip_what_was_deleted(
             "lexical": (lambda: retrieved(RetrievalMode.LEXICAL), 80),
             "semantic": (lambda: retrieved(RetrievalMode.SEMANTIC), 80),
             "tenants": (tenants, 10),
+            "entity_types": (types, 40),
         }
         churners = [asyncio.ensure_future(c()) for c in (churn, churn_nodes, churn_nodes)]
         try:

@@ -69,6 +69,8 @@ async def test_read_statements_answer_in_one_record(driver: neo4j.AsyncDriver) -
     }
 
     assert await _records(driver, cypher.GET_ENTITIES, ids=ids, tenant_id=str(tenant)) == 1
+    for listed in (tenant, new_tenant()):  # three entities of one type, or none
+        assert await _records(driver, cypher.ENTITY_TYPES, tenant_id=str(listed)) == 1
     keys = ["w:acme", "p:acme", "w:apex"]
     for types in (None, ["org"], ["nothing"]):
         found = await _records(
@@ -98,6 +100,32 @@ async def test_read_statements_answer_in_one_record(driver: neo4j.AsyncDriver) -
             statement = cypher.find_candidates(COMPLIANCE_LABEL, nearest, lexical)
             types = ["org"] if nearest == "typed" else None
             assert await _records(driver, statement, **search, **lookup, types=types) == 1
+
+
+def _operators(plan: Any) -> list[tuple[str, int]]:
+    """Each operator of a PROFILEd plan with the rows it produced, depth first."""
+    children = plan.get("children", [])
+    return [(plan["operatorType"], plan["rows"]), *(o for c in children for o in _operators(c))]
+
+
+async def test_listing_types_seeks_the_tenant_in_its_identity_index(
+    driver: neo4j.AsyncDriver,
+) -> None:
+    """A scan of the tenant alone: the seek yields its entities and no label is scanned
+    (without `id IS NOT NULL` the planner scans every tenant's `:Entity` nodes)."""
+    graph = Neo4jGraphStore(driver)
+    await graph.ensure_schema()
+    tenant, other = new_tenant(), new_tenant()
+    await graph.upsert_entities([make_entity(tenant, f"Listed {i}", "org") for i in range(3)])
+    await graph.upsert_entities([make_entity(other, f"Other {i}", "org") for i in range(20)])
+    async with driver.session() as session:
+        result = await session.run("PROFILE " + cypher.ENTITY_TYPES, tenant_id=str(tenant))
+        [record] = [r async for r in result]
+        operators = _operators((await result.consume()).profile)
+    assert record["types"] == [["org", 3]]
+    seeks = [rows for operator, rows in operators if operator.startswith("NodeUniqueIndexSeek")]
+    assert seeks == [3], operators
+    assert not [operator for operator, _ in operators if "Scan" in operator], operators
 
 
 @pytest.mark.parametrize("mode", list(RetrievalMode))

@@ -47,6 +47,7 @@ RETRIEVE = """query ($t: ID!, $q: String!) {
   retrieve(query: $q, tenantId: $t, k: 5) { matches { entity { id name } } }
 }"""
 ENTITY = "query ($t: ID!, $id: ID!) { entity(tenantId: $t, id: $id) { id name } }"
+ENTITY_TYPES = "query ($t: ID!) { entityTypes(tenantId: $t) { entityType count } }"
 UPSERT = """mutation ($t: ID!, $name: String!) {
   upsertEntities(tenantId: $t, entities: [{name: $name, entityType: "company"}]) { count ids }
 }"""
@@ -402,10 +403,11 @@ async def a_writer(
     [
         (RETRIEVE, {"t": B, "q": B_NAME}),
         (ENTITY, {"t": B, "id": "B_ID"}),
+        (ENTITY_TYPES, {"t": B}),
         (UPSERT, {"t": B, "name": "Intruder"}),
         (DELETE, {"t": B, "ids": ["B_ID"]}),
     ],
-    ids=["retrieve", "entity", "upsert", "delete"],
+    ids=["retrieve", "entity", "entity-types", "upsert", "delete"],
 )
 async def test_tenant_a_asking_for_b_is_forbidden_and_sees_nothing_of_b(
     a_writer: tuple[httpx.AsyncClient, str],
@@ -418,6 +420,7 @@ async def test_tenant_a_asking_for_b_is_forbidden_and_sees_nothing_of_b(
     filled = {k: [seeded.b_id] if v == ["B_ID"] else v for k, v in filled.items()}
     response = await _post(http, query, credential, **filled)
     _assert_forbidden_without_b(response, seeded)
+    assert not any((response.json()["data"] or {}).values())  # nor B's types and counts
     await _b_is_intact(seeded)
 
 
@@ -506,6 +509,25 @@ async def test_a_read_role_mutating_its_own_tenant_is_forbidden_and_writes_nothi
         id=seeded.a_id,
     )
     assert relationships.json()["data"]["entity"]["relationships"] == []
+
+
+async def test_a_reader_lists_the_types_of_its_tenant_alone(
+    a_reader: tuple[httpx.AsyncClient, str], seeded: Seeded
+) -> None:
+    """A and B each hold one `company`: A's reader counts one, and B's is refused in
+    the same request, as `retrieve` is."""
+    http, credential = a_reader
+    query = """query ($a: ID!, $b: ID!) {
+      mine: entityTypes(tenantId: $a) { entityType count }
+      theirs: entityTypes(tenantId: $b) { entityType count }
+    }"""
+    body = (await _post(http, query, credential, a=A, b=B)).json()
+    assert body["data"] is None  # a non-null field failed: the whole data is null
+    assert [(e["extensions"]["code"], e["path"]) for e in body["errors"]] == [
+        ("FORBIDDEN", ["theirs"])
+    ]
+    mine = (await _post(http, ENTITY_TYPES, credential, t=A)).json()
+    assert mine == {"data": {"entityTypes": [{"entityType": "company", "count": 1}]}}
 
 
 async def test_a_write_role_writes_and_deletes_in_its_own_tenant(

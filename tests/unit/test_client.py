@@ -256,6 +256,7 @@ async def test_a_closed_client_refuses_every_call_and_its_observed_copy_too() ->
         "relationships": lambda client: client.relationships([acme.id], tenant),
         "delete": lambda client: client.delete([acme.id], tenant),
         "tenants": lambda client: client.tenants(),
+        "entity_types": lambda client: client.entity_types(tenant),
         "rekey": lambda client: client.rekey(tenant),
         "check_ready": lambda client: client.check_ready(),
         "warm_up": lambda client: client.warm_up(),

@@ -169,7 +169,8 @@ async def test_warm_up_runs_every_read_a_request_makes_without_embedding() -> No
         embeddings=HashingEmbeddingProvider(DIM), vectors=InMemoryVectorStore(DIM), graph=counting
     ).observed(observer)
     await services.warm_up()
-    assert {"get_entities", "find_lexical_candidates", "relationships_of"} <= set(counting.calls)
+    reads = {"get_entities", "find_lexical_candidates", "relationships_of", "entity_types"}
+    assert reads <= set(counting.calls)
     assert ("graph", "relationships_with_ends", False) not in observer.store_calls
     assert ("vector", "search", False) in observer.store_calls
     assert observer.embeddings == []
@@ -215,6 +216,33 @@ async def test_a_wrapper_reads_ends_exactly_when_its_store_does(wrap: str) -> No
         assert store.calls == {"relationships_with_ends": 1}
     else:
         assert observer.store_calls == [("graph", "relationships_with_ends", False)]
+
+
+@pytest.mark.parametrize("ends", [True, False], ids=["with-ends", "without-ends"])
+async def test_entity_types_go_through_the_client_and_every_wrapper(ends: bool) -> None:
+    """`Redstring.entity_types` reads the graph store's, through the observed and the
+    counting wrappers (of either class) that pass it on, reported and counted."""
+    memory = InMemoryGraphStore()
+    counting = counting_graph_store(memory) if ends else CountingGraphStore(memory)
+    assert isinstance(counting, EndReads) is ends
+    base = Redstring(
+        embeddings=HashingEmbeddingProvider(DIM), vectors=InMemoryVectorStore(DIM), graph=counting
+    )
+    tenant, other = new_tenant(), new_tenant()
+    await base.upsert(
+        [
+            make_entity(tenant, "Acme Corp", "company"),
+            make_entity(tenant, "Ada Moreau", "person"),
+            make_entity(tenant, "Globex", "company"),
+            make_entity(other, "Hidden", "secret"),
+        ]
+    )
+    observer = RecordingObserver()
+    services = base.observed(observer)
+    assert isinstance(services.graph, EndReads) is ends
+    assert await services.entity_types(str(tenant)) == {"company": 2, "person": 1}
+    assert observer.store_calls == [("graph", "entity_types", False)]
+    assert counting.calls["entity_types"] == 1
 
 
 async def test_observed_services_read_ends_through_their_observed_store() -> None:

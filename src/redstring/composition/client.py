@@ -433,6 +433,13 @@ class Redstring:
         await self.start()
         return await self.graph.tenants()
 
+    async def entity_types(self, tenant_id: uuid.UUID | str) -> dict[str, int]:
+        """Each entity type of the tenant mapped to how many of its entities are of it,
+        ordered by type (`GraphStore.entity_types`): what a search box offers as type
+        filters. Over Neo4j a scan of the tenant's entities."""
+        await self.start()
+        return await self.graph.entity_types(tenant_id_of(tenant_id))
+
     async def rekey(
         self,
         tenant_id: uuid.UUID | str,
@@ -519,8 +526,8 @@ class Redstring:
         return [start for start in starts if start is not None]
 
     async def warm_up(self) -> None:
-        """Run the readiness check and each read a retrieve or a traversal makes, once, in
-        a random empty tenant, without embedding anything.
+        """Run the readiness check, each read a retrieve or a traversal makes and the list
+        of entity types, once, in a random empty tenant, without embedding anything.
 
         A database plans a statement the first time it runs it: warmed up, neither the
         first readiness check (whose deadline is short) nor the first request pays for it.
@@ -554,6 +561,7 @@ class Redstring:
                 await self.graph.relationships_with_ends(
                     nowhere, tenant, direction=direction, limit_per_entity=1
                 )
+        await self.graph.entity_types(tenant)
         self._warm_starts.update(starts)
 
     def _probe_vector(self) -> list[float]:

@@ -131,6 +131,13 @@ class GraphStore(GraphReader, Protocol):
         Ids are read as every read reads them."""
         ...
 
+    async def entity_types(self, tenant_id: TenantId) -> dict[str, int]:
+        """Each entity type of the tenant mapped to how many of its entities are of it,
+        ordered by type (`in_type_order`); `{}` for a tenant without entities. Types are
+        told apart as type filters tell them (`Company` and `company` are two). The
+        tenant is read as every read reads it."""
+        ...
+
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
         """For each of `entities`, as a read of this store returned it, whose keys are
         stale (`Entity.rekeyed` is not None), store the normalised name and blocking

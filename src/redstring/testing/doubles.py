@@ -85,6 +85,10 @@ class CountingGraphStore:
         self.calls["entity_page"] += 1
         return await self.inner.entity_page(tenant_id, after=after, limit=limit)
 
+    async def entity_types(self, tenant_id: TenantId) -> dict[str, int]:
+        self.calls["entity_types"] += 1
+        return await self.inner.entity_types(tenant_id)
+
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
         self.calls["rewrite_keys"] += 1
         return await self.inner.rewrite_keys(entities)

@@ -421,6 +421,67 @@ class GraphStoreCompliance:
         assert never not in held
         assert held == sorted(held, key=id_order_key)
 
+    async def test_entity_types_count_one_tenants_entities_by_exact_type_in_code_point_order(
+        self, graph_store: GraphStore
+    ) -> None:
+        """Types differing in case are two, as type filters tell them apart; the order is
+        Python's, by code point, not the order of writing nor that of UTF-16 code units
+        (which puts U+1D49C, a script capital A, before U+FF5A, a fullwidth z); another
+        tenant's entities, the same ids among them, are not counted."""
+        tenant, other = new_tenant(), new_tenant()
+        wide_z, script_a = "\uff5a", "\U0001d49c"
+        mine = [
+            make_entity(tenant, "Ada", "person"),
+            make_entity(tenant, "Grace", "person"),
+            make_entity(tenant, "Acme Corp", "company"),
+            make_entity(tenant, "Globex", "Company"),
+            make_entity(tenant, "Zeta", wide_z),
+            make_entity(tenant, "Alpha", script_a),
+            make_entity(tenant, "Émile", "été"),
+        ]
+        theirs = [
+            make_entity(other, "Ada", "person", entity_id=mine[0].id),
+            make_entity(other, "Hidden", "secret"),
+            make_entity(other, "Zeta", wide_z),
+        ]
+        await graph_store.upsert_entities([*mine, *theirs])
+        await graph_store.upsert_relationships([make_relationship(mine[0], mine[2], "WORKS_AT")])
+        counted = await graph_store.entity_types(tenant)
+        order = ["Company", "company", "person", "été", wide_z, script_a]
+        assert counted == {
+            "Company": 1,
+            "company": 1,
+            "person": 2,
+            "été": 1,
+            wide_z: 1,
+            script_a: 1,
+        }
+        assert list(counted) == order
+        assert await graph_store.entity_types(other) == {"person": 1, "secret": 1, wide_z: 1}
+        assert await graph_store.entity_types(str(tenant)) == counted  # type: ignore[arg-type]
+        assert await graph_store.entity_types(new_tenant()) == {}
+
+    async def test_entity_types_follow_every_write(self, graph_store: GraphStore) -> None:
+        """An upsert that changes an entity's type moves it to the new type, one that
+        does not counts it once, a delete takes it away, and a type left with no entity
+        is not listed; the same id in another tenant keeps its own."""
+        tenant, other = new_tenant(), new_tenant()
+        shared = EntityId(uuid.uuid4())
+        moving = make_entity(tenant, "Mercury", "planet", entity_id=shared)
+        staying = make_entity(tenant, "Venus", "planet")
+        twin = make_entity(other, "Mercury", "planet", entity_id=shared)
+        await graph_store.upsert_entities([moving, staying, twin])
+        await graph_store.upsert_entities([moving, staying])  # again: no change
+        assert await graph_store.entity_types(tenant) == {"planet": 2}
+        moved = make_entity(tenant, "Mercury", "element", entity_id=shared)
+        await graph_store.upsert_entities([moved])
+        assert await graph_store.entity_types(tenant) == {"element": 1, "planet": 1}
+        await graph_store.delete_entities([staying.id], tenant)
+        assert await graph_store.entity_types(tenant) == {"element": 1}
+        await graph_store.delete_entities([shared, shared], tenant)
+        assert await graph_store.entity_types(tenant) == {}
+        assert await graph_store.entity_types(other) == {"planet": 1}
+
     async def test_rewrite_keys_derives_stale_keys_again_in_place(
         self, graph_store: GraphStore
     ) -> None:
@@ -456,6 +517,7 @@ class GraphStoreCompliance:
             current.properties,
         )
         assert same_acme == acme
+        assert await graph_store.entity_types(tenant) == {"org": 1, "thing": 1}
         assert await _ids(graph_store, "w:odz", "w:rsted", tenant=tenant) == []
         for key in lookup_keys(current.blocking_keys):
             assert stale.id in await _ids(graph_store, key, tenant=tenant), key
@@ -733,6 +795,7 @@ class GraphStoreCompliance:
             ("tenant_id", lambda t: graph_store.relationships_of([entity.id], t)),
             ("tenant_id", lambda t: graph_store.delete_entities([entity.id], t)),
             ("tenant_id", lambda t: graph_store.entity_page(t, limit=1)),
+            ("tenant_id", lambda t: graph_store.entity_types(t)),
             ("ids[1]", lambda i: graph_store.get_entities([entity.id, i], tenant)),
             ("entity_ids[0]", lambda i: graph_store.relationships_of([i], tenant)),
             ("ids[0]", lambda i: graph_store.delete_entities([i], tenant)),

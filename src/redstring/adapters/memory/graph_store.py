@@ -11,6 +11,7 @@ from sortedcontainers import SortedList
 
 from redstring.domain.arguments import items_of, page_size_of
 from redstring.domain.entity import Entity
+from redstring.domain.entity_types import in_type_order
 from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import (
     EntityId,
@@ -35,6 +36,9 @@ class _Tenant:
     blocks: dict[str, dict[EntityId, Entity]] = field(default_factory=dict)
     # entity id -> ids of relationships touching it
     incident: dict[EntityId, dict[RelationshipId, None]] = field(default_factory=dict)
+    # entity type -> how many entities are of it (kept current by every write, so that
+    # listing the types reads no entity); a type none is of is not a key
+    type_counts: dict[str, int] = field(default_factory=dict)
     # blocking key -> its entities in `id_order_key` order, built when a capped read needs it
     sorted_blocks: dict[str, list[Entity]] = field(default_factory=dict)
     # the keys with a block, sorted, for prefix seeks: a key whose block empties leaves at
@@ -43,6 +47,13 @@ class _Tenant:
     # seek re-sort the tenant's keys
     sorted_keys: SortedList = field(default_factory=SortedList)
     new_keys: list[str] = field(default_factory=list)
+
+    def count_type(self, entity_type: str, change: int) -> None:
+        count = self.type_counts.get(entity_type, 0) + change
+        if count:
+            self.type_counts[entity_type] = count
+        else:
+            del self.type_counts[entity_type]
 
     def index_entity(self, entity: Entity) -> None:
         for key in entity.blocking_keys:
@@ -152,8 +163,10 @@ class InMemoryGraphStore:
             previous = tenant.entities.get(entity.id)
             if previous is not None:
                 tenant.unindex_entity(previous)
+                tenant.count_type(previous.entity_type, -1)
             tenant.entities[entity.id] = entity
             tenant.index_entity(entity)
+            tenant.count_type(entity.entity_type, 1)
 
     async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
         relationships = items_of(relationships, Relationship, "relationships")
@@ -278,6 +291,7 @@ class InMemoryGraphStore:
                 continue
             deleted += 1
             tenant.unindex_entity(entity)
+            tenant.count_type(entity.entity_type, -1)
             for rel_id in list(tenant.incident.pop(entity_id, {})):
                 rel = tenant.relationships.pop(rel_id, None)
                 if rel is not None:
@@ -300,6 +314,10 @@ class InMemoryGraphStore:
         later = entities if start is None else (e for e in entities if e.id.int > start)
         return heapq.nsmallest(limit, later, key=lambda entity: entity.id.int)
 
+    async def entity_types(self, tenant_id: TenantId) -> dict[str, int]:
+        tenant = self._tenants.get(tenant_id_of(tenant_id))
+        return {} if tenant is None else in_type_order(tenant.type_counts.items())
+
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
         entities = items_of(entities, Entity, "entities")
         rewritten = 0
@@ -311,6 +329,7 @@ class InMemoryGraphStore:
             fresh = stored.rekeyed()
             if fresh is None:
                 continue
+            # Of the type it was (`_derivation`): the type counts stand.
             tenant.unindex_entity(stored)
             tenant.entities[read.id] = fresh
             tenant.index_entity(fresh)

@@ -32,6 +32,7 @@ from redstring.adapters.neo4j.records import (
 from redstring.adapters.neo4j.vector_store import Neo4jVectorStore
 from redstring.domain.arguments import items_of, page_size_of
 from redstring.domain.entity import Entity
+from redstring.domain.entity_types import in_type_order
 from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import (
     EntityId,
@@ -189,6 +190,12 @@ class Neo4jGraphStore(OwnedConnection):
             cypher.ENTITY_PAGE, {"tenant_id": id_text(tenant_id), "after": start, "limit": limit}
         )
         return [entity_from(e) for record in records for e in whole_entities(record["entities"])]
+
+    async def entity_types(self, tenant_id: TenantId) -> dict[str, int]:
+        """One statement, one record; a scan of the tenant's entities (`cypher.ENTITY_TYPES`)."""
+        tenant_id = tenant_id_of(tenant_id)
+        [record] = await self._db.query(cypher.ENTITY_TYPES, {"tenant_id": id_text(tenant_id)})
+        return in_type_order((entity_type, count) for entity_type, count in record["types"])
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
         """Batches of `settings.batch_size` entities, each one transaction."""

@@ -1,4 +1,5 @@
-"""The `Query` resolvers: `retrieve` runs the `Retriever`, `entity` reads one entity."""
+"""The `Query` resolvers: `retrieve` runs the `Retriever`, `entity` reads one entity,
+`entity_types` lists a tenant's types."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from redstring.api.authorization import authorized_tenant
 from redstring.api.context import RequestContext
 from redstring.api.loaders import EntityKey
 from redstring.api.schema.enums import RetrievalMode
-from redstring.api.schema.types import Entity, RetrievalResult
+from redstring.api.schema.types import Entity, EntityTypeCount, RetrievalResult
 
 
 async def retrieve(
@@ -42,3 +43,13 @@ async def entity(
     found = await context.loaders.entities.load(EntityKey(tenant, entity_id_arg(id)))
     await context.loop_share.turn()
     return None if found is None else Entity.from_domain(found)
+
+
+async def entity_types(
+    info: strawberry.Info[RequestContext, None], tenant_id: strawberry.ID
+) -> list[EntityTypeCount]:
+    context = info.context
+    tenant = authorized_tenant(context, tenant_id)
+    counts = await context.client.entity_types(tenant)
+    await context.loop_share.turn()
+    return [EntityTypeCount(entity_type=t, count=n) for t, n in counts.items()]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import strawberry
 
 from redstring.api.resolvers import retrieval
-from redstring.api.schema.types import Entity, RetrievalResult
+from redstring.api.schema.types import Entity, EntityTypeCount, RetrievalResult
 
 
 @strawberry.type
@@ -20,4 +20,12 @@ class Query:
     entity: Entity | None = strawberry.field(
         resolver=retrieval.entity,
         description="The entity with this id in this tenant, or null.",
+    )
+    entity_types: list[EntityTypeCount] = strawberry.field(
+        resolver=retrieval.entity_types,
+        description=(
+            "Each entity type of the tenant with how many of its entities are of it, "
+            "ordered by type (by code point); empty for a tenant without entities. A scan "
+            "of the tenant's entities on Neo4j, costed as such."
+        ),
     )

@@ -1,4 +1,5 @@
-"""The schema's output types: `Entity`, `Relationship`, `ScoredEntity`, `RetrievalResult`.
+"""The schema's output types: `Entity`, `Relationship`, `ScoredEntity`, `RetrievalResult`,
+`EntityTypeCount`.
 
 Each wraps the frozen domain object it shows (a `Private` field) and is made
 by `from_domain`. Edges resolve through the request's DataLoaders, so a query
@@ -243,3 +244,14 @@ class RetrievalResult:
             query=result.query,
             matches=[ScoredEntity.from_domain(m) for m in result.matches],
         )
+
+
+@strawberry.type(description="An entity type of a tenant and how many of its entities are of it.")
+class EntityTypeCount:
+    entity_type: str = strawberry.field(
+        description=(
+            "The type as its entities hold it, which `retrieve`'s `entityTypes` takes as it "
+            "is (types differing in case are two)."
+        )
+    )
+    count: int = strawberry.field(description="How many of the tenant's entities are of this type.")
