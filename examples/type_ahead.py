@@ -16,13 +16,16 @@ import httpx
 DEMO_TENANT = "00000000-0000-4000-8000-000000000001"
 QUERY = """
 query TypeAhead($q: String!, $tenant: ID!) {
-  retrieve(query: $q, tenantId: $tenant, k: 1) { matches { entity { name entityType } } }
+  retrieve(query: $q, tenantId: $tenant, k: 1) {
+    matches { matchedText matchedField entity { name entityType } }
+  }
 }
 """
 
 
 def first_match(client: httpx.Client, typed: str, tenant: str = DEMO_TENANT) -> str:
-    """The name and type of the best match for `typed`, or `-` when there is none."""
+    """The name and type of the best match for `typed`, and the other text of it the
+    query matched when not its name (an alias, a property value); `-` when none."""
     response = client.post(
         "/graphql", json={"query": QUERY, "variables": {"q": typed, "tenant": tenant}}
     )
@@ -34,7 +37,10 @@ def first_match(client: httpx.Client, typed: str, tenant: str = DEMO_TENANT) -> 
     if not matches:
         return "-"
     entity = matches[0]["entity"]
-    return f"{entity['name']} ({entity['entityType']})"
+    shown = f"{entity['name']} ({entity['entityType']})"
+    if matches[0]["matchedField"] not in (None, "name"):
+        shown += f", matched {matches[0]['matchedField']} {matches[0]['matchedText']!r}"
+    return shown
 
 
 def type_out(client: httpx.Client, text: str, tenant: str = DEMO_TENANT) -> list[tuple[str, str]]:
