@@ -75,26 +75,57 @@ async def test_the_least_recently_used_text_is_evicted() -> None:
     assert inner.query_calls[-1] == ["b"]  # evicted, asked again
 
 
-async def test_the_tenant_holding_most_entries_gives_one_up() -> None:
-    inner = GatedEmbeddings()
-    cache = CachedQueryEmbeddings(inner, max_size=3)
-    first, second, third = (cache.for_tenant(new_tenant()) for _ in range(3))
-    await first.embed_query(["a1"])
-    await first.embed_query(["a2"])
-    await second.embed_query(["b1"])
-    await second.embed_query(["b2"])  # the first and the second hold most: the second's "b1"
-    assert len(cache) == 3
-    await first.embed_query(["a1", "a2"])
-    assert inner.query_calls == [["a1"], ["a2"], ["b1"], ["b2"]]  # both still cached
-    await third.embed_query(["c1"])  # the first holds most: its least recent, "a1", goes
-    assert len(cache) == 3
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
 
-    for queries, text in ((first, "a2"), (third, "c1"), (second, "b2")):
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_the_tenant_holding_most_entries_gives_up_its_least_recent() -> None:
+    """Of the tenants holding the most, the one whose entry was used longest ago."""
+    inner = GatedEmbeddings()
+    clock = _Clock()
+    cache = CachedQueryEmbeddings(inner, max_size=4, clock=clock)
+    first, second, third = (cache.for_tenant(new_tenant()) for _ in range(3))
+    for queries, text in ((second, "b1"), (second, "b2"), (first, "a1"), (first, "a2")):
+        clock.now += 1
         await queries.embed_query([text])
-    assert inner.query_calls == [["a1"], ["a2"], ["b1"], ["b2"], ["c1"]]  # all hits
+    clock.now += 1
+    await second.embed_query(["b1", "b2"])  # used again: the first's "a1" is now the oldest
+    clock.now += 1
+    await third.embed_query(["c1"])  # the first and the second hold most: "a1" goes
+    assert len(cache) == 4
+    assert len(inner.query_calls) == 5
+
+    for queries, text in ((second, "b1"), (second, "b2"), (first, "a2"), (third, "c1")):
+        await queries.embed_query([text])
+    assert len(inner.query_calls) == 5  # all hits
     await first.embed_query(["a1"])
-    await second.embed_query(["b1"])
-    assert inner.query_calls[-2:] == [["a1"], ["b1"]]
+    assert inner.query_calls[-1] == ["a1"]
+
+
+async def test_an_entry_idle_long_enough_goes_first_whoever_holds_it() -> None:
+    inner = GatedEmbeddings()
+    clock = _Clock()
+    cache = CachedQueryEmbeddings(inner, max_size=2, idle_after=300, clock=clock)
+    idle, busy = cache.for_tenant(new_tenant()), cache.for_tenant(new_tenant())
+    await idle.embed_query(["i1"])
+    clock.now = 1
+    await busy.embed_query(["x1"])
+    clock.now = 299
+    await busy.embed_query(
+        ["x2"]
+    )  # "i1" is not idle yet: the busy tenant, holding most, gives up "x1"
+    await busy.embed_query(["x1"])
+    assert inner.query_calls[-1] == ["x1"]
+    clock.now = 700  # "i1" has been idle 700 s, "x2" 401 s: "i1", the least recent, goes
+    await busy.embed_query(["x3"])
+    await busy.embed_query(["x1", "x3"])
+    assert inner.query_calls[-1] == ["x3"]  # both were cached
+    await idle.embed_query(["i1"])
+    assert inner.query_calls[-1] == ["i1"]
 
 
 async def test_a_burst_of_one_tenant_evicts_its_own_entries_not_others() -> None:

@@ -4,8 +4,9 @@ front of a provider."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -20,6 +21,8 @@ from redstring.domain.vectors import check_vector_count
 from redstring.ports.embedding_provider import EmbeddingProvider
 
 DEFAULT_MAX_SIZE = 2048
+# How long an entry goes unused before any tenant's new entry may evict it.
+DEFAULT_IDLE_AFTER = 300.0
 
 # What an entry is cached under: a text is shared only within the tenant that searched it.
 _Key = tuple[TenantId, str]
@@ -56,12 +59,15 @@ class CachedQueryEmbeddings:
     to the wrapped provider; `observer` is told both on every call.
 
     `max_size` bounds all tenants' entries together. A tenant alone has all of
-    them; when a new entry passes the bound, the tenant holding the most
-    entries (the one adding it, when it is among them) gives up its least
-    recently used: one tenant's burst of distinct queries evicts its own
-    entries once it holds the most, not others' (docs/security.md says what
-    eviction can still reveal). Each tenant's entries are an `OrderedDict` in
-    order of use (`move_to_end` / `popitem(last=False)`).
+    them. When a new entry passes the bound, the least recently used entry goes
+    if it was last used `idle_after` seconds ago or more (the default five
+    minutes); else the tenant holding the most entries gives one up, its least
+    recently used (of several holding as many, the one whose entry is the least
+    recently used). So one tenant's burst of distinct queries evicts other
+    tenants' entries in use only down to its own share, then its own; entries
+    left idle age out whoever holds them (docs/security.md says what eviction
+    can still reveal). Each tenant's entries are an `OrderedDict` in order of
+    use, and so are all of them, with the time of their last use.
     Vectors are kept as float64 arrays (about `max_size * dimension * 8`
     bytes, exact for Python floats) and handed out as fresh lists, so a caller
     that mutates its result cannot corrupt the cache. Meant for one event loop.
@@ -73,13 +79,17 @@ class CachedQueryEmbeddings:
         *,
         max_size: int = DEFAULT_MAX_SIZE,
         observer: Observer = NO_OBSERVER,
+        idle_after: float = DEFAULT_IDLE_AFTER,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_size < 1:
             raise InvalidInputError("max_size must be at least 1")
         self._provider = provider
         self._max_size = max_size
         self._tenants: dict[TenantId, _Entries] = {}
-        self._size = 0
+        self._used: OrderedDict[_Key, float] = OrderedDict()  # every entry's last use
+        self._idle_after = idle_after
+        self._clock = clock
         self._in_flight: dict[_Key, _Pending] = {}
         self._hits = 0
         self._misses = 0
@@ -113,7 +123,7 @@ class CachedQueryEmbeddings:
         return self._hits / total if total else 0.0
 
     def __len__(self) -> int:
-        return self._size
+        return len(self._used)
 
     def for_tenant(self, tenant_id: TenantId) -> EmbeddingProvider:
         """The provider through which `tenant_id`'s queries are embedded and cached (its
@@ -136,10 +146,13 @@ class CachedQueryEmbeddings:
         self._hits += len(keys) - len(started)
         self._observer.query_cache(hits=len(keys) - len(started), misses=len(started))
         sources: list[npt.NDArray[np.float64] | _Pending] = []
+        now = self._clock()
         for key in keys:
             vector = cached.get(key[1])
             if vector is not None:
                 cached.move_to_end(key[1])
+                self._used[key] = now
+                self._used.move_to_end(key)
                 sources.append(vector)
             else:
                 sources.append(self._in_flight[key])
@@ -165,27 +178,37 @@ class CachedQueryEmbeddings:
         vectors = request.result()
         if len(vectors) != len(keys):
             return
-        for (tenant_id, text), vector in zip(keys, vectors, strict=True):
+        now = self._clock()
+        for key, vector in zip(keys, vectors, strict=True):
+            tenant_id, text = key
             entries = self._tenants.setdefault(tenant_id, OrderedDict())
-            self._size += text not in entries
             entries[text] = np.array(vector, dtype=np.float64)
             entries.move_to_end(text)
-            while self._size > self._max_size:
-                self._evict(tenant_id)
+            self._used[key] = now
+            self._used.move_to_end(key)
+            while len(self._used) > self._max_size:
+                self._evict(now)
 
-    def _evict(self, adding: TenantId) -> None:
-        """Drop the least recently used entry of the tenant holding the most, `adding`
-        when it is one of them. A scan of the tenants: it follows a provider call,
-        and the tenants are at most `max_size`."""
-        most = max(len(entries) for entries in self._tenants.values())
-        tenant = (
-            adding
-            if len(self._tenants[adding]) == most
-            else next(t for t, entries in self._tenants.items() if len(entries) == most)
-        )
+    def _evict(self, now: float) -> None:
+        """Drop the least recently used entry when idle `idle_after` seconds, else the
+        least recently used of the tenant holding the most (of several, the one whose
+        entry is the least recently used). A scan of the tenants: it follows a provider
+        call, and the tenants are at most `max_size`."""
+        oldest, used = next(iter(self._used.items()))
+        if now - used < self._idle_after:
+            most = max(len(entries) for entries in self._tenants.values())
+            oldest = min(
+                (
+                    (tenant, next(iter(entries)))
+                    for tenant, entries in self._tenants.items()
+                    if len(entries) == most
+                ),
+                key=self._used.__getitem__,
+            )
+        tenant, text = oldest
+        del self._used[oldest]
         entries = self._tenants[tenant]
-        entries.popitem(last=False)
-        self._size -= 1
+        del entries[text]
         if not entries:
             del self._tenants[tenant]
 
