@@ -17,7 +17,7 @@ DEMO_TENANT = "00000000-0000-4000-8000-000000000001"
 QUERY = """
 query TypeAhead($q: String!, $tenant: ID!) {
   retrieve(query: $q, tenantId: $tenant, k: 1) {
-    matches { matchedText matchedField entity { name entityType } }
+    matches { matchedText matchedProperty entity { name entityType } }
   }
 }
 """
@@ -38,8 +38,8 @@ def first_match(client: httpx.Client, typed: str, tenant: str = DEMO_TENANT) -> 
         return "-"
     entity = matches[0]["entity"]
     shown = f"{entity['name']} ({entity['entityType']})"
-    if matches[0]["matchedField"] not in (None, "name"):
-        shown += f", matched {matches[0]['matchedField']} {matches[0]['matchedText']!r}"
+    if matches[0]["matchedProperty"] is not None:
+        shown += f", matched {matches[0]['matchedProperty']} {matches[0]['matchedText']!r}"
     return shown
 
 

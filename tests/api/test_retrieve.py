@@ -175,7 +175,7 @@ async def test_a_match_says_which_of_its_texts_the_query_matched(client: GraphQL
     data = await client.data(
         """query ($tenant: ID!) {
              retrieve(query: "Acme Co", tenantId: $tenant, k: 3, mode: LEXICAL) {
-               matches { entity { name } lexical matchedText matchedField }
+               matches { entity { name } lexical matchedText matchedProperty }
              }
            }""",
         tenant=DEMO,
@@ -183,15 +183,15 @@ async def test_a_match_says_which_of_its_texts_the_query_matched(client: GraphQL
     top = data["retrieve"]["matches"][0]
     assert top["entity"]["name"] == "Acme Corp"
     # An alias the query equals scores above the name it shares a word with.
-    assert (top["matchedText"], top["matchedField"]) == ("Acme Co", "aliases")
+    assert (top["matchedText"], top["matchedProperty"]) == ("Acme Co", "aliases")
     semantic = await client.data(
         """query ($tenant: ID!) {
              retrieve(query: "Acme Co", tenantId: $tenant, k: 1, mode: SEMANTIC) {
-               matches { lexical matchedText matchedField }
+               matches { lexical matchedText matchedProperty }
              }
            }""",
         tenant=DEMO,
     )
     assert semantic["retrieve"]["matches"] == [
-        {"lexical": None, "matchedText": None, "matchedField": None}
+        {"lexical": None, "matchedText": None, "matchedProperty": None}
     ]

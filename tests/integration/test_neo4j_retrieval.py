@@ -78,14 +78,14 @@ async def test_an_alias_equal_to_the_query_ranks_first_over_neo4j(
     assert result.matches[0].entity.name == "Corvid Semiconductors"
     assert result.matches[0].lexical == EXACT_PROPERTY
     # Which text matched, read from the candidates' stored properties as in memory.
-    assert (result.matches[0].matched_text, result.matches[0].matched_field) == (
+    assert (result.matches[0].matched_text, result.matches[0].matched_property) == (
         "Corvid",
         "aliases",
     )
     edge = await retriever.retrieve("corvid edge", tenant, k=3, entity_types=["product"])
-    assert {m.entity.name: (m.matched_text, m.matched_field) for m in edge.matches} == {
+    assert {m.entity.name: (m.matched_text, m.matched_property) for m in edge.matches} == {
         "Corvid Edge NPU": ("Corvid Edge", "brands"),
-        "Corvid Lowpower MCU": ("Corvid Lowpower MCU", "name"),
+        "Corvid Lowpower MCU": ("Corvid Lowpower MCU", None),
     }
 
 

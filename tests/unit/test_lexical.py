@@ -337,14 +337,14 @@ def test_the_matched_text_is_the_one_behind_the_score() -> None:
         MatchedText("Corvid", "aliases"),  # scores above its name `Corvid Semiconductors`
         MatchedText("Corvid Labs", "aliases"),
         MatchedText("Corvid", "city"),
-        MatchedText("Corvid Lowpower MCU", "name"),
+        MatchedText("Corvid Lowpower MCU", None),
     ]
 
 
 def test_a_name_and_an_alias_scoring_alike_give_the_name() -> None:
     # `CORVID` normalises as the name does, so scores alike against any query.
     twin = make_entity(TENANT, "Corvid", properties={"aliases": ["CORVID", "Corvid Labs"]})
-    assert matched("corvd", [twin]) == [MatchedText("Corvid", "name")]
+    assert matched("corvd", [twin]) == [MatchedText("Corvid", None)]
 
 
 def test_another_form_of_an_alias_gives_the_alias_as_held() -> None:
@@ -365,9 +365,29 @@ def test_initials_give_the_text_they_are_of() -> None:
     )
     assert lexical_scores("ABF", [by_name, by_alias]) == [INITIALS_MATCH, INITIALS_MATCH]
     assert matched("ABF", [by_name, by_alias]) == [
-        MatchedText("Atlantic Blue Freight", "name"),
+        MatchedText("Atlantic Blue Freight", None),
         MatchedText("Atlantic Blue Ferries", "aliases"),
     ]
+
+
+def test_a_property_named_name_is_told_from_the_name() -> None:
+    other = make_entity(TENANT, "Acme Widgets", properties={"name": "Acme Industrial Partners"})
+    assert matched("Acme Industrial Partners", [other]) == [
+        MatchedText("Acme Industrial Partners", "name")
+    ]
+    assert matched("Acme Widgets", [other]) == [MatchedText("Acme Widgets", None)]
+
+
+def test_a_value_under_two_keys_gives_the_first_key_whatever_the_order_given() -> None:
+    """The stores read properties in one order (Neo4j's JSON has sorted keys), so both
+    give the same key."""
+    for given in (
+        {"b_key": "Twin Value", "a_key": "Twin Value"},
+        {"a_key": "Twin Value", "b_key": "Twin Value"},
+    ):
+        twin = make_entity(TENANT, "Twin Keys", properties=given)
+        assert list(twin.properties) == ["a_key", "b_key"]
+        assert matched("Twin Value", [twin]) == [MatchedText("Twin Value", "a_key")]
 
 
 def test_an_entity_the_query_finds_nothing_in_matched_no_text() -> None:

@@ -197,11 +197,11 @@ async def test_channel_scores_are_kept_and_none_differs_from_zero() -> None:
     )
     assert by_name["Ada Lovelace"].score == pytest.approx(1 / 61)
     # The text behind the lexical score comes with it, and is absent where it is.
-    assert (by_name["Ada Lovelace"].matched_text, by_name["Ada Lovelace"].matched_field) == (
+    assert (by_name["Ada Lovelace"].matched_text, by_name["Ada Lovelace"].matched_property) == (
         "Ada Lovelace",
-        "name",
+        None,
     )
-    assert (by_name["Zyx"].matched_text, by_name["Zyx"].matched_field) == (None, None)
+    assert (by_name["Zyx"].matched_text, by_name["Zyx"].matched_property) == (None, None)
 
 
 @pytest.mark.parametrize("mode", [RetrievalMode.HYBRID, RetrievalMode.LEXICAL])
@@ -214,7 +214,7 @@ async def test_a_match_says_which_of_its_texts_the_query_matched(mode: Retrieval
     fans = make_entity(tenant, "Facebook Fan Club", "group", properties={"nickname": "facebok"})
     retriever, _ = await _retriever([renamed, fans])
     result = await retriever.retrieve("Facebok", tenant, k=5, mode=mode)
-    assert {m.entity.name: (m.matched_text, m.matched_field) for m in result.matches} == {
+    assert {m.entity.name: (m.matched_text, m.matched_property) for m in result.matches} == {
         "Meta Platforms": ("Facebook", "aliases"),
         "Facebook Fan Club": ("facebok", "nickname"),
     }

@@ -225,7 +225,7 @@ def _scored(
         semantic=semantic_of.get(entity.id),
         lexical=lexical,
         matched_text=None if text is None else text.text,
-        matched_field=None if text is None else text.field,
+        matched_property=None if text is None else text.property,
     )
 
 

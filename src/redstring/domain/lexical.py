@@ -88,11 +88,12 @@ class LexicalCandidate(Protocol):
 
 class MatchedText(NamedTuple):
     """The text of an entity behind its `lexical_score`, as the entity holds it: its
-    name (`field` "name"), an alias (`field` "aliases") or another string value
-    (`field` its property's key)."""
+    name (`property` None; also when the stored normalised name a writer gave is what
+    matched), an alias (`property` "aliases") or another string value (`property` its
+    key)."""
 
     text: str
-    field: str
+    property: str | None
 
 
 class LexicalMatches(NamedTuple):
@@ -272,8 +273,8 @@ class MatchedTexts:
         if best <= 0.0:
             return None
         if source is None:
-            return MatchedText(entity.name, "name")
-        return MatchedText(source, _field_of(entity.properties, source))
+            return MatchedText(entity.name, None)
+        return MatchedText(source, _property_of(entity.properties, source))
 
 
 def _initials_source(entity: LexicalCandidate, initials: str | None) -> str | None:
@@ -285,9 +286,9 @@ def _initials_source(entity: LexicalCandidate, initials: str | None) -> str | No
     return next((a for a in aliases if name_initials(_cut(a)) == initials), None)
 
 
-def _field_of(properties: Mapping[str, PropertyValue], value: str) -> str:
+def _property_of(properties: Mapping[str, PropertyValue], value: str) -> str:
     """The key of the first property holding `value` (as a value or a list item),
-    aliases first."""
+    aliases first, then in key order (`freeze_properties`)."""
     if value in alias_names(properties):
         return ALIASES
     for key, held in properties.items():

@@ -88,9 +88,11 @@ def no_properties() -> FrozenProperties:
 
 
 def freeze_properties(raw: Mapping[str, PropertyValue]) -> Mapping[str, PropertyValue]:
-    """Checked, read-only copy of `raw`."""
+    """Checked, read-only copy of `raw`, its keys in code point order: the order a store
+    of JSON (Neo4j's, sorted keys) gives back, so that every store reads an entity's
+    values, which the lexical score compares up to a cap, in one order."""
     checked: dict[str, PropertyValue] = {}
-    for key, value in raw.items():
+    for key, value in sorted(raw.items()):
         if not key.strip():
             raise ValueError("property names must not be blank")
         check_storable(key, "property name")

@@ -24,8 +24,9 @@ class ScoredEntity(FrozenModel):
     did not rank the entity (which is not the same as ranking it at 0.0).
     `matched_text` is the entity's text the `lexical` score is of, as the entity
     holds it (its name, an alias, another string value: what a search box
-    highlights the query in), and `matched_field` where it is (`name`, `aliases`,
-    or another property's key); both `None` when `lexical` is.
+    highlights the query in), and `matched_property` the property holding it
+    (`aliases`, or another key), `None` for the name; both `None` when `lexical`
+    is.
     """
 
     entity: Entity
@@ -33,7 +34,7 @@ class ScoredEntity(FrozenModel):
     semantic: float | None
     lexical: float | None
     matched_text: str | None = None
-    matched_field: str | None = None
+    matched_property: str | None = None
 
 
 class RetrievalResult(FrozenModel):

@@ -214,10 +214,10 @@ class ScoredEntity:
             "null when `lexical` is."
         )
     )
-    matched_field: str | None = strawberry.field(
+    matched_property: str | None = strawberry.field(
         description=(
-            "Where `matchedText` is: `name`, `aliases`, or the key of another property; "
-            "null when `lexical` is."
+            "The property holding `matchedText`: `aliases`, or another property's key; "
+            "null when `matchedText` is the entity's name, or null."
         )
     )
 
@@ -229,7 +229,7 @@ class ScoredEntity:
             semantic=scored.semantic,
             lexical=scored.lexical,
             matched_text=scored.matched_text,
-            matched_field=scored.matched_field,
+            matched_property=scored.matched_property,
         )
 
 
