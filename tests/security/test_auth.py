@@ -358,7 +358,15 @@ async def test_the_access_line_names_the_caller_the_credentials_name(
     await _post(tokens, RETRIEVE, _hs256(_claims(sub=None)), t=A, q=A_NAME)
     await _post(keys.http, RETRIEVE, keys.write_a, t=A, q=A_NAME)
     await _post(keys.http, RETRIEVE, "rk_unknown", t=A, q=A_NAME)  # refused: no caller
-    assert _access_callers(caplog) == ["loader\\n1", None, f"key {keys.write_a_id}", None]
+    # A long one: its first 128 characters, escaped whole.
+    await _post(tokens, RETRIEVE, _hs256(_claims(sub="x" * 127 + "é" * 10)), t=A, q=A_NAME)
+    assert _access_callers(caplog) == [
+        "loader\\n1",
+        None,
+        f"key {keys.write_a_id}",
+        None,
+        "x" * 127 + "\\xe9",
+    ]
 
 
 # --- FORBIDDEN: a tenant not granted, a read role writing -------------------------------------

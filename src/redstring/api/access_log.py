@@ -72,6 +72,9 @@ def loggable_path(path: str) -> str:
 
 
 def _loggable(text: str, limit: int) -> str:
+    """`text` with control and non-ASCII characters escaped, cut to `limit` characters
+    (a cut may split an escape; a caller is cut before it is escaped, at most ten
+    characters each, so that its escapes stay whole)."""
     return text.encode("unicode_escape").decode("ascii")[:limit]
 
 
@@ -145,7 +148,7 @@ def log_access(method: str, path: str, status: int, seconds: float, record: Requ
                 "tenant": None if record.tenant is None else str(record.tenant),
                 "caller": None
                 if record.caller is None
-                else _loggable(record.caller, MAX_LOGGED_CALLER),
+                else _loggable(record.caller[:MAX_LOGGED_CALLER], 10 * MAX_LOGGED_CALLER),
                 "outcome": outcome,
                 "error_codes": list(record.error_codes),
             }.items()

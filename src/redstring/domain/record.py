@@ -94,7 +94,8 @@ class FrozenModel(BaseModel):
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy, with `update`'s fields checked as the constructor checks them: pydantic's
         own copy sets them unchecked, so a copy could hold what no record or result may (a
-        blank name, a score above 1, an unknown field, a stale derived field).
+        blank name, a score above 1, a stale derived field). An unknown field is refused
+        by a record and ignored by a result, as their constructors do.
         `model_construct` stays the way to build one unchecked on purpose."""
         copy = super().model_copy(deep=deep)
         if not update:
