@@ -60,7 +60,9 @@ class FailingGraphStore:
     ) -> list[Entity]:
         raise self.make_error()
 
-    async def entity_types(self, tenant_id: TenantId) -> dict[str, int]:
+    async def entity_types(
+        self, tenant_id: TenantId, *, limit: int | None = None
+    ) -> dict[str, int]:
         raise self.make_error()
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:

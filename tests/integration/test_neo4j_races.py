@@ -305,8 +305,8 @@ async def test_reads_racing_deletes_and_upserts_skip_what_was_deleted(
             assert tenant in await graph.tenants()  # the hub is never deleted
             return []
 
-        async def types() -> list[object]:
-            counted = await graph.entity_types(tenant)
+        async def types(limit: int | None = None) -> list[object]:
+            counted = await graph.entity_types(tenant, limit=limit)
             assert set(counted) == {"org"}  # the hub's type
             assert 1 <= counted["org"] <= len(known)
             return []
@@ -323,6 +323,7 @@ async def test_reads_racing_deletes_and_upserts_skip_what_was_deleted(
             "semantic": (lambda: retrieved(RetrievalMode.SEMANTIC), 80),
             "tenants": (tenants, 10),
             "entity_types": (types, 40),
+            "first_entity_types": (lambda: types(limit=1), 40),
         }
         churners = [asyncio.ensure_future(c()) for c in (churn, churn_nodes, churn_nodes)]
         try:

@@ -221,7 +221,8 @@ async def test_a_wrapper_reads_ends_exactly_when_its_store_does(wrap: str) -> No
 @pytest.mark.parametrize("ends", [True, False], ids=["with-ends", "without-ends"])
 async def test_entity_types_go_through_the_client_and_every_wrapper(ends: bool) -> None:
     """`Redstring.entity_types` reads the graph store's, through the observed and the
-    counting wrappers (of either class) that pass it on, reported and counted."""
+    counting wrappers (of either class) that pass it on with its limit, reported and
+    counted."""
     memory = InMemoryGraphStore()
     counting = counting_graph_store(memory) if ends else CountingGraphStore(memory)
     assert isinstance(counting, EndReads) is ends
@@ -241,8 +242,9 @@ async def test_entity_types_go_through_the_client_and_every_wrapper(ends: bool) 
     services = base.observed(observer)
     assert isinstance(services.graph, EndReads) is ends
     assert await services.entity_types(str(tenant)) == {"company": 2, "person": 1}
-    assert observer.store_calls == [("graph", "entity_types", False)]
-    assert counting.calls["entity_types"] == 1
+    assert await services.entity_types(tenant, limit=1) == {"company": 2}  # passed on
+    assert observer.store_calls == [("graph", "entity_types", False)] * 2
+    assert counting.calls["entity_types"] == 2
 
 
 async def test_observed_services_read_ends_through_their_observed_store() -> None:

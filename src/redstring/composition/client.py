@@ -433,12 +433,15 @@ class Redstring:
         await self.start()
         return await self.graph.tenants()
 
-    async def entity_types(self, tenant_id: uuid.UUID | str) -> dict[str, int]:
+    async def entity_types(
+        self, tenant_id: uuid.UUID | str, *, limit: int | None = None
+    ) -> dict[str, int]:
         """Each entity type of the tenant mapped to how many of its entities are of it,
-        ordered by type (`GraphStore.entity_types`): what a search box offers as type
-        filters. Over Neo4j a scan of the tenant's entities."""
+        ordered by type, the first `limit` of them (every one when None;
+        `GraphStore.entity_types`): what a search box offers as type filters. Over Neo4j
+        a scan of the tenant's entities."""
         await self.start()
-        return await self.graph.entity_types(tenant_id_of(tenant_id))
+        return await self.graph.entity_types(tenant_id_of(tenant_id), limit=limit)
 
     async def rekey(
         self,
@@ -561,7 +564,7 @@ class Redstring:
                 await self.graph.relationships_with_ends(
                     nowhere, tenant, direction=direction, limit_per_entity=1
                 )
-        await self.graph.entity_types(tenant)
+        await self.graph.entity_types(tenant, limit=1)  # as `entityTypes` lists them
         self._warm_starts.update(starts)
 
     def _probe_vector(self) -> list[float]:

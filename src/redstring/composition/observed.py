@@ -123,9 +123,11 @@ class ObservedGraphStore:
         with self._call("entity_page"):
             return await self.inner.entity_page(tenant_id, after=after, limit=limit)
 
-    async def entity_types(self, tenant_id: TenantId) -> dict[str, int]:
+    async def entity_types(
+        self, tenant_id: TenantId, *, limit: int | None = None
+    ) -> dict[str, int]:
         with self._call("entity_types"):
-            return await self.inner.entity_types(tenant_id)
+            return await self.inner.entity_types(tenant_id, limit=limit)
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
         with self._call("rewrite_keys"):

@@ -131,11 +131,14 @@ class GraphStore(GraphReader, Protocol):
         Ids are read as every read reads them."""
         ...
 
-    async def entity_types(self, tenant_id: TenantId) -> dict[str, int]:
+    async def entity_types(
+        self, tenant_id: TenantId, *, limit: int | None = None
+    ) -> dict[str, int]:
         """Each entity type of the tenant mapped to how many of its entities are of it,
-        ordered by type (`in_type_order`); `{}` for a tenant without entities. Types are
-        told apart as type filters tell them (`Company` and `company` are two). The
-        tenant is read as every read reads it."""
+        ordered by type (`in_type_order`), the first `limit` of them (every one when
+        None); `{}` for a tenant without entities. Types are told apart as type filters
+        tell them (`Company` and `company` are two). The tenant is read as every read
+        reads it, `limit` by `optional_count_of`."""
         ...
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:

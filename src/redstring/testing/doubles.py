@@ -85,9 +85,11 @@ class CountingGraphStore:
         self.calls["entity_page"] += 1
         return await self.inner.entity_page(tenant_id, after=after, limit=limit)
 
-    async def entity_types(self, tenant_id: TenantId) -> dict[str, int]:
+    async def entity_types(
+        self, tenant_id: TenantId, *, limit: int | None = None
+    ) -> dict[str, int]:
         self.calls["entity_types"] += 1
-        return await self.inner.entity_types(tenant_id)
+        return await self.inner.entity_types(tenant_id, limit=limit)
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
         self.calls["rewrite_keys"] += 1

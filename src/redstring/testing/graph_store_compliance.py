@@ -461,6 +461,41 @@ class GraphStoreCompliance:
         assert await graph_store.entity_types(str(tenant)) == counted  # type: ignore[arg-type]
         assert await graph_store.entity_types(new_tenant()) == {}
 
+    async def test_entity_types_up_to_a_limit_are_the_first_of_the_code_point_order(
+        self, graph_store: GraphStore
+    ) -> None:
+        """`limit` keeps the first types of the whole order, whatever order a store sorts
+        by: UTF-16 code units put a character beyond U+FFFF (a surrogate pair) before
+        U+E000 to U+FFFF, so a store cutting in that order keeps the wrong types at
+        the limits where the two orders part (4, 5, 7 and 10 here; `y\\n...` are types of
+        two lines). A limit past the types gives them all, 0 none; a negative or
+        non-integer limit is `InvalidInputError`."""
+        tenant = new_tenant()
+        types = [
+            "x\U0001f600y", "x\ue000", "x", "x\uffffz", "\U0001d49c", "\uff5a",
+            "y\n\U0001f600", "y\n\uff5a", "Company", "company", "été",
+        ]  # fmt: skip
+        entities = [make_entity(tenant, f"Thing {i}", t) for i, t in enumerate(types)]
+        await graph_store.upsert_entities([*entities, make_entity(tenant, "More", "x")])
+        ordered = [
+            "Company", "company", "x", "x\ue000", "x\uffffz", "x\U0001f600y",
+            "y\n\uff5a", "y\n\U0001f600", "été", "\uff5a", "\U0001d49c",
+        ]  # fmt: skip
+        assert ordered == sorted(types)  # the first 4, 5, 7 and 10 differ in UTF-16's order
+        counts = {t: 2 if t == "x" else 1 for t in ordered}
+        for limit in range(len(types) + 2):
+            kept = await graph_store.entity_types(tenant, limit=limit)
+            assert list(kept.items()) == list(counts.items())[:limit], limit
+        assert await graph_store.entity_types(tenant, limit=None) == counts
+        assert await graph_store.entity_types(new_tenant(), limit=3) == {}
+        for wrong, message in [
+            (-1, "limit must not be negative, got -1"),
+            (1.5, "limit must be an integer, got 1.5"),
+            (True, "limit must be an integer, got True"),
+        ]:
+            with pytest.raises(InvalidInputError, match=f"^{re.escape(message)}"):
+                await graph_store.entity_types(tenant, limit=wrong)  # type: ignore[arg-type]
+
     async def test_entity_types_follow_every_write(self, graph_store: GraphStore) -> None:
         """An upsert that changes an entity's type moves it to the new type, one that
         does not counts it once, a delete takes it away, and a type left with no entity

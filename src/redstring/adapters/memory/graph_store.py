@@ -7,11 +7,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 
-from sortedcontainers import SortedList
+from sortedcontainers import SortedDict, SortedList
 
-from redstring.domain.arguments import items_of, page_size_of
+from redstring.domain.arguments import items_of, optional_count_of, page_size_of
 from redstring.domain.entity import Entity
-from redstring.domain.entity_types import in_type_order
 from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import (
     EntityId,
@@ -36,9 +35,10 @@ class _Tenant:
     blocks: dict[str, dict[EntityId, Entity]] = field(default_factory=dict)
     # entity id -> ids of relationships touching it
     incident: dict[EntityId, dict[RelationshipId, None]] = field(default_factory=dict)
-    # entity type -> how many entities are of it (kept current by every write, so that
-    # listing the types reads no entity); a type none is of is not a key
-    type_counts: dict[str, int] = field(default_factory=dict)
+    # entity type -> how many entities are of it, kept current by every write and sorted
+    # by type as `in_type_order` sorts (Python's string order), so that listing the first
+    # types reads no entity and sorts nothing; a type none is of is not a key
+    type_counts: SortedDict = field(default_factory=SortedDict)
     # blocking key -> its entities in `id_order_key` order, built when a capped read needs it
     sorted_blocks: dict[str, list[Entity]] = field(default_factory=dict)
     # the keys with a block, sorted, for prefix seeks: a key whose block empties leaves at
@@ -314,9 +314,12 @@ class InMemoryGraphStore:
         later = entities if start is None else (e for e in entities if e.id.int > start)
         return heapq.nsmallest(limit, later, key=lambda entity: entity.id.int)
 
-    async def entity_types(self, tenant_id: TenantId) -> dict[str, int]:
+    async def entity_types(
+        self, tenant_id: TenantId, *, limit: int | None = None
+    ) -> dict[str, int]:
         tenant = self._tenants.get(tenant_id_of(tenant_id))
-        return {} if tenant is None else in_type_order(tenant.type_counts.items())
+        limit = optional_count_of(limit, "limit")
+        return {} if tenant is None else dict(islice(tenant.type_counts.items(), limit))
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
         entities = items_of(entities, Entity, "entities")

@@ -137,6 +137,26 @@ WITH entity_type, count(*) AS entities
 RETURN collect([entity_type, entities]) AS types
 """
 
+# The same scan, answering at most `$rows` of the tenant's types, `[type, count, beyond]`
+# triples, from which the adapter keeps the first `limit` (`Neo4jGraphStore.entity_types`).
+# The server's order is Python's only on types without a character beyond U+FFFF: it
+# compares strings by UTF-8 bytes (code points, as Python) or, as Java strings, by UTF-16
+# code units, which put a surrogate pair before U+E000 to U+FFFF; the two agree where
+# there is no pair. So a type holding one (`beyond`, a regular expression over code
+# points, `(?s)` so that a line break does not end it) comes first, unordered (all of
+# them tie on the null key), and the others follow in the server's order.
+FIRST_ENTITY_TYPES = r"""
+MATCH (e:Entity)
+WHERE e.tenant_id = $tenant_id AND e.id IS NOT NULL
+WITH e.entity_type AS entity_type
+WHERE entity_type IS NOT NULL
+WITH entity_type, count(*) AS entities
+WITH entity_type, entities, entity_type =~ '(?s).*[\\x{10000}-\\x{10FFFF}].*' AS beyond
+ORDER BY beyond DESC, CASE WHEN beyond THEN null ELSE entity_type END
+LIMIT $rows
+RETURN collect([entity_type, entities, beyond]) AS types
+"""
+
 GET_ENTITIES = """
 UNWIND $ids AS id
 MATCH (e:Entity {tenant_id: $tenant_id, id: id})

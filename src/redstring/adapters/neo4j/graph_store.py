@@ -30,7 +30,7 @@ from redstring.adapters.neo4j.records import (
     whole_relationships,
 )
 from redstring.adapters.neo4j.vector_store import Neo4jVectorStore
-from redstring.domain.arguments import items_of, page_size_of
+from redstring.domain.arguments import items_of, optional_count_of, page_size_of
 from redstring.domain.entity import Entity
 from redstring.domain.entity_types import in_type_order
 from redstring.domain.errors import MissingEndpointError
@@ -50,6 +50,10 @@ from redstring.ports.vector_store import VectorStore
 
 # LIMIT takes no null: "no limit" is the largest value Cypher accepts.
 _NO_LIMIT = 2**63 - 1
+# How many types holding a character beyond U+FFFF `entity_types` takes beside the first
+# `limit` others in one statement (`cypher.FIRST_ENTITY_TYPES`); a tenant with more of
+# them is read whole (`cypher.ENTITY_TYPES`).
+BEYOND_BMP_ROOM = 100
 
 _CONSTRAINT_FAILED = "Neo.ClientError.Schema.ConstraintValidationFailed"
 # How the server's message names an edge of the relationship identity constraint.
@@ -191,11 +195,28 @@ class Neo4jGraphStore(OwnedConnection):
         )
         return [entity_from(e) for record in records for e in whole_entities(record["entities"])]
 
-    async def entity_types(self, tenant_id: TenantId) -> dict[str, int]:
-        """One statement, one record; a scan of the tenant's entities (`cypher.ENTITY_TYPES`)."""
-        tenant_id = tenant_id_of(tenant_id)
-        [record] = await self._db.query(cypher.ENTITY_TYPES, {"tenant_id": id_text(tenant_id)})
-        return in_type_order((entity_type, count) for entity_type, count in record["types"])
+    async def entity_types(
+        self, tenant_id: TenantId, *, limit: int | None = None
+    ) -> dict[str, int]:
+        """A scan of the tenant's entities, one record. With `limit`, the server sends at
+        most `limit + BEYOND_BMP_ROOM` types, those holding a character beyond U+FFFF
+        first and then the others in its order, which is Python's for them
+        (`cypher.FIRST_ENTITY_TYPES`); they hold the first `limit` of all unless more
+        than `BEYOND_BMP_ROOM` came first. Then, as without `limit`, a second statement
+        reads every type (`cypher.ENTITY_TYPES`), and this client sorts them."""
+        tenant = id_text(tenant_id_of(tenant_id))
+        limit = optional_count_of(limit, "limit")
+        if limit is not None:
+            rows = limit + BEYOND_BMP_ROOM
+            [record] = await self._db.query(
+                cypher.FIRST_ENTITY_TYPES, {"tenant_id": tenant, "rows": rows}
+            )
+            found = record["types"]
+            beyond = sum(1 for _, _, holds_one in found if holds_one)
+            if len(found) < rows or beyond <= BEYOND_BMP_ROOM:  # all of those beyond came
+                return in_type_order(((t, count) for t, count, _ in found), limit)
+        [record] = await self._db.query(cypher.ENTITY_TYPES, {"tenant_id": tenant})
+        return in_type_order(((t, count) for t, count in record["types"]), limit)
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
         """Batches of `settings.batch_size` entities, each one transaction."""
