@@ -308,6 +308,7 @@ def _cost(schema: Any, query: str, **variables: Any) -> int | None:
 MATCHES = "matches { entity { name } }"  # 1 + 1 per match
 SEARCH = 500  # a retrieve's search, whatever its k, plus 1 per character of its query
 ENTITY_TYPES = 3_000  # a scan of the tenant's entities, whatever the tenant's size
+TYPES_FIRST = 100  # entityTypes' default `first`: the types it may return
 
 
 def retrieve_cost(k: int, query: str = "a") -> int:
@@ -354,14 +355,18 @@ def retrieve_cost(k: int, query: str = "a") -> int:
         ('mutation ($e: [EntityInput!]!) { upsertEntities(tenantId: "t", entities: $e) { ids } }',
          {"e": [{"name": "a", "entityType": "x"}] * 3}, 3),
         ('mutation { deleteEntities(tenantId: "t", ids: ["a", "b"]) { count } }', {}, 2),
-        # a list of types is one scan and one list, whatever it selects
-        ('{ entityTypes(tenantId: "t") { entityType count } }', {}, ENTITY_TYPES + 1),
+        # a list of types is one scan and `first` types, whatever it selects
+        ('{ entityTypes(tenantId: "t") { entityType count } }', {}, ENTITY_TYPES + TYPES_FIRST),
+        ('query ($f: Int!) { entityTypes(tenantId: "t", first: $f) { count } }', {"f": 7},
+         ENTITY_TYPES + 7),
+        ('{ entityTypes(tenantId: "t", first: 0) { count } }', {}, ENTITY_TYPES),
         ('{ a: entityTypes(tenantId: "t") { count } b: entityTypes(tenantId: "u") { count } }',
-         {}, 2 * (ENTITY_TYPES + 1)),
+         {}, 2 * (ENTITY_TYPES + TYPES_FIRST)),
     ],
     ids=["literal", "variable", "variable-default", "k-default", "no-match-selected", "k-zero", "query-length",
          "first-default", "first-zero", "aliases-fragments", "query-words", "spread-twice", "scalar",
-         "mutation-variable", "mutation-literal", "entity-types", "entity-types-aliased"],
+         "mutation-variable", "mutation-literal", "entity-types", "entity-types-first",
+         "entity-types-first-zero", "entity-types-aliased"],
 )  # fmt: skip
 def test_the_cost_formula(schema: Any, query: str, variables: dict[str, Any], cost: int) -> None:
     assert _cost(schema, query, **variables) == cost
@@ -415,30 +420,31 @@ async def test_thirty_aliased_retrieves_of_k_100_are_refused_before_any_store_ca
     assert counting.calls == Counter()
 
 
-def aliased_entity_types(count: int) -> str:
-    return (
-        "{ "
-        + " ".join(f'a{i}: entityTypes(tenantId: "{TENANT}") {{ count }}' for i in range(count))
-        + " }"
-    )
+def aliased_entity_types(count: int, first: int | None = None) -> str:
+    given = "" if first is None else f", first: {first}"
+    lists = (f'a{i}: entityTypes(tenantId: "{TENANT}"{given}) {{ count }}' for i in range(count))
+    return "{ " + " ".join(lists) + " }"
 
 
 async def test_seven_aliased_lists_of_types_are_refused_before_any_store_call_six_pass(
     make_client: MakeClient,  # noqa: F811
     demo_services: Redstring,  # noqa: F811
 ) -> None:
-    """Each is a scan of the tenant: 100 ms over Neo4j at 100,000 entities."""
+    """Each is a scan of the tenant (100 ms over Neo4j at 100,000 entities) and its
+    `first` types: six of the most that `first` allows (200) still pass."""
     counting, client = counting_client(make_client, demo_services)
     error = await client.error(aliased_entity_types(7))
     assert error["extensions"] == {
         "code": "GRAPHQL_VALIDATION_FAILED",
-        "cost": 7 * (ENTITY_TYPES + 1),
+        "cost": 7 * (ENTITY_TYPES + TYPES_FIRST),
         "maxCost": 20_000,
     }
     assert counting.calls == Counter()
     data = await client.data(aliased_entity_types(6))
     assert len(data) == 6
     assert counting.calls == Counter({"entity_types": 6})
+    assert len(await client.data(aliased_entity_types(6, first=200))) == 6  # 19,200
+    assert (await client.error(aliased_entity_types(7, first=0)))["extensions"]["cost"] == 21_000
 
 
 ORDINARY = f"""{{

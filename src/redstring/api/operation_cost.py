@@ -8,8 +8,9 @@ backend). The cost of a selection set is the sum over its fields of object type:
 
 where `n(field)` is how many objects the field can return per parent object:
 
-- `k` or `first` when the field takes one (`retrieve`, `relationships`): its
-  value, from the document, a variable or the default (`first` is 50);
+- `k` or `first` when the field takes one (`retrieve`, `relationships`,
+  `entityTypes`): its value, from the document, a variable or the default
+  (`relationships`' `first` is 50, `entityTypes`' 100);
 - else the length of its list argument (a mutation's inputs or ids,
   `_entities`' representations), each item being one object written or read;
 - else, for an introspection list (`__Schema.types`, `__Type.fields`, ...), the
@@ -22,8 +23,8 @@ returns (`CALL_COSTS`): `retrieve` searches (`SEARCH_COST`, plus
 candidates and fusion ranks them, and `SEARCH_COST_PER_CHARACTER` for each
 character of its query; nothing at `k: 0`, which searches nothing),
 `relationships` resolves and batches its call (`RELATIONSHIPS_CALL_COST`, even
-at `first: 0`), `entityTypes` scans the tenant (`ENTITY_TYPES_COST`); every
-other field's is 0.
+at `first: 0`), `entityTypes` scans the tenant (`ENTITY_TYPES_COST`, even at
+`first: 0`); every other field's is 0.
 The weights are measured (docs/security.md, "Limits"): a search over 50,000
 entities in memory takes about what returning 500 objects does.
 
@@ -89,10 +90,12 @@ SEARCH_COST_PER_CHARACTER = 1
 # What one `relationships` field costs per parent object even when it returns nothing
 # (its resolver, its DataLoader key and its turn of the event loop): about 140 µs.
 RELATIONSHIPS_CALL_COST = 10
-# What one `entityTypes` costs: over Neo4j a scan of the tenant's entities, about 1 µs of
-# the server an entity (10 ms at 10,000, 99 ms at 100,000). The cost is reckoned before
-# the tenant's size is known: a tenant of 50,000 (50 ms) in units of 15 µs, 3,300,
-# rounded down. In memory the writes keep the counts, and it costs next to nothing.
+# What one `entityTypes` costs apart from the `first` types it may return: over Neo4j a
+# scan of the tenant's entities, about 1 µs of the server an entity (10 ms at 10,000,
+# 100 ms at 100,000; 2.6 µs an entity when each is of a type of its own). The cost is
+# reckoned before the tenant's size is known: a tenant of 50,000 (50 ms) in units of
+# 15 µs, 3,300, rounded down. In memory the writes keep the counts sorted, and it costs
+# next to nothing.
 ENTITY_TYPES_COST = 3_000
 
 

@@ -45,11 +45,19 @@ async def entity(
     return None if found is None else Entity.from_domain(found)
 
 
+# How many types `entityTypes` lists when not asked: a search box's filters, not a dump
+# of a tenant that may have as many types as entities.
+DEFAULT_TYPES_FIRST = 100
+
+
 async def entity_types(
-    info: strawberry.Info[RequestContext, None], tenant_id: strawberry.ID
+    info: strawberry.Info[RequestContext, None],
+    tenant_id: strawberry.ID,
+    first: int = DEFAULT_TYPES_FIRST,
 ) -> list[EntityTypeCount]:
     context = info.context
     tenant = authorized_tenant(context, tenant_id)
-    counts = await context.client.entity_types(tenant)
+    context.limits.check_first(first)
+    counts = await context.client.entity_types(tenant, limit=first)
     await context.loop_share.turn()
     return [EntityTypeCount(entity_type=t, count=n) for t, n in counts.items()]

@@ -24,8 +24,8 @@ class Query:
     entity_types: list[EntityTypeCount] = strawberry.field(
         resolver=retrieval.entity_types,
         description=(
-            "Each entity type of the tenant with how many of its entities are of it, "
-            "ordered by type (by code point); empty for a tenant without entities. A scan "
-            "of the tenant's entities on Neo4j, costed as such."
+            "The entity types of the tenant, each with how many of its entities are of it, "
+            "ordered by type (by code point): the first `first` of them; empty for a tenant "
+            "without entities. A scan of the tenant's entities on Neo4j, costed as such."
         ),
     )
