@@ -82,18 +82,28 @@ class GraphStoreFailingAt(InMemoryGraphStore):
 
 
 class VectorStoreFailingAt(InMemoryVectorStore):
-    """An in-memory vector store whose `fail_at`-th `upsert` call raises before writing."""
+    """An in-memory vector store whose `fail_at`-th call of `method` (`upsert`, or
+    `delete`) raises `failure` before writing; `calls` counts that method's calls."""
 
-    def __init__(self, dimension: int, fail_at: int | None) -> None:
+    def __init__(self, dimension: int, fail_at: int | None, *, method: str = "upsert") -> None:
         super().__init__(dimension)
-        self.fail_at = fail_at
+        self.fail_at, self.method = fail_at, method
         self.calls = 0
+        self.failure: type[BaseException] = StoreUnavailableError
+
+    def _called(self, method: str) -> None:
+        if method == self.method:
+            self.calls += 1
+            if self.calls == self.fail_at:
+                raise self.failure("the vector store went away")
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
-        self.calls += 1
-        if self.calls == self.fail_at:
-            raise StoreUnavailableError("the vector store went away")
+        self._called("upsert")
         await super().upsert(records)
+
+    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        self._called("delete")
+        await super().delete(entity_ids, tenant_id)
 
 
 class VectorStoreDownAt(VectorStoreFailingAt):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -468,6 +469,52 @@ async def test_a_vector_written_inside_a_delete_is_deleted_by_it(writer: str) ->
     graph.gate.set()
     assert await asyncio.wait_for(delete, timeout=5) == 1
     assert await services.vectors.sources([acme.id], tenant) == {}
+
+
+async def test_a_delete_whose_second_vector_delete_fails_answers_its_count_and_warns(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The entities are gone when the vector delete after them fails: the count is the
+    delete's answer (raising it would tell a caller that a delete which happened failed,
+    and a retry would count 0), and the failure a WARNING naming the tenant and how many
+    ids. The vector it could leave is skipped by retrieval (docs/adr/0004)."""
+    tenant = new_tenant()
+    vectors = VectorStoreFailingAt(DIMENSION, fail_at=None, method="delete")
+    services = services_over(vectors=vectors)
+    acme, apex = company(tenant, 1), company(tenant, 2)
+    await services.upsert([acme, apex])
+    vectors.fail_at = vectors.calls + 2  # the delete's second
+    ids = [acme.id, apex.id, entity_id_for(tenant, "never written", "company")]
+    with caplog.at_level(logging.WARNING, logger="redstring.composition.client"):
+        assert await services.delete(ids, tenant) == 2
+    assert vectors.calls == vectors.fail_at
+    [warning] = caplog.records
+    assert warning.levelno == logging.WARNING
+    message = warning.getMessage()
+    assert message == (
+        f"tenant {tenant}: a delete of 3 ids deleted 2 entities, then deleting their vectors "
+        "again failed (a vector written meanwhile is left, which retrieval skips): "
+        "StoreUnavailableError: the vector store went away"
+    )
+    assert await services.graph.get_entities(ids, tenant) == []
+    assert await services.vectors.sources(ids, tenant) == {}  # the first delete's work
+    assert await services.delete(ids, tenant) == 0
+
+
+async def test_a_delete_cancelled_in_its_second_vector_delete_is_cancelled(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Only an `Exception` is logged and passed over: a cancellation ends the delete."""
+    tenant = new_tenant()
+    vectors = VectorStoreFailingAt(DIMENSION, fail_at=2, method="delete")
+    vectors.failure = asyncio.CancelledError
+    services = services_over(vectors=vectors)
+    acme = company(tenant, 1)
+    await services.graph.upsert_entities([acme])
+    with caplog.at_level(logging.WARNING), pytest.raises(asyncio.CancelledError):
+        await services.delete([acme.id], tenant)
+    assert caplog.records == []
+    assert await services.graph.get_entities([acme.id], tenant) == []
 
 
 async def test_a_rename_whose_vectors_fail_leaves_no_vector_of_the_old_text() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import uuid
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from types import TracebackType
@@ -44,6 +45,8 @@ from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import EndReads, GraphStore
 from redstring.ports.restarts import ServerStart, StartReads
 from redstring.ports.vector_store import VectorStore
+
+_log = logging.getLogger(__name__)
 
 Closer = Callable[[], Awaitable[None]]
 
@@ -420,12 +423,29 @@ class Redstring:
         gone and deletes it (`settle`), where a read sees what committed before it
         began (one server; a Neo4j cluster through the vector write's bookmark, both
         stores being one database). One more vector-store call a delete.
+
+        The second is done as well as it can be: the entities are gone once it runs,
+        so its failure (an `Exception`; a cancellation still ends the delete) is
+        logged as a WARNING and the count answered. The vector it would have deleted,
+        if one landed, is left behind, and retrieval skips it (docs/adr/0004).
         """
         await self.start()
         tenant = tenant_id_of(tenant_id)
         await self.vectors.delete(entity_ids, tenant)
         deleted = await self.graph.delete_entities(entity_ids, tenant)
-        await self.vectors.delete(entity_ids, tenant)
+        try:
+            await self.vectors.delete(entity_ids, tenant)
+        except Exception as error:
+            _log.warning(
+                "tenant %s: a delete of %d ids deleted %d entities, then deleting their "
+                "vectors again failed (a vector written meanwhile is left, which retrieval "
+                "skips): %s: %s",
+                tenant,
+                len(entity_ids),
+                deleted,
+                type(error).__name__,
+                error,
+            )
         return deleted
 
     async def tenants(self) -> list[TenantId]:
