@@ -115,12 +115,11 @@ async def test_an_entry_idle_long_enough_goes_first_whoever_holds_it() -> None:
     clock.now = 1
     await busy.embed_query(["x1"])
     clock.now = 299
-    await busy.embed_query(
-        ["x2"]
-    )  # "i1" is not idle yet: the busy tenant, holding most, gives up "x1"
+    # "i1" is not idle yet: the busy tenant, holding most, gives up "x1", then "x2".
+    await busy.embed_query(["x2"])
     await busy.embed_query(["x1"])
     assert inner.query_calls[-1] == ["x1"]
-    clock.now = 700  # "i1" has been idle 700 s, "x2" 401 s: "i1", the least recent, goes
+    clock.now = 700  # "i1" has been idle 700 s: it goes, whoever holds most
     await busy.embed_query(["x3"])
     await busy.embed_query(["x1", "x3"])
     assert inner.query_calls[-1] == ["x3"]  # both were cached

@@ -317,34 +317,55 @@ async def test_a_server_still_warns_of_a_key_file_others_can_read_after_add(
     assert warnings == [f"the API key file {key_file} is open to every user; chmod o-rw it"] * 2
 
 
-def _signature(mode: int, owner: int) -> FileSignature:
+def _signature(mode: int, owner: int, group: int) -> FileSignature:
     return FileSignature(
-        inode=1, device=1, size=1, mtime_ns=1, ctime_ns=1, mode=0o100000 | mode, owner=owner
+        inode=1,
+        device=1,
+        size=1,
+        mtime_ns=1,
+        ctime_ns=1,
+        mode=0o100000 | mode,
+        owner=owner,
+        group=group,
     )
 
 
-ME, SOMEONE = os.geteuid(), os.geteuid() + 1
+# The server's user and group, another user, a group it is not in.
+ME, MINE, SOMEONE, THEIRS = 1000, 1000, 1001, 1001
 
 
 @pytest.mark.parametrize(
-    ("mode", "owner", "warned"),
+    ("mode", "owner", "group", "warned"),
     [
-        (0o600, ME, None),
-        (0o400, SOMEONE, None),
+        (0o600, ME, THEIRS, None),
+        (0o400, SOMEONE, MINE, None),
         # A server reading through the file's group needs its read, not its owner.
-        (0o640, SOMEONE, None),
-        (0o640, ME, "readable by its group, which this server, its owner, does not need"),
-        (0o660, SOMEONE, "writable by its group"),
-        (0o644, SOMEONE, "open to every user"),
-        (0o602, ME, "open to every user"),
-        (0o601, ME, None),  # execution alone reads nothing
+        (0o640, SOMEONE, MINE, None),
+        (0o640, ME, THEIRS, "readable by its group, which this server, its owner, does not need"),
+        (0o660, SOMEONE, MINE, "writable by its group"),
+        (0o644, SOMEONE, MINE, "open to every user"),
+        (0o602, ME, THEIRS, "open to every user"),
+        # Neither its owner nor in its group, the server reads it as every user does:
+        # `chmod o-rw` alone would lock it out.
+        (0o644, SOMEONE, THEIRS, "open to every user, which is how this server reads it"),
+        (0o601, ME, THEIRS, None),  # execution alone reads nothing
     ],
 )
 def test_a_key_file_s_mode_is_warned_about_for_what_it_lets_others_do(
-    mode: int, owner: int, warned: str | None
+    mode: int, owner: int, group: int, warned: str | None
 ) -> None:
-    exposure = _exposure(_signature(mode, owner))
-    assert (exposure if exposure is None else exposure.split(";")[0]) == warned
+    exposure = _exposure(_signature(mode, owner, group), ME, frozenset({MINE}))
+    assert (exposure if exposure is None else exposure.split(";")[0].split(":")[0]) == warned
+
+
+def test_a_server_not_given_the_key_file_is_told_to_take_it_before_closing_it() -> None:
+    exposure = _exposure(_signature(0o644, SOMEONE, THEIRS), ME, frozenset({MINE}))
+    assert exposure is not None
+    assert exposure.endswith("(chown or chgrp), then chmod o-rw it")
+    # Root reads whatever the mode.
+    assert _exposure(_signature(0o644, SOMEONE, THEIRS), 0, frozenset({0})) == (
+        "open to every user; chmod o-rw it"
+    )
 
 
 @pytest.fixture

@@ -145,17 +145,28 @@ def _keep_access(descriptor: int, target: Path) -> None:
     os.fchmod(descriptor, mode)
 
 
-def _exposure(signature: FileSignature) -> str | None:
-    """What a key file's mode lets others do that the server does not need, and the
-    `chmod` that stops it; None when nothing. Every user's access is always too much;
-    the group's read is not when the server reads the file through its group (it does
-    not own it: `0640` for a server in the file's group), its write always is."""
+def _exposure(
+    signature: FileSignature, user: int | None = None, groups: frozenset[int] | None = None
+) -> str | None:
+    """What a key file's mode lets others do that the server (running as `user` in
+    `groups`, by default this process's) does not need, and how to stop it; None when
+    nothing. Every user's access is always too much, but a server that is neither the
+    file's owner nor in its group (nor root) reads it so: it must be given the file
+    first. The group's read is not too much when the server reads the file through
+    its group (`0640` for a server in the file's group); its write always is."""
+    user = os.geteuid() if user is None else user
+    groups = frozenset((os.getegid(), *os.getgroups())) if groups is None else groups
     mode = signature.mode
     if mode & 0o006:
+        if user not in (0, signature.owner) and signature.group not in groups:
+            return (
+                "open to every user, which is how this server reads it: give it to the "
+                "server's user or group (chown or chgrp), then chmod o-rw it"
+            )
         return "open to every user; chmod o-rw it"
     if mode & 0o020:
         return "writable by its group; chmod g-w it"
-    if mode & 0o040 and signature.owner == os.geteuid():
+    if mode & 0o040 and signature.owner == user:
         return "readable by its group, which this server, its owner, does not need; chmod g-r it"
     return None
 

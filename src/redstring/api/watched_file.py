@@ -33,6 +33,7 @@ class FileSignature(NamedTuple):
     ctime_ns: int
     mode: int
     owner: int
+    group: int
 
 
 # None when the file cannot be stat'ed.
@@ -53,6 +54,7 @@ def file_signature(path: Path) -> Signature:
         ctime_ns=stat.st_ctime_ns,
         mode=stat.st_mode,
         owner=stat.st_uid,
+        group=stat.st_gid,
     )
 
 
