@@ -16,7 +16,6 @@ import neo4j
 import pytest
 
 from redstring.adapters.neo4j import Neo4jGraphStore, cypher
-from redstring.adapters.neo4j import graph_store as neo4j_graph_store
 from redstring.testing import make_entity, new_tenant
 
 # Types whose first 4, 5, 7 and 10 differ between code point and UTF-16 order.
@@ -24,8 +23,8 @@ TYPES = [
     "x\U0001f600y", "x\ue000", "x", "x\uffffz", "\U0001d49c", "\uff5a",
     "y\n\U0001f600", "y\n\uff5a", "Company", "company", "été",
 ]  # fmt: skip
-KEY = "ELSE entity_type END"
-UTF16_KEY = "ELSE entity_type + $nothing END"
+KEY = "ORDER BY entity_type\n"
+UTF16_KEY = "ORDER BY entity_type + $nothing\n"
 
 
 def _utf16(text: str) -> bytes:
@@ -44,9 +43,9 @@ async def _sorted_by_server(driver: neo4j.AsyncDriver, tenant: str, key: str) ->
 
 
 def _sort_by_utf16_code_units(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert KEY in cypher.FIRST_ENTITY_TYPES
-    utf16 = cypher.FIRST_ENTITY_TYPES.replace(KEY, UTF16_KEY)
-    monkeypatch.setattr(cypher, "FIRST_ENTITY_TYPES", utf16)
+    assert KEY in cypher.ENTITY_TYPES
+    utf16 = cypher.ENTITY_TYPES.replace(KEY, UTF16_KEY)
+    monkeypatch.setattr(cypher, "ENTITY_TYPES", utf16)
 
 
 class _Statements:
@@ -76,49 +75,28 @@ async def test_the_first_types_are_python_s_when_the_server_sorts_by_utf16_code_
     by_units = await _sorted_by_server(driver, str(tenant), "entity_type + $nothing")
     assert by_units == sorted(TYPES, key=_utf16) != sorted(TYPES)
     _sort_by_utf16_code_units(monkeypatch)
-    monkeypatch.setattr(neo4j_graph_store, "BEYOND_BMP_ROOM", 3)  # the three beyond U+FFFF
     statements = _Statements(graph, monkeypatch)
     for limit in range(len(TYPES) + 1):
         kept = await graph.entity_types(tenant, limit=limit)
         assert list(kept) == sorted(TYPES)[:limit], limit
-    assert set(statements.run) == {cypher.FIRST_ENTITY_TYPES}  # no type was read whole
+    assert list(await graph.entity_types(tenant)) == sorted(TYPES)
+    assert set(statements.run) == {cypher.ENTITY_TYPES}  # one statement each time
 
 
-@pytest.mark.parametrize("room", [2, 3])
-async def test_more_types_beyond_u_ffff_than_the_room_for_them_are_read_whole(
-    driver: neo4j.AsyncDriver, monkeypatch: pytest.MonkeyPatch, room: int
-) -> None:
-    """Three types hold a character beyond U+FFFF, which UTF-16 code units put before
-    `a\ue000`: with room for two of them, the first statement cannot tell whether the
-    others it sent are the first, and the adapter reads every type (the server's first
-    four in its order, sorted here, would answer `a😀 1` second); with room for three,
-    one statement does."""
-    graph = Neo4jGraphStore(driver)
-    await graph.ensure_schema()
-    tenant = new_tenant()
-    types = ["b", "a\U0001f600 3", "a\ue000", "a\U0001f600 1", "a", "a\U0001f600 2"]
-    await graph.upsert_entities([make_entity(tenant, f"T{i}", t) for i, t in enumerate(types)])
-    _sort_by_utf16_code_units(monkeypatch)
-    monkeypatch.setattr(neo4j_graph_store, "BEYOND_BMP_ROOM", room)
-    statements = _Statements(graph, monkeypatch)
-    assert list(await graph.entity_types(tenant, limit=2)) == ["a", "a\ue000"]
-    read_whole = [cypher.FIRST_ENTITY_TYPES, cypher.ENTITY_TYPES]
-    assert statements.run == (read_whole if room == 2 else read_whole[:1])
-
-
-async def test_the_first_types_statement_sends_at_most_the_limit_and_the_room(
+async def test_the_statement_sends_every_type_beyond_u_ffff_and_the_first_others(
     driver: neo4j.AsyncDriver,
 ) -> None:
-    """30 types, none beyond U+FFFF, and 4 that are: the first 5 and all 4 come."""
+    """30 types, none beyond U+FFFF, and 4 that are: all 4 and the first `limit` others
+    come, every type without a limit."""
     graph = Neo4jGraphStore(driver)
     await graph.ensure_schema()
     tenant = new_tenant()
     types = [f"type {i:02}" for i in range(30)] + [f"type {i:02}\U0001f600" for i in range(4)]
     await graph.upsert_entities([make_entity(tenant, f"T{i}", t) for i, t in enumerate(types)])
-    for rows in (5, 9):
+    for limit in (0, 1, 5, 30, 31, None):
         records, _, _ = await driver.execute_query(
-            cypher.FIRST_ENTITY_TYPES, tenant_id=str(tenant), rows=rows
+            cypher.ENTITY_TYPES, tenant_id=str(tenant), limit=limit
         )
-        sent = [(entity_type, beyond) for entity_type, _, beyond in records[0]["types"]]
-        assert sorted(sent[:4]) == [(t, True) for t in types[30:]]  # those beyond come first
-        assert sent[4:] == [(t, False) for t in types[: rows - 4]]
+        sent = [entity_type for entity_type, _ in records[0]["types"]]
+        assert sorted(sent[:4]) == types[30:]  # those beyond come first
+        assert sent[4:] == types[:30][:limit]

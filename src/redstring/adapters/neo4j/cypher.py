@@ -123,38 +123,29 @@ RETURN collect(entity) AS entities
 """
 
 # Each entity type of a tenant with its count, in one record of `[type, count]` pairs
-# (`_MATCHES` says why; the adapter orders them, `in_type_order`). A range seek on the
-# identity constraint's index, `tenant_id` equal and `id` only required to exist, then
-# each entity's type read from its node: a scan of the tenant, whose time grows with
-# its entities (docs/neo4j.md, "Listing a tenant's entity types"). A node deleted after
-# the seek found it reads a null type, left out.
-ENTITY_TYPES = """
+# (`_MATCHES` says why): every type holding a character beyond U+FFFF, then the first
+# `$limit` of the others in the server's order (all of them when `$limit` is null), from
+# which the adapter keeps the first `limit` in Python's order (`in_type_order`). The
+# server's order is Python's only on types without such a character: it compares strings
+# by UTF-8 bytes (code points, as Python) or, as Java strings, by UTF-16 code units,
+# which put a surrogate pair before U+E000 to U+FFFF; the two agree where there is no
+# pair. So those with one (a regular expression over code points, `(?s)` so that a line
+# break does not end it) all come, whatever their place. A range seek on the identity
+# constraint's index, `tenant_id` equal and `id` only required to exist, then each
+# entity's type read from its node: a scan of the tenant, whose time grows with its
+# entities (docs/neo4j.md, "Listing a tenant's entity types"). A node deleted after the
+# seek found it reads a null type, left out.
+ENTITY_TYPES = r"""
 MATCH (e:Entity)
 WHERE e.tenant_id = $tenant_id AND e.id IS NOT NULL
 WITH e.entity_type AS entity_type
 WHERE entity_type IS NOT NULL
 WITH entity_type, count(*) AS entities
-RETURN collect([entity_type, entities]) AS types
-"""
-
-# The same scan, answering at most `$rows` of the tenant's types, `[type, count, beyond]`
-# triples, from which the adapter keeps the first `limit` (`Neo4jGraphStore.entity_types`).
-# The server's order is Python's only on types without a character beyond U+FFFF: it
-# compares strings by UTF-8 bytes (code points, as Python) or, as Java strings, by UTF-16
-# code units, which put a surrogate pair before U+E000 to U+FFFF; the two agree where
-# there is no pair. So a type holding one (`beyond`, a regular expression over code
-# points, `(?s)` so that a line break does not end it) comes first, unordered (all of
-# them tie on the null key), and the others follow in the server's order.
-FIRST_ENTITY_TYPES = r"""
-MATCH (e:Entity)
-WHERE e.tenant_id = $tenant_id AND e.id IS NOT NULL
-WITH e.entity_type AS entity_type
-WHERE entity_type IS NOT NULL
-WITH entity_type, count(*) AS entities
-WITH entity_type, entities, entity_type =~ '(?s).*[\\x{10000}-\\x{10FFFF}].*' AS beyond
-ORDER BY beyond DESC, CASE WHEN beyond THEN null ELSE entity_type END
-LIMIT $rows
-RETURN collect([entity_type, entities, beyond]) AS types
+ORDER BY entity_type
+WITH collect([entity_type, entities]) AS types
+WITH [t IN types WHERE t[0] =~ '(?s).*[\\x{10000}-\\x{10FFFF}].*'] AS beyond,
+     [t IN types WHERE NOT t[0] =~ '(?s).*[\\x{10000}-\\x{10FFFF}].*'] AS others
+RETURN beyond + others[..coalesce($limit, size(others))] AS types
 """
 
 GET_ENTITIES = """

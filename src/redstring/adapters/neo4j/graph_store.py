@@ -50,10 +50,6 @@ from redstring.ports.vector_store import VectorStore
 
 # LIMIT takes no null: "no limit" is the largest value Cypher accepts.
 _NO_LIMIT = 2**63 - 1
-# How many types holding a character beyond U+FFFF `entity_types` takes beside the first
-# `limit` others in one statement (`cypher.FIRST_ENTITY_TYPES`); a tenant with more of
-# them is read whole (`cypher.ENTITY_TYPES`).
-BEYOND_BMP_ROOM = 100
 
 _CONSTRAINT_FAILED = "Neo.ClientError.Schema.ConstraintValidationFailed"
 # How the server's message names an edge of the relationship identity constraint.
@@ -198,24 +194,13 @@ class Neo4jGraphStore(OwnedConnection):
     async def entity_types(
         self, tenant_id: TenantId, *, limit: int | None = None
     ) -> dict[str, int]:
-        """A scan of the tenant's entities, one record. With `limit`, the server sends at
-        most `limit + BEYOND_BMP_ROOM` types, those holding a character beyond U+FFFF
-        first and then the others in its order, which is Python's for them
-        (`cypher.FIRST_ENTITY_TYPES`); they hold the first `limit` of all unless more
-        than `BEYOND_BMP_ROOM` came first. Then, as without `limit`, a second statement
-        reads every type (`cypher.ENTITY_TYPES`), and this client sorts them."""
+        """A scan of the tenant's entities, one statement and one record
+        (`cypher.ENTITY_TYPES`): the types holding a character beyond U+FFFF and the
+        first `limit` others in the server's order, which is Python's for them, sorted
+        and cut here."""
         tenant = id_text(tenant_id_of(tenant_id))
         limit = optional_count_of(limit, "limit")
-        if limit is not None:
-            rows = limit + BEYOND_BMP_ROOM
-            [record] = await self._db.query(
-                cypher.FIRST_ENTITY_TYPES, {"tenant_id": tenant, "rows": rows}
-            )
-            found = record["types"]
-            beyond = sum(1 for _, _, holds_one in found if holds_one)
-            if len(found) < rows or beyond <= BEYOND_BMP_ROOM:  # all of those beyond came
-                return in_type_order(((t, count) for t, count, _ in found), limit)
-        [record] = await self._db.query(cypher.ENTITY_TYPES, {"tenant_id": tenant})
+        [record] = await self._db.query(cypher.ENTITY_TYPES, {"tenant_id": tenant, "limit": limit})
         return in_type_order(((t, count) for t, count in record["types"]), limit)
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
