@@ -100,3 +100,18 @@ async def test_the_statement_sends_every_type_beyond_u_ffff_and_the_first_others
         sent = [entity_type for entity_type, _ in records[0]["types"]]
         assert sorted(sent[:4]) == types[30:]  # those beyond come first
         assert sent[4:] == types[:30][:limit]
+
+
+async def test_a_limit_of_zero_answers_nothing_without_a_statement(
+    driver: neo4j.AsyncDriver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`entityTypes(first: 0)` costs nothing (`idle_at_zero`): it reads nothing."""
+    graph = Neo4jGraphStore(driver)
+    await graph.ensure_schema()
+    tenant = new_tenant()
+    await graph.upsert_entities([make_entity(tenant, "Acme", "org")])
+    statements = _Statements(graph, monkeypatch)
+    assert await graph.entity_types(tenant, limit=0) == {}
+    assert statements.run == []
+    assert await graph.entity_types(tenant, limit=1) == {"org": 1}
+    assert statements.run == [cypher.ENTITY_TYPES]

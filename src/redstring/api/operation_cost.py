@@ -23,8 +23,8 @@ returns (`CALL_COSTS`): `retrieve` searches (`SEARCH_COST`, plus
 candidates and fusion ranks them, and `SEARCH_COST_PER_CHARACTER` for each
 character of its query; nothing at `k: 0`, which searches nothing),
 `relationships` resolves and batches its call (`RELATIONSHIPS_CALL_COST`, even
-at `first: 0`), `entityTypes` scans the tenant (`ENTITY_TYPES_COST`, even at
-`first: 0`); every other field's is 0.
+at `first: 0`), `entityTypes` scans the tenant (`ENTITY_TYPES_COST`; nothing at
+`first: 0`, which reads nothing); every other field's is 0.
 The weights are measured (docs/security.md, "Limits"): a search over 50,000
 entities in memory takes about what returning 500 objects does.
 
@@ -124,7 +124,10 @@ CALL_COSTS: Mapping[tuple[str, str], CallCost] = {
         idle_at_zero=True,  # `k: 0` answers no matches without searching
     ),
     ("Entity", "relationships"): CallCost(RELATIONSHIPS_CALL_COST),
-    ("Query", "entityTypes"): CallCost(ENTITY_TYPES_COST),
+    ("Query", "entityTypes"): CallCost(
+        ENTITY_TYPES_COST,
+        idle_at_zero=True,  # `first: 0` answers no types without reading the tenant
+    ),
 }
 # Costs are saturated here (the largest integer a JSON number holds exactly), so a
 # document built to overflow the estimate keeps it a small number.

@@ -138,7 +138,8 @@ class GraphStore(GraphReader, Protocol):
         ordered by type (`in_type_order`), the first `limit` of them (every one when
         None); `{}` for a tenant without entities. Types are told apart as type filters
         tell them (`Company` and `company` are two). The tenant is read as every read
-        reads it, `limit` by `optional_count_of`."""
+        reads it, `limit` by `optional_count_of`; `limit == 0` answers `{}` without
+        reading (`entityTypes(first: 0)` is costed as nothing)."""
         ...
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:

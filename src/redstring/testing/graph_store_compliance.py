@@ -831,6 +831,7 @@ class GraphStoreCompliance:
             ("tenant_id", lambda t: graph_store.delete_entities([entity.id], t)),
             ("tenant_id", lambda t: graph_store.entity_page(t, limit=1)),
             ("tenant_id", lambda t: graph_store.entity_types(t)),
+            ("tenant_id", lambda t: graph_store.entity_types(t, limit=0)),  # read or not
             ("ids[1]", lambda i: graph_store.get_entities([entity.id, i], tenant)),
             ("entity_ids[0]", lambda i: graph_store.relationships_of([i], tenant)),
             ("ids[0]", lambda i: graph_store.delete_entities([i], tenant)),

@@ -317,8 +317,8 @@ class InMemoryGraphStore:
     async def entity_types(
         self, tenant_id: TenantId, *, limit: int | None = None
     ) -> dict[str, int]:
-        tenant = self._tenants.get(tenant_id_of(tenant_id))
-        limit = optional_count_of(limit, "limit")
+        tenant_id, limit = tenant_id_of(tenant_id), optional_count_of(limit, "limit")
+        tenant = None if limit == 0 else self._tenants.get(tenant_id)
         return {} if tenant is None else dict(islice(tenant.type_counts.items(), limit))
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:

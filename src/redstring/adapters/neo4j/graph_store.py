@@ -197,9 +197,11 @@ class Neo4jGraphStore(OwnedConnection):
         """A scan of the tenant's entities, one statement and one record
         (`cypher.ENTITY_TYPES`): the types holding a character beyond U+FFFF and the
         first `limit` others in the server's order, which is Python's for them, sorted
-        and cut here."""
+        and cut here. `limit == 0` answers {} without a statement."""
         tenant = id_text(tenant_id_of(tenant_id))
         limit = optional_count_of(limit, "limit")
+        if limit == 0:
+            return {}
         [record] = await self._db.query(cypher.ENTITY_TYPES, {"tenant_id": tenant, "limit": limit})
         return in_type_order(((t, count) for t, count in record["types"]), limit)
 
