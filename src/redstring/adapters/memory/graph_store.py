@@ -35,7 +35,8 @@ class _Tenant:
     blocks: dict[str, dict[EntityId, Entity]] = field(default_factory=dict)
     # entity id -> ids of relationships touching it
     incident: dict[EntityId, dict[RelationshipId, None]] = field(default_factory=dict)
-    # entity type -> how many entities are of it, kept current by every write and sorted
+    # entity type -> how many indexed entities are of it (`index_entity` and
+    # `unindex_entity` count them, so every write keeps it current), sorted
     # by type as `in_type_order` sorts (Python's string order), so that listing the first
     # types reads no entity and sorts nothing; a type none is of is not a key
     type_counts: SortedDict = field(default_factory=SortedDict)
@@ -48,7 +49,7 @@ class _Tenant:
     sorted_keys: SortedList = field(default_factory=SortedList)
     new_keys: list[str] = field(default_factory=list)
 
-    def count_type(self, entity_type: str, change: int) -> None:
+    def _count_type(self, entity_type: str, change: int) -> None:
         count = self.type_counts.get(entity_type, 0) + change
         if count:
             self.type_counts[entity_type] = count
@@ -56,6 +57,7 @@ class _Tenant:
             del self.type_counts[entity_type]
 
     def index_entity(self, entity: Entity) -> None:
+        self._count_type(entity.entity_type, 1)
         for key in entity.blocking_keys:
             block = self.blocks.get(key)
             if block is None:
@@ -113,6 +115,7 @@ class _Tenant:
         return list(islice((e for e in ordered if e.entity_type in wanted), limit))
 
     def unindex_entity(self, entity: Entity) -> None:
+        self._count_type(entity.entity_type, -1)
         for key in entity.blocking_keys:
             self.sorted_blocks.pop(key, None)
             block = self.blocks.get(key)
@@ -163,10 +166,8 @@ class InMemoryGraphStore:
             previous = tenant.entities.get(entity.id)
             if previous is not None:
                 tenant.unindex_entity(previous)
-                tenant.count_type(previous.entity_type, -1)
             tenant.entities[entity.id] = entity
             tenant.index_entity(entity)
-            tenant.count_type(entity.entity_type, 1)
 
     async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None:
         relationships = items_of(relationships, Relationship, "relationships")
@@ -291,7 +292,6 @@ class InMemoryGraphStore:
                 continue
             deleted += 1
             tenant.unindex_entity(entity)
-            tenant.count_type(entity.entity_type, -1)
             for rel_id in list(tenant.incident.pop(entity_id, {})):
                 rel = tenant.relationships.pop(rel_id, None)
                 if rel is not None:
@@ -332,7 +332,6 @@ class InMemoryGraphStore:
             fresh = stored.rekeyed()
             if fresh is None:
                 continue
-            # Of the type it was (`_derivation`): the type counts stand.
             tenant.unindex_entity(stored)
             tenant.entities[read.id] = fresh
             tenant.index_entity(fresh)
