@@ -62,6 +62,8 @@ RUNS = [
     SmokeRun("ingest_latency", "memory: ", ("--no-neo4j",)),
     SmokeRun("ingest_latency", "neo4j: ", neo4j=True),
     SmokeRun("lexical_candidates", "candidates by query kind"),
+    SmokeRun("entity_types", "entity types listed", ("--no-neo4j",)),
+    SmokeRun("entity_types", "entity types listed", neo4j=True),
     SmokeRun("exact_scan", "index found of the scan's 38", neo4j=True),
     SmokeRun("latin_folding", "| HYBRID |"),
     SmokeRun("abbreviations", "| HYBRID |"),
