@@ -91,8 +91,9 @@ SEARCH_COST_PER_CHARACTER = 1
 # (its resolver, its DataLoader key and its turn of the event loop): about 140 µs.
 RELATIONSHIPS_CALL_COST = 10
 # What one `entityTypes` costs apart from the `first` types it may return: over Neo4j a
-# scan of the tenant's entities, about 1 µs of the server an entity (10 ms at 10,000,
-# 100 ms at 100,000; 2.6 µs an entity when each is of a type of its own). The cost is
+# scan of the tenant's entities, about 1 µs of the server an entity (15 ms at 10,000,
+# 100 ms at 100,000 of few types; about 10 µs an entity when each is of a type of its
+# own, every type sorted on the server: bench/entity_types.py). The cost is
 # reckoned before the tenant's size is known: a tenant of 50,000 (50 ms) in units of
 # 15 µs, 3,300, rounded down. In memory the writes keep the counts sorted, and it costs
 # next to nothing.
