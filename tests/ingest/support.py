@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+import pytest
 
 from redstring import (
     Entity,
@@ -141,6 +144,23 @@ def loop_errors() -> Iterator[list[dict[str, Any]]]:
         yield reported
     finally:
         loop.set_exception_handler(previous)
+
+
+async def raised_notes(
+    work: Awaitable[object], expected: type[BaseException], match: str
+) -> list[str]:
+    """The notes of the error `work` raises (an `expected` whose message matches
+    `match`), once asyncio had the chance to report a task whose failure nothing
+    retrieved: none may be reported."""
+    with loop_errors() as reported:
+        with pytest.raises(expected, match=match) as raised:
+            await work
+        notes: list[str] = getattr(raised.value, "__notes__", [])
+        del raised  # the traceback holds the tasks' frames
+        gc.collect()
+        await asyncio.sleep(0)
+    assert [context["message"] for context in reported] == []
+    return notes
 
 
 class SlowVectorWrites(InMemoryVectorStore):
