@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -26,8 +26,12 @@ DEFAULT_IDLE_AFTER = 300.0
 
 # What an entry is cached under: a text is shared only within the tenant that searched it.
 _Key = tuple[TenantId, str]
-_Entries = OrderedDict[str, npt.NDArray[np.float64]]
-_NOTHING: _Entries = OrderedDict()  # a tenant with no entries; never written
+
+
+@dataclass
+class _Entry:
+    vector: npt.NDArray[np.float64]
+    used: float  # the clock's time of its last use
 
 
 @dataclass(frozen=True)
@@ -66,8 +70,8 @@ class CachedQueryEmbeddings:
     recently used). So one tenant's burst of distinct queries evicts other
     tenants' entries in use only down to its own share, then its own; entries
     left idle age out whoever holds them (docs/security.md says what eviction
-    can still reveal). Each tenant's entries are an `OrderedDict` in order of
-    use, and so are all of them, with the time of their last use.
+    can still reveal). The entries are one `OrderedDict` in order of use (a
+    tenant's first is its least recently used), beside a count of each tenant's.
     Vectors are kept as float64 arrays (about `max_size * dimension * 8`
     bytes, exact for Python floats) and handed out as fresh lists, so a caller
     that mutates its result cannot corrupt the cache. Meant for one event loop.
@@ -86,8 +90,8 @@ class CachedQueryEmbeddings:
             raise InvalidInputError("max_size must be at least 1")
         self._provider = provider
         self._max_size = max_size
-        self._tenants: dict[TenantId, _Entries] = {}
-        self._used: OrderedDict[_Key, float] = OrderedDict()  # every entry's last use
+        self._entries: OrderedDict[_Key, _Entry] = OrderedDict()  # in order of use
+        self._held: Counter[TenantId] = Counter()  # each tenant's entries
         self._idle_after = idle_after
         self._clock = clock
         self._in_flight: dict[_Key, _Pending] = {}
@@ -123,7 +127,7 @@ class CachedQueryEmbeddings:
         return self._hits / total if total else 0.0
 
     def __len__(self) -> int:
-        return len(self._used)
+        return len(self._entries)
 
     def for_tenant(self, tenant_id: TenantId) -> EmbeddingProvider:
         """The provider through which `tenant_id`'s queries are embedded and cached (its
@@ -132,9 +136,8 @@ class CachedQueryEmbeddings:
 
     async def _embed_query(self, tenant_id: TenantId, texts: Sequence[str]) -> list[list[float]]:
         keys = [(tenant_id, text) for text in texts]
-        cached = self._tenants.get(tenant_id, _NOTHING)
         started = [
-            k for k in dict.fromkeys(keys) if k[1] not in cached and k not in self._in_flight
+            k for k in dict.fromkeys(keys) if k not in self._entries and k not in self._in_flight
         ]
         if started:
             asked = [text for _, text in started]
@@ -148,12 +151,11 @@ class CachedQueryEmbeddings:
         sources: list[npt.NDArray[np.float64] | _Pending] = []
         now = self._clock()
         for key in keys:
-            vector = cached.get(key[1])
-            if vector is not None:
-                cached.move_to_end(key[1])
-                self._used[key] = now
-                self._used.move_to_end(key)
-                sources.append(vector)
+            entry = self._entries.get(key)
+            if entry is not None:
+                entry.used = now
+                self._entries.move_to_end(key)
+                sources.append(entry.vector)
             else:
                 sources.append(self._in_flight[key])
         return [await self._resolve(source) for source in sources]
@@ -180,37 +182,26 @@ class CachedQueryEmbeddings:
             return
         now = self._clock()
         for key, vector in zip(keys, vectors, strict=True):
-            tenant_id, text = key
-            entries = self._tenants.setdefault(tenant_id, OrderedDict())
-            entries[text] = np.array(vector, dtype=np.float64)
-            entries.move_to_end(text)
-            self._used[key] = now
-            self._used.move_to_end(key)
-            while len(self._used) > self._max_size:
+            if key not in self._entries:
+                self._held[key[0]] += 1
+            self._entries[key] = _Entry(np.array(vector, dtype=np.float64), now)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._max_size:
                 self._evict(now)
 
     def _evict(self, now: float) -> None:
         """Drop the least recently used entry when idle `idle_after` seconds, else the
-        least recently used of the tenant holding the most (of several, the one whose
-        entry is the least recently used). A scan of the tenants: it follows a provider
-        call, and the tenants are at most `max_size`."""
-        oldest, used = next(iter(self._used.items()))
-        if now - used < self._idle_after:
-            most = max(len(entries) for entries in self._tenants.values())
-            oldest = min(
-                (
-                    (tenant, next(iter(entries)))
-                    for tenant, entries in self._tenants.items()
-                    if len(entries) == most
-                ),
-                key=self._used.__getitem__,
-            )
-        tenant, text = oldest
-        del self._used[oldest]
-        entries = self._tenants[tenant]
-        del entries[text]
-        if not entries:
-            del self._tenants[tenant]
+        least recently used of the tenants holding the most: the first in order of use
+        that one of them holds. A scan of the tenants and of the entries, at most
+        `max_size` each: it follows a provider call."""
+        oldest = next(iter(self._entries))
+        if now - self._entries[oldest].used < self._idle_after:
+            most = max(self._held.values())
+            oldest = next(key for key in self._entries if self._held[key[0]] == most)
+        del self._entries[oldest]
+        self._held[oldest[0]] -= 1
+        if not self._held[oldest[0]]:
+            del self._held[oldest[0]]
 
 
 @dataclass(frozen=True)
