@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from redstring.api.api_keys import ApiKeyVerifier, _exposure, add_key
+from redstring.api.api_keys import ApiKeyVerifier, _exposure, add_key, revoke_key
 from redstring.api.authorization import Role
 from redstring.api.cli import main
 from redstring.api.watched_file import FileSignature
@@ -443,6 +443,83 @@ def test_an_owner_the_process_may_not_give_back_is_warned_about(
         in captured.err
     )
     assert len(json.loads(key_file.read_text())["keys"]) == 2
+
+
+def _refused_fchown(fd: int, uid: int, gid: int) -> None:
+    raise PermissionError(1, "Operation not permitted")
+
+
+def _owner_warning(path: Path, before: str, after: str) -> str:
+    return (
+        f"{path} was owned by {before} and is now owned by {after}, which this user may not "
+        "change back: a server running as the old owner or group may no longer read it; chown it"
+    )
+
+
+@pytest.mark.parametrize("change", ["add", "revoke"])
+def test_add_key_and_revoke_key_log_an_owner_they_could_not_keep(
+    key_file: Path,
+    linked_key_file: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    daemon_ids: tuple[int, int],
+    change: str,
+) -> None:
+    """The library's calls warn as `keys` does (a WARNING of `redstring.api`), naming the
+    file as the caller did (here a link); nothing while the owner is kept."""
+    ids = [KEY_SHAPE.match(_add(key_file, capsys, TENANT_A).strip())[1] for _ in "ab"]  # type: ignore[index]
+    os.chown(key_file, *daemon_ids)
+    caplog.set_level(logging.WARNING, logger="redstring.api")
+
+    def run() -> None:
+        if change == "add":
+            add_key(linked_key_file, [TenantId(uuid.UUID(TENANT_B))], Role.READ)
+        else:
+            revoke_key(linked_key_file, ids.pop())
+
+    run()
+    assert caplog.records == []  # root gave it back
+    monkeypatch.setattr(os, "fchown", _refused_fchown)
+    run()
+    [record] = caplog.records
+    assert (record.name, record.levelno) == ("redstring.api", logging.WARNING)
+    assert record.getMessage() == _owner_warning(linked_key_file, "daemon:daemon", "root:root")
+    assert (key_file.stat().st_uid, key_file.stat().st_gid) == (0, 0)
+
+
+def test_keys_says_the_owner_it_could_not_keep_once_after_its_own_line(
+    key_file: Path, capsys: pytest.CaptureFixture[str], daemon_ids: tuple[int, int]
+) -> None:
+    """In a process of its own, whose logging nothing configured: the warning is the
+    command's line, after what it did, and not Python's last-resort line besides."""
+    gone = KEY_SHAPE.match(_add(key_file, capsys, TENANT_A).strip())[1]  # type: ignore[index]
+    code = (
+        "import os, sys\n"
+        "from redstring.api.cli import main\n"
+        "def refused(fd, uid, gid): raise PermissionError(1, 'Operation not permitted')\n"
+        "os.fchown = refused\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    warning = "warning: " + _owner_warning(key_file, "daemon:daemon", "root:root")
+    for args, said in [
+        (["add", "--tenant", TENANT_B, "--role", "read"], " added to "),
+        (["revoke", gone], f"key {gone} revoked: "),
+    ]:
+        os.chown(key_file, *daemon_ids)
+        done = subprocess.run(
+            [sys.executable, "-c", code, "keys", *args, "--file", str(key_file)],
+            env=child_environment(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        first, second = done.stderr.splitlines()
+        assert said in first
+        assert second == warning
 
 
 # Durability: a change survives a crash once the command is done ---------------------------

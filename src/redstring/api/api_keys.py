@@ -11,7 +11,9 @@ The file is JSON, rewritten whole through a temporary file and `os.replace`,
 so a running server never reads half of it, and synced (the file before the
 replace, its folder after), so a change survives a crash once it returns. The new file keeps the mode, owner
 and group of the one it replaces as far as the process may set them (a new file
-is 0600): a server running as another user of the file's group keeps reading it. A key file named through
+is 0600): a server running as another user of the file's group keeps reading it.
+Where the process may not, the change logs a WARNING (logger `redstring.api`)
+naming the old owner and the new, which `redstring keys` prints. A key file named through
 a symbolic link is the file the link names: that file is locked and replaced, and
 the link stays, so a server reading either path sees every change. The verifier checks the
 file's `stat` on each request and reads it again when it changed, so a revoked
@@ -120,19 +122,23 @@ def _real_path(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _keep_access(descriptor: int, target: Path) -> None:
+_Owner = tuple[int, int]
+"""A file's user and group ids."""
+
+
+def _keep_access(descriptor: int, target: Path) -> tuple[_Owner, _Owner] | None:
     """Give the new file open at `descriptor` the mode, owner and group of the file at
-    `target` it is to replace, or mode 0600 when there is none.
+    `target` it is to replace, or mode 0600 when there is none; the old owner and the
+    new when they differ.
 
     Where the process may not set the owner (only root gives a file away), the file is
     its own; where it may not set the group either (one it is not in), the old mode's
-    group permissions are dropped, as they would go to another group. Callers that
-    care compare the owner before and after (`keys` warns)."""
+    group permissions are dropped, as they would go to another group."""
     try:
         old = os.stat(target)
     except FileNotFoundError:
         os.fchmod(descriptor, 0o600)
-        return
+        return None
     mode = stat.S_IMODE(old.st_mode) & 0o777
     new = os.fstat(descriptor)
     if (new.st_uid, new.st_gid) != (old.st_uid, old.st_gid):
@@ -140,9 +146,29 @@ def _keep_access(descriptor: int, target: Path) -> None:
             with contextlib.suppress(OSError):
                 os.fchown(descriptor, uid, old.st_gid)
                 break
-        if os.fstat(descriptor).st_gid != old.st_gid:
+        new = os.fstat(descriptor)
+        if new.st_gid != old.st_gid:
             mode &= ~0o070
     os.fchmod(descriptor, mode)
+    before, after = (old.st_uid, old.st_gid), (new.st_uid, new.st_gid)
+    return None if before == after else (before, after)
+
+
+def _name_owner(owner: _Owner) -> str:
+    """`user:group`, each by its name where it has one, else its id."""
+    import grp  # POSIX only, as file owners are: imported here so the server imports anywhere
+    import pwd
+
+    uid, gid = owner
+    try:
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = str(uid)
+    try:
+        group = grp.getgrgid(gid).gr_name
+    except KeyError:
+        group = str(gid)
+    return f"{user}:{group}"
 
 
 def _exposure(
@@ -173,14 +199,20 @@ def _exposure(
 
 def write_key_file(path: Path, content: KeyFileContent) -> None:
     """Replace the file `path` names (through any links) by `content` at once and durably
-    (temporary file, fsync, `os.replace`, fsync of the folder), with the old file's mode, owner and group where the
-    process may set them (`_keep_access`), mode 0600 for a new file."""
-    target = _real_path(path)
+    (temporary file, fsync, `os.replace`, fsync of the folder), with the old file's mode,
+    owner and group where the process may set them (`_keep_access`), mode 0600 for a new
+    file. An owner or group it could not keep is logged as a WARNING: a server running
+    as the old ones may no longer read the file."""
+    _write(_real_path(path), content, path)
+
+
+def _write(target: Path, content: KeyFileContent, path: Path) -> None:
+    """`write_key_file` of `target`, the real path of `path`, the name its warning says."""
     text = content.model_dump_json(indent=2) + "\n"
     descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            _keep_access(file.fileno(), target)
+            owners = _keep_access(file.fileno(), target)
             file.write(text)
             file.flush()
             os.fsync(file.fileno())
@@ -190,6 +222,15 @@ def write_key_file(path: Path, content: KeyFileContent) -> None:
             os.unlink(temporary)
         raise
     _sync_folder(target.parent)
+    if owners is not None:
+        before, after = owners
+        logger.warning(
+            "%s was owned by %s and is now owned by %s, which this user may not change "
+            "back: a server running as the old owner or group may no longer read it; chown it",
+            path,
+            _name_owner(before),
+            _name_owner(after),
+        )
 
 
 def _sync_folder(folder: Path) -> None:
@@ -235,7 +276,7 @@ class IssuedKey:
 
 def add_key(path: Path, tenants: Iterable[TenantId], role: Role, name: str = "") -> IssuedKey:
     """Issue a new random key for `tenants` with `role` and add its record to `path`
-    (created when missing)."""
+    (created when missing), as `write_key_file` writes it."""
     granted = tuple(dict.fromkeys(tenants))
     if not granted:
         raise InvalidInputError("a key needs at least one tenant")
@@ -255,19 +296,20 @@ def add_key(path: Path, tenants: Iterable[TenantId], role: Role, name: str = "")
             created=datetime.now(UTC).replace(microsecond=0),
             sha256=key_digest(key),
         )
-        write_key_file(target, content.model_copy(update={"keys": (*content.keys, record)}))
+        _write(target, content.model_copy(update={"keys": (*content.keys, record)}), path)
     return IssuedKey(key=key, record=record)
 
 
 def revoke_key(path: Path, key_id: str) -> KeyRecord:
-    """Remove the key `key_id` from `path`; `UnknownKeyError` when there is none."""
+    """Remove the key `key_id` from `path`, as `write_key_file` writes it; `UnknownKeyError`
+    when there is none."""
     target = _real_path(path)
     with _locked(target, path):
         content = _current(target)
         kept = tuple(record for record in content.keys if record.id != key_id)
         if len(kept) == len(content.keys):
             raise UnknownKeyError(f"no key with id {key_id!r} in {path}")
-        write_key_file(target, content.model_copy(update={"keys": kept}))
+        _write(target, content.model_copy(update={"keys": kept}), path)
     return next(record for record in content.keys if record.id == key_id)
 
 

@@ -8,8 +8,11 @@ shown this once and never stored. Everything else goes to stderr. The file is
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from rich.markup import escape
@@ -37,47 +40,41 @@ def _key_file(args: argparse.Namespace) -> Path:
     return path
 
 
-def _owner_of(path: Path) -> tuple[int, int] | None:
+class _Collected(logging.Handler):
+    """Keeps the records it is given."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextlib.contextmanager
+def _warnings_kept() -> Iterator[list[logging.LogRecord]]:
+    """The WARNING (and worse) records of logger `redstring.api` while it lasts (a key file
+    that could not keep its owner or group, `api_keys`), for the command to say after its
+    own lines: a handler of its own, so Python's last-resort handler does not print
+    them first."""
+    handler = _Collected()
+    logger = logging.getLogger("redstring.api")
+    logger.addHandler(handler)
     try:
-        status = path.stat()
-    except OSError:
-        return None
-    return status.st_uid, status.st_gid
+        yield handler.records
+    finally:
+        logger.removeHandler(handler)
 
 
-def _name_owner(owner: tuple[int, int]) -> str:
-    import grp  # POSIX only, as file owners are: imported here so the CLI imports anywhere
-    import pwd
-
-    uid, gid = owner
-    try:
-        user = pwd.getpwuid(uid).pw_name
-    except KeyError:
-        user = str(uid)
-    try:
-        group = grp.getgrgid(gid).gr_name
-    except KeyError:
-        group = str(gid)
-    return f"{user}:{group}"
-
-
-def _warn_of_new_owner(path: Path, before: tuple[int, int] | None) -> None:
-    """Say when replacing `path` gave it another owner or group (this user may not give it
-    back): a server running as the old ones may no longer read it."""
-    after = _owner_of(path)
-    if before is None or after is None or before == after:
-        return
-    error_console().print(
-        f"[yellow]warning:[/yellow] {escape(str(path))} was owned by {_name_owner(before)} "
-        f"and is now owned by {_name_owner(after)}, which this user may not change back: "
-        "a server running as the old owner or group may no longer read it; chown it",
-        highlight=False,
-    )
+def _say_warnings(records: list[logging.LogRecord]) -> None:
+    for record in records:
+        error_console().print(
+            f"[yellow]warning:[/yellow] {escape(record.getMessage())}", highlight=False
+        )
 
 
 def _add(args: argparse.Namespace) -> int:
     path = _key_file(args)
-    before = _owner_of(path)
     try:
         tenants = [tenant_id_arg(value, "--tenant") for value in args.tenant]
     except InvalidInputError as exc:
@@ -85,7 +82,8 @@ def _add(args: argparse.Namespace) -> int:
     name = args.name or ""
     if not name.isprintable():  # `keys list` writes one line of tab-separated fields a key
         raise _UsageError("--name must be printable (no tab, newline or other control character)")
-    issued = add_key(path, tenants, Role(args.role), name)
+    with _warnings_kept() as logged:
+        issued = add_key(path, tenants, Role(args.role), name)
     sys.stdout.write(issued.key + "\n")
     sys.stdout.flush()
     record = issued.record
@@ -94,7 +92,7 @@ def _add(args: argparse.Namespace) -> int:
         f"{len(record.tenants)} tenant(s)); the key above is shown only this once",
         highlight=False,
     )
-    _warn_of_new_owner(path, before)
+    _say_warnings(logged)
     return EXIT_OK
 
 
@@ -114,13 +112,13 @@ def _list(args: argparse.Namespace) -> int:
 
 def _revoke(args: argparse.Namespace) -> int:
     path = _key_file(args)
-    before = _owner_of(path)
-    record = revoke_key(path, args.key_id)
+    with _warnings_kept() as logged:
+        record = revoke_key(path, args.key_id)
     error_console().print(
         f"key {record.id} revoked: a running server refuses it from its next request",
         highlight=False,
     )
-    _warn_of_new_owner(path, before)
+    _say_warnings(logged)
     return EXIT_OK
 
 
