@@ -116,3 +116,15 @@ class RefusingDirectionlessVectors(InMemoryVectorStore):
         if not has_direction(vector):
             raise ValueError("a directionless vector was searched with")
         return await super().search(vector, tenant_id, k=k, entity_types=entity_types)
+
+
+class CountingDeletes(InMemoryVectorStore):
+    """An in-memory vector store that keeps the tenant and ids of each `delete` call."""
+
+    def __init__(self, dimension: int) -> None:
+        super().__init__(dimension)
+        self.deleted: list[tuple[TenantId, list[EntityId]]] = []
+
+    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+        self.deleted.append((tenant_id, list(entity_ids)))
+        await super().delete(entity_ids, tenant_id)

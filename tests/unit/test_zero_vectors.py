@@ -3,26 +3,35 @@ and the lexical channel answers as if the semantic one were off."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
 
 from redstring import (
     EmbeddingProvider,
+    Entity,
     HashingEmbeddingProvider,
     InMemoryGraphStore,
     InMemoryVectorStore,
     RetrievalMode,
     Retriever,
     TenantId,
+    VectorRecord,
     VectorStore,
     build_graph,
 )
 from redstring.composition.client import Redstring
 from redstring.composition.ingest import ingest
-from redstring.domain.vectors import has_direction, rows_with_direction
+from redstring.domain.vectors import has_direction, rows_with_direction, vector_source
 from redstring.testing import make_entity, new_tenant
 
-from .doubles import DirectionlessFor, OverflowingFor, RefusingDirectionlessVectors
+from .doubles import (
+    CountingDeletes,
+    DirectionlessFor,
+    OverflowingFor,
+    RefusingDirectionlessVectors,
+)
 
 DIM = 64
 # Name and type both without letters or digits: the hashing provider embeds them to zeros.
@@ -140,6 +149,89 @@ async def test_an_entity_renamed_to_text_without_direction_loses_its_old_vector(
     back = make_entity(tenant, "Acme Corp", "org", entity_id=acme.id)
     await build_graph([renamed, back], embeddings=embeddings, vectors=vectors, graph=graph)
     assert acme.id in {m.entity_id for m in await vectors.search(query, tenant, k=10)}
+
+
+async def _write(
+    path: str, batch: list[Entity], services: Redstring, *, batch_size: int = 10
+) -> None:
+    if path == "build_graph":
+        await build_graph(
+            batch,
+            embeddings=services.embeddings,
+            vectors=services.vectors,
+            graph=services.graph,
+            batch_size=batch_size,
+        )
+    else:
+        await ingest(enumerate(batch, start=1), services, batch_size=batch_size)
+
+
+@pytest.mark.parametrize("path", ["build_graph", "ingest"])
+@pytest.mark.parametrize("batches", ["apart", "one after the other"])
+async def test_an_entity_renamed_to_text_without_direction_costs_one_vector_delete(
+    path: str, batches: str
+) -> None:
+    """Deleted once, before its entity is written (`delete_replaced`), as a renamed
+    entity's vector is; written again as it is, it costs no delete at all. "one after
+    the other": the rename comes in the batch after the one writing its vector."""
+    embeddings, vectors = HashingEmbeddingProvider(DIM), CountingDeletes(DIM)
+    services = Redstring(embeddings=embeddings, vectors=vectors, graph=InMemoryGraphStore())
+    tenant = new_tenant()
+    acme, apex = make_entity(tenant, "Acme Corp", "org"), make_entity(tenant, "Apex", "org")
+    renamed = make_entity(tenant, "!", "…", entity_id=acme.id)
+    if batches == "apart":
+        await _write(path, [acme, apex], services)
+        await _write(path, [renamed, make_entity(tenant, "Zeta", "org")], services)
+    else:
+        await _write(path, [acme, apex, renamed], services, batch_size=2)
+    assert vectors.deleted == [(tenant, [acme.id])]
+    assert await vectors.sources([acme.id, apex.id], tenant) == {
+        apex.id: vector_source(embeddings.identity, apex.embedding_text())
+    }
+    await _write(path, [renamed], services)
+    assert vectors.deleted == [(tenant, [acme.id])]
+    assert await services.graph.get_entities([acme.id], tenant) == [renamed]
+
+
+class _VectorLandingFirst(InMemoryGraphStore):
+    """A graph store that, before writing an entity named `name`, lets another writer's
+    vector of that entity (of its text before) land in `vectors`: after the writer's
+    `delete_replaced`, before its entity write."""
+
+    def __init__(self, vectors: InMemoryVectorStore, name: str, vector: list[float]) -> None:
+        super().__init__()
+        self.vectors, self.name, self.vector = vectors, name, vector
+
+    async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        for entity in entities:
+            if entity.name == self.name:
+                record = VectorRecord(
+                    entity_id=entity.id,
+                    tenant_id=entity.tenant_id,
+                    vector=self.vector,
+                    entity_type="org",
+                    source="another writer's",
+                )
+                await self.vectors.upsert([record])
+        await super().upsert_entities(entities)
+
+
+@pytest.mark.parametrize("path", ["build_graph", "ingest"])
+async def test_a_vector_landing_before_a_rename_to_text_without_direction_is_deleted(
+    path: str,
+) -> None:
+    """Another writer's vector of the old name, written between this writer's delete and
+    its entity write: its read-back (`settle`) finds it and deletes it."""
+    embeddings, vectors = HashingEmbeddingProvider(DIM), InMemoryVectorStore(DIM)
+    tenant = new_tenant()
+    acme = make_entity(tenant, "Acme Corp", "org")
+    [old] = await embeddings.embed_documents([acme.embedding_text()])
+    graph = _VectorLandingFirst(vectors, "!", old)
+    services = Redstring(embeddings=embeddings, vectors=vectors, graph=graph)
+    await _write(path, [acme], services)
+    await _write(path, [make_entity(tenant, "!", "…", entity_id=acme.id)], services)
+    assert await vectors.sources([acme.id], tenant) == {}
+    assert await vectors.search(old, tenant, k=10) == []
 
 
 @pytest.mark.parametrize("path", ["build_graph", "ingest"])

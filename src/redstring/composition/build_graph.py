@@ -55,10 +55,11 @@ async def _vectors_then_settle(
     embeddings: EmbeddingProvider,
     stores: tuple[VectorStore, GraphStore],
 ) -> None:
-    """Write a batch's vectors, then read the batch back and repair what another
-    writer of the same entities made differ (`settle`)."""
+    """Write a batch's vectors (upserts alone: the vectors its directionless entities had
+    went before their entities were written, `delete_replaced`), then read the batch
+    back and repair what another writer of the same entities made differ (`settle`)."""
     vectors, graph = stores
-    await embedded.write(vectors)
+    await embedded.upsert(vectors)
     await settle(
         batch,
         embeddings=embeddings,
@@ -103,9 +104,9 @@ async def build_graph(
     its new vector is written, the semantic channel does not find it (nor, when
     the entity write itself fails, the entity as it was: running again repairs it). An entity
     whose text embeds to a vector without direction gets no vector, and loses the
-    one it had (`EntityVectors`). Raises `DimensionMismatchError` before any
-    embedding call when the provider and the vector store disagree on the
-    dimension, and `InvalidInputError` before any call when `entities` or
+    one it had as a renamed entity does (`delete_replaced`). Raises
+    `DimensionMismatchError` before any embedding call when the provider and the
+    vector store disagree on the dimension, and `InvalidInputError` before any call when `entities` or
     `relationships` is not a sequence of `Entity` or of `Relationship`.
     """
     entities = items_of(entities, Entity, "entities")

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from redstring.composition.entity_vectors import embed_entities, ids_by_tenant, not_current
+from redstring.composition.entity_vectors import embed_entities, ids_by_tenant, outdated
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
 from redstring.ports.embedding_provider import EmbeddingProvider
@@ -111,7 +111,7 @@ async def settle(
 ) -> EmbeddedAgain:
     """After a writer has written `entities` and their vectors: read them back from
     `graph`, and embed again those whose stored vector is not of the text the graph
-    now holds (`not_current`), and delete the vectors of those it no longer holds,
+    now holds (`outdated`), and delete the vectors of those it no longer holds,
     until the read-back agrees (`embed_again`'s loop: an entity made again meanwhile
     is embedded). Two writers of one entity each embed, write the graph, then the
     vector, and nothing orders the two pairs, so one's vector can land over the
@@ -126,8 +126,10 @@ async def settle(
     which removes the vectors again after the entities (`Redstring.delete`).
 
     `directionless` (`EntityVectors.directionless`) names the entities whose text the
-    writer found to embed to no direction: they have no vector, so no source, and are
-    left alone while the graph still holds the text the writer embedded."""
+    writer found to embed to no direction: they are to have no vector, so no source,
+    and are left alone while the graph still holds the text the writer embedded and
+    they have none. One that has one (another writer's, landed after this writer
+    deleted it, `delete_replaced`, and before its entity write) loses it."""
     no_direction = {
         (tenant_id, entity_id)
         for tenant_id, of_tenant in (directionless or {}).items()
@@ -142,11 +144,14 @@ async def settle(
         stored = await graph.get_entities(of_tenant, tenant_id)
         found = {entity.id for entity in stored}
         gone = [entity_id for entity_id in of_tenant if entity_id not in found]
+        checked = await outdated(stored, embeddings, vectors)
+        holding = set(checked.replaced)  # a vector of another source than theirs
         stale = [
             entity
-            for entity in await not_current(stored, embeddings, vectors)
+            for entity in checked.entities
             if (key := (entity.tenant_id, entity.id)) not in written
             or entity.embedding_text() != written[key]
+            or key in holding
         ]
         if stale or gone:
             unsettled += await _write_until_read_back(

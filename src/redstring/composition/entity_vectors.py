@@ -155,14 +155,12 @@ def check_batch_size(batch_size: int) -> None:
 class EntityVectors:
     """What a batch of entities writes to a vector store: `records` to upsert, and
     `directionless`, the ids whose text embedded to a vector without direction
-    (`has_direction`), whose vectors are deleted instead. An id is in one of the two,
-    as its last entity in the batch had it."""
+    (`has_direction`), whose vectors are deleted instead (`write`; `build_graph` and
+    `ingest` delete them before writing the entities, `delete_replaced`, and `upsert`).
+    An id is in one of the two, as its last entity in the batch had it."""
 
     records: list[VectorRecord]
     directionless: dict[TenantId, list[EntityId]]
-
-    def __bool__(self) -> bool:
-        return bool(self.records or self.directionless)
 
     async def write(self, store: VectorStore) -> None:
         """Upsert `records`, then delete the vectors of `directionless`.
@@ -170,10 +168,16 @@ class EntityVectors:
         Deleting, rather than upserting a directionless record, is what makes
         an entity renamed to text without direction stop matching on its old
         name's vector, whatever the store does with such a record."""
-        if self.records:
-            await store.upsert(self.records)
+        await self.upsert(store)
         for tenant_id, entity_ids in self.directionless.items():
             await store.delete(entity_ids, tenant_id)
+
+    async def upsert(self, store: VectorStore) -> None:
+        """Upsert `records` alone (no call when there are none): for a writer that has
+        deleted every vector of the batch that was not current (`delete_replaced`), which
+        leaves none to the ids of `directionless`."""
+        if self.records:
+            await store.upsert(self.records)
 
 
 async def embed_entities(

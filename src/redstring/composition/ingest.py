@@ -15,7 +15,8 @@ on two cores): a failure between the two stores leaves entities without
 vectors (found lexically, repaired by running again), never a vector without
 its entity nor one of an entity's old text, the order `build_graph` keeps too.
 Both embed and write vectors through `EntityVectors`: an entity whose text
-embeds to a vector without direction gets none. Both then read each batch back,
+embeds to a vector without direction gets none, and loses the one it had as a
+renamed entity does, before its entity is written. Both then read each batch back,
 embed again what another writer of the same entities made differ, and delete the
 vectors of entities deleted between the two writes (`settle`).
 
@@ -311,8 +312,9 @@ class _Load:
         relationships (after the entities, never before), then its report."""
         services = self.services
         relationships = self._relationships(ready.relationships)
-        if ready.vectors:
-            await concurrently(relationships, ready.vectors.write(services.vectors))
+        if ready.vectors.records:
+            # Upserts alone: `delete_replaced` took what vectors the directionless had.
+            await concurrently(relationships, ready.vectors.upsert(services.vectors))
         else:
             await relationships
         await settle(
