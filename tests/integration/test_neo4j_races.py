@@ -3,7 +3,8 @@
 A write that finds an entity, or its vector, which a concurrent delete then commits
 away is run again (and a relationship whose end is gone then raises
 `MissingEndpointError`); a read skips what was deleted while it ran; concurrent
-upserts of one relationship id leave one edge and raise nothing.
+upserts of one relationship id leave one edge and raise nothing; concurrent deletes of
+one entity count it once between them.
 
 Where one interleaving is the defect, a transaction held open in a second session
 forces it: the write waits for the delete's lock, and the delete commits under it.
@@ -160,6 +161,49 @@ async def test_a_relationship_upsert_whose_end_a_delete_takes_names_the_missing_
 
     assert str(deleted.id) in str(missing.value)
     assert await graph.relationships_of([kept.id], tenant) == {kept.id: []}
+
+
+async def test_a_delete_overtaken_by_a_delete_of_its_entity_does_not_count_it(
+    driver: neo4j.AsyncDriver,
+) -> None:
+    """The delete found the entity and waits for its lock, which another delete holds;
+    once that one commits, the entity is gone, and only that one counts it. An entity
+    the delete alone takes is counted."""
+    graph = Neo4jGraphStore(driver)
+    await graph.ensure_schema()
+    tenant = new_tenant()
+    taken, left = make_entity(tenant, "Acme Corp", "org"), make_entity(tenant, "Globex", "org")
+    await graph.upsert_entities([taken, left])
+
+    delete = await under_held(
+        driver,
+        cypher.DELETE_ENTITIES,
+        {"ids": [str(taken.id)], "tenant_id": str(tenant)},
+        lambda: graph.delete_entities([taken.id, left.id], tenant),
+    )
+
+    assert await delete == 1
+    assert await graph.get_entities([taken.id, left.id], tenant) == []
+
+
+async def test_concurrent_deletes_of_the_same_entities_count_each_once(
+    driver: neo4j.AsyncDriver,
+) -> None:
+    """Rounds of four deletes at once of one round's entities (and an id that never
+    was), each in another order: their counts add up to the entities there were."""
+    graph = Neo4jGraphStore(driver)
+    await graph.ensure_schema()
+    tenant = new_tenant()
+    counted: list[tuple[int, list[int]]] = []
+    for round_ in range(30):
+        entities = [make_entity(tenant, f"Racer {round_} {i}", "org") for i in range(6)]
+        await graph.upsert_entities(entities)
+        ids = [e.id for e in entities] + [EntityId(uuid.uuid4())]
+        orders = [ids, ids[::-1], ids[1::2] + ids[::2], ids[3:] + ids[:3]]
+        counts = await asyncio.gather(*(graph.delete_entities(o, tenant) for o in orders))
+        counted.append((len(entities), list(counts)))
+        assert await graph.get_entities(ids, tenant) == []
+    assert [sum(counts) for _, counts in counted] == [there for there, _ in counted], counted
 
 
 def _counted(

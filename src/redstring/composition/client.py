@@ -412,7 +412,8 @@ class Redstring:
         )
 
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: uuid.UUID | str) -> int:
-        """Delete entities, their vectors and every relationship touching them; how many existed.
+        """Delete entities, their vectors and every relationship touching them; how many
+        this call deleted (`GraphStore.delete_entities`).
 
         Vectors go first, so a failure between the two stores leaves entities
         without vectors (still found lexically), never vectors of deleted entities;

@@ -114,7 +114,9 @@ class GraphStore(GraphReader, Protocol):
     async def upsert_relationships(self, relationships: Sequence[Relationship]) -> None: ...
 
     async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
-        """Delete these entities and every relationship touching them; how many existed."""
+        """Delete these entities and every relationship touching them; how many this call
+        deleted (of concurrent deletes of one entity, only the one that deletes it counts
+        it, so their counts add up to the entities there were)."""
         ...
 
     async def tenants(self) -> list[TenantId]:

@@ -279,9 +279,17 @@ SET r.relationship_type = row.relationship_type,
 RETURN count(r) AS written
 """
 
+# Counts only the entities this statement deletes. A delete that found an entity
+# another one then deletes waits for that one's lock and finds it gone: `DETACH DELETE`
+# of it does nothing and raises nothing, so both would count it. Writing a property
+# takes the node's lock first (Cypher has no lock clause; the manual's "lost updates"
+# way), and once it is held, a node deleted meanwhile reads without properties.
 DELETE_ENTITIES = """
 UNWIND $ids AS id
 MATCH (e:Entity {tenant_id: $tenant_id, id: id})
+SET e.redstring_delete = true
+WITH e
+WHERE e.id IS NOT NULL
 DETACH DELETE e
 RETURN count(*) AS deleted
 """
