@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -23,6 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 E2E_DIR = REPO / "e2e"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
+
+T = TypeVar("T")
 
 
 class ProcessFailedError(AssertionError):
@@ -90,6 +93,23 @@ class LoggedProcess:
 
     def wait_for_json(self, key: str, timeout: float = START_TIMEOUT) -> dict[str, Any]:
         """The first line printed that is a JSON object with `key`, decoded."""
+
+        def with_key(line: str) -> dict[str, Any] | None:
+            try:
+                parsed = json.loads(line)
+            except ValueError:
+                return None
+            return parsed if isinstance(parsed, dict) and key in parsed else None
+
+        return self._first(with_key, repr(key), timeout)
+
+    def wait_for_line(self, pattern: str, timeout: float = START_TIMEOUT) -> str:
+        """The first line printed that `pattern` (a regular expression) is found in."""
+        found = re.compile(pattern)
+        return self._first(lambda line: line if found.search(line) else None, pattern, timeout)
+
+    def _first(self, read: Callable[[str], T | None], what: str, timeout: float) -> T:
+        """What `read` makes of the first line printed it makes something of (not None)."""
         deadline = time.monotonic() + timeout
         seen = 0
         while True:
@@ -97,17 +117,14 @@ class LoggedProcess:
                 lines = self._lines[seen:]
                 seen += len(lines)
             for line in lines:
-                try:
-                    parsed = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(parsed, dict) and key in parsed:
-                    return parsed
+                made = read(line)
+                if made is not None:
+                    return made
             if self._process.poll() is not None and not self._reader.is_alive():
-                raise self._fail(f"exited with status {self._process.returncode} before {key!r}")
+                raise self._fail(f"exited with status {self._process.returncode} before {what}")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise self._fail(f"printed no {key!r} within {timeout:.0f} s")
+                raise self._fail(f"printed no {what} within {timeout:.0f} s")
             with self._changed:
                 if seen == len(self._lines):
                     self._changed.wait(min(remaining, 0.2))

@@ -6,38 +6,43 @@ Start from `Redstring`; the helpers (blocking keys, scores, id derivation)
 are importable from their modules under `redstring.domain`.
 """
 
-from redstring.adapters.embeddings import HashingEmbeddingProvider, StaticEmbeddingProvider
-from redstring.adapters.memory import InMemoryGraphStore, InMemoryVectorStore
-from redstring.composition.build_graph import build_graph
-from redstring.composition.client import Redstring, StoreSettings
-from redstring.composition.observer import Observer
-from redstring.composition.query_cache import CachedQueryEmbeddings
-from redstring.composition.rekey import RekeyReport
-from redstring.composition.retrieval import Retriever
-from redstring.domain.candidates import Candidates
-from redstring.domain.entity import Entity
-from redstring.domain.errors import (
-    ClientClosedError,
-    ClientStartFailedError,
-    DimensionMismatchError,
-    FrozenRecordError,
-    InvalidFieldsError,
-    InvalidInputError,
-    MissingEndpointError,
-    RedstringError,
-    StoreUnavailableError,
-    VectorIndexMismatchError,
-)
-from redstring.domain.ids import EntityId, RelationshipId, TenantId
-from redstring.domain.lexical import LexicalCandidate
-from redstring.domain.neighbourhood import Neighbourhood
-from redstring.domain.relationship import Direction, Relationship
-from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
-from redstring.domain.vectors import VectorMatch, VectorRecord
-from redstring.ports.candidate_reader import CandidateReader
-from redstring.ports.embedding_provider import EmbeddingProvider
-from redstring.ports.graph_store import EndReads, GraphReader, GraphStore
-from redstring.ports.vector_store import VectorStore
+from typing import TYPE_CHECKING
+
+from redstring.exports import imported_on_use
+
+if TYPE_CHECKING:
+    from redstring.adapters.embeddings import HashingEmbeddingProvider, StaticEmbeddingProvider
+    from redstring.adapters.memory import InMemoryGraphStore, InMemoryVectorStore
+    from redstring.composition.build_graph import build_graph
+    from redstring.composition.client import Redstring, StoreSettings
+    from redstring.composition.observer import Observer
+    from redstring.composition.query_cache import CachedQueryEmbeddings
+    from redstring.composition.rekey import RekeyReport
+    from redstring.composition.retrieval import Retriever
+    from redstring.domain.candidates import Candidates
+    from redstring.domain.entity import Entity
+    from redstring.domain.errors import (
+        ClientClosedError,
+        ClientStartFailedError,
+        DimensionMismatchError,
+        FrozenRecordError,
+        InvalidFieldsError,
+        InvalidInputError,
+        MissingEndpointError,
+        RedstringError,
+        StoreUnavailableError,
+        VectorIndexMismatchError,
+    )
+    from redstring.domain.ids import EntityId, RelationshipId, TenantId
+    from redstring.domain.lexical import LexicalCandidate
+    from redstring.domain.neighbourhood import Neighbourhood
+    from redstring.domain.relationship import Direction, Relationship
+    from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
+    from redstring.domain.vectors import VectorMatch, VectorRecord
+    from redstring.ports.candidate_reader import CandidateReader
+    from redstring.ports.embedding_provider import EmbeddingProvider
+    from redstring.ports.graph_store import EndReads, GraphReader, GraphStore
+    from redstring.ports.vector_store import VectorStore
 
 __version__ = "0.1.0"
 
@@ -85,3 +90,54 @@ __all__ = [
     "__version__",
     "build_graph",
 ]
+
+# Where each exported name lives. Imported on first use (`__getattr__`), so that importing
+# redstring, and with it any module under it, costs nothing until one is used: the
+# command line's entry point (`api/entry_point.py`) runs before the rest is imported.
+_HOMES: dict[str, str] = {
+    "HashingEmbeddingProvider": "redstring.adapters.embeddings",
+    "StaticEmbeddingProvider": "redstring.adapters.embeddings",
+    "InMemoryGraphStore": "redstring.adapters.memory",
+    "InMemoryVectorStore": "redstring.adapters.memory",
+    "build_graph": "redstring.composition.build_graph",
+    "Redstring": "redstring.composition.client",
+    "StoreSettings": "redstring.composition.client",
+    "Observer": "redstring.composition.observer",
+    "CachedQueryEmbeddings": "redstring.composition.query_cache",
+    "RekeyReport": "redstring.composition.rekey",
+    "Retriever": "redstring.composition.retrieval",
+    "Candidates": "redstring.domain.candidates",
+    "Entity": "redstring.domain.entity",
+    "ClientClosedError": "redstring.domain.errors",
+    "ClientStartFailedError": "redstring.domain.errors",
+    "DimensionMismatchError": "redstring.domain.errors",
+    "FrozenRecordError": "redstring.domain.errors",
+    "InvalidFieldsError": "redstring.domain.errors",
+    "InvalidInputError": "redstring.domain.errors",
+    "MissingEndpointError": "redstring.domain.errors",
+    "RedstringError": "redstring.domain.errors",
+    "StoreUnavailableError": "redstring.domain.errors",
+    "VectorIndexMismatchError": "redstring.domain.errors",
+    "EntityId": "redstring.domain.ids",
+    "RelationshipId": "redstring.domain.ids",
+    "TenantId": "redstring.domain.ids",
+    "LexicalCandidate": "redstring.domain.lexical",
+    "Neighbourhood": "redstring.domain.neighbourhood",
+    "Direction": "redstring.domain.relationship",
+    "Relationship": "redstring.domain.relationship",
+    "RetrievalMode": "redstring.domain.retrieval",
+    "RetrievalResult": "redstring.domain.retrieval",
+    "ScoredEntity": "redstring.domain.retrieval",
+    "VectorMatch": "redstring.domain.vectors",
+    "VectorRecord": "redstring.domain.vectors",
+    "CandidateReader": "redstring.ports.candidate_reader",
+    "EmbeddingProvider": "redstring.ports.embedding_provider",
+    "EndReads": "redstring.ports.graph_store",
+    "GraphReader": "redstring.ports.graph_store",
+    "GraphStore": "redstring.ports.graph_store",
+    "VectorStore": "redstring.ports.vector_store",
+}
+
+
+if not TYPE_CHECKING:  # a type checker reads the imports above
+    __getattr__, __dir__ = imported_on_use(__name__, _HOMES, globals())

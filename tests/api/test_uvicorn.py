@@ -62,3 +62,23 @@ def test_serve_stopped_by_a_signal_exits_with_status_0(stop: signal.Signals, wor
         process.stop()
     assert status == 0, process.output
     assert "Application shutdown complete" in process.output
+
+
+def test_serve_stopped_by_sigterm_while_it_imports_exits_with_status_0() -> None:
+    """SIGTERM before the server has set anything up, while `serve` imports what it
+    needs (numpy imported, a second of imports to come): as stopped, not killed by
+    the signal (-15). Python reports each import as it ends (`PYTHONPROFILEIMPORTTIME`);
+    before any code of redstring's runs (the interpreter's start) nothing can take the
+    signal, so the test waits for numpy's."""
+    port = free_loopback_port()
+    process = redstring_server(
+        port, demo=False, graphiql="false", environment={"PYTHONPROFILEIMPORTTIME": "1"}
+    )
+    try:
+        process.wait_for_line(r"^import time:.*\|\s*numpy$")
+        process.send_signal(signal.SIGTERM)
+        status = process.wait(timeout=STOP_TIMEOUT)
+    finally:
+        process.stop()
+    assert status == 0, f"status {status}; the end of its output:\n{process.output[-2000:]}"
+    assert "Application startup" not in process.output

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
 import typing
 from collections.abc import Iterator
 
+import pytest
+
 import redstring
+import redstring.api
+from tests.processes import child_environment
 
 REQUIRED = {
     "EntityId", "RelationshipId", "TenantId", "Entity", "Relationship", "Direction",
@@ -20,6 +26,40 @@ def test_required_names_are_exported() -> None:
     assert set(redstring.__all__) >= REQUIRED
     for name in redstring.__all__:
         assert hasattr(redstring, name), name
+
+
+@pytest.mark.parametrize("package", [redstring, redstring.api], ids=lambda p: p.__name__)
+def test_each_exported_name_is_imported_on_use_and_no_other(package: object) -> None:
+    names = set(package.__all__) - {"__version__"}  # type: ignore[attr-defined]
+    assert set(package._HOMES) == names  # type: ignore[attr-defined]
+    assert names <= set(dir(package))
+    with pytest.raises(AttributeError, match="has no attribute 'Nothing'"):
+        package.Nothing  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_the_entry_point_imports_nothing_of_redstring_but_signal_handling() -> None:
+    """`redstring` and `redstring.api` import their names on first use, so that the
+    command line's entry point runs before the rest (numpy, pydantic, the app) is
+    imported: `serve` takes SIGTERM as a stop from there (tests/api/test_uvicorn.py)."""
+    code = (
+        "import sys, redstring.api.entry_point\n"
+        "print(*sorted(m for m in sys.modules if m.startswith(('redstring', 'numpy', 'pydantic'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=child_environment(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.split() == [
+        "redstring",
+        "redstring.api",
+        "redstring.api.entry_point",
+        "redstring.api.termination",
+        "redstring.exports",
+    ]
 
 
 def _referenced(annotation: object) -> Iterator[object]:

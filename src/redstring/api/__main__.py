@@ -1,5 +1,5 @@
 """`python -m redstring.api` runs the `redstring` command line."""
 
-from redstring.api.cli import main
+from redstring.api.entry_point import main
 
 raise SystemExit(main())

@@ -5,12 +5,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import signal
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -21,6 +18,7 @@ from redstring.api.log_config import configure_logging
 from redstring.api.metrics import SHARED_DIRECTORY
 from redstring.api.settings import Backend, Settings
 from redstring.api.start_failure import worker_failures
+from redstring.api.termination import Terminated, terminated_as_stopped
 
 logger = logging.getLogger("redstring.api")
 
@@ -95,35 +93,6 @@ def serve(settings: Settings) -> bool:
             **transport,
         )
         return not failed()
-
-
-class Terminated(BaseException):
-    """SIGTERM came to a one-worker server outside uvicorn's own handling of it (not an
-    `Exception`, so that no `except Exception` on the way takes it)."""
-
-
-def _terminate(signal_number: int, frame: FrameType | None) -> None:
-    raise Terminated
-
-
-@contextlib.contextmanager
-def terminated_as_stopped() -> Iterator[None]:
-    """SIGTERM ends a one-worker server as Ctrl-C does, and `serve` returns True.
-
-    uvicorn's server shuts down on SIGTERM, then puts back the handler it found and
-    raises the signal again for it: under the default handler the process then died
-    of the signal (status -15) after a clean shutdown. Under this one, the signal
-    raises `Terminated` where it lands, which `serve` takes as stopped, whether uvicorn
-    had shut down for it or not yet started. A start that failed is not raised again
-    (uvicorn exits first) and stays a failure."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread may handle signals, and uvicorn handles none there
-        return
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 @contextlib.contextmanager
