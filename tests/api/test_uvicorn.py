@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from tests.api.support import DEMO, README_QUERY
-from tests.processes import STOP_TIMEOUT, free_loopback_port, redstring_server
+from tests.processes import (
+    REPO,
+    STOP_TIMEOUT,
+    LoggedProcess,
+    child_environment,
+    free_loopback_port,
+    redstring_server,
+)
 
 
 @pytest.fixture
@@ -64,21 +72,42 @@ def test_serve_stopped_by_a_signal_exits_with_status_0(stop: signal.Signals, wor
     assert "Application shutdown complete" in process.output
 
 
-def test_serve_stopped_by_sigterm_while_it_imports_exits_with_status_0() -> None:
-    """SIGTERM before the server has set anything up, while `serve` imports what it
-    needs (numpy imported, a second of imports to come): as stopped, not killed by
-    the signal (-15). Python reports each import as it ends (`PYTHONPROFILEIMPORTTIME`);
-    before any code of redstring's runs (the interpreter's start) nothing can take the
-    signal, so the test waits for numpy's."""
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+def test_serve_stopped_while_it_imports_exits_with_status_0(stop: signal.Signals) -> None:
+    """SIGTERM or Ctrl-C before the server has set anything up, while `serve` imports
+    what it needs (numpy imported, a second of imports to come): as stopped, not killed
+    by the signal (-15) nor ended by a traceback (130). Python reports each import as it
+    ends (`PYTHONPROFILEIMPORTTIME`); before any code of redstring's runs (the
+    interpreter's start) nothing can take the signal, so the test waits for numpy's."""
     port = free_loopback_port()
     process = redstring_server(
         port, demo=False, graphiql="false", environment={"PYTHONPROFILEIMPORTTIME": "1"}
     )
     try:
         process.wait_for_line(r"^import time:.*\|\s*numpy$")
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(stop)
         status = process.wait(timeout=STOP_TIMEOUT)
     finally:
         process.stop()
     assert status == 0, f"status {status}; the end of its output:\n{process.output[-2000:]}"
     assert "Application startup" not in process.output
+    assert "Traceback" not in process.output
+
+
+def test_another_command_interrupted_while_it_imports_exits_130_without_a_traceback() -> None:
+    """Ctrl-C during `redstring schema`'s imports, before any command handles it."""
+    process = LoggedProcess(
+        "redstring",
+        [sys.executable, "-m", "redstring.api", "schema"],
+        env=child_environment(PYTHONPROFILEIMPORTTIME="1"),
+        cwd=REPO,
+    )
+    try:
+        process.wait_for_line(r"^import time:.*\|\s*numpy$")
+        process.send_signal(signal.SIGINT)
+        status = process.wait(timeout=STOP_TIMEOUT)
+    finally:
+        process.stop()
+    assert status == 130, f"status {status}; the end of its output:\n{process.output[-2000:]}"
+    assert "Traceback" not in process.output
+    assert process.output.rstrip().endswith("interrupted")

@@ -17,14 +17,25 @@ from redstring.api.termination import Terminated, terminated_as_stopped
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command (`cli.main`, which says what its exit statuses are). `serve`
-    stopped by SIGTERM at any time exits 0, as after Ctrl-C."""
-    if _command(sys.argv[1:] if argv is None else argv) != "serve":
-        return _run(argv)
-    with terminated_as_stopped():
-        try:
+    stopped by SIGTERM or Ctrl-C at any time exits 0; another command interrupted by
+    Ctrl-C before it handles it exits 130, with no traceback."""
+    serve = _command(sys.argv[1:] if argv is None else argv) == "serve"
+    try:
+        if not serve:
             return _run(argv)
-        except Terminated:
-            return 0  # stopped, as `cli.EXIT_OK` says (`cli` may not be imported yet)
+        with terminated_as_stopped():
+            try:
+                return _run(argv)
+            except Terminated:
+                return _STOPPED
+    except KeyboardInterrupt:  # Ctrl-C before the command handles it: while it imports
+        print("interrupted", file=sys.stderr)
+        return _STOPPED if serve else _INTERRUPTED
+
+
+# `cli.EXIT_OK` and `cli.EXIT_INTERRUPTED`, which may not be imported yet: a server
+# stopped by Ctrl-C or SIGTERM has done what it was asked to.
+_STOPPED, _INTERRUPTED = 0, 130
 
 
 def _run(argv: Sequence[str] | None) -> int:
