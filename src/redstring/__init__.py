@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from redstring.domain.lexical import LexicalCandidate
     from redstring.domain.neighbourhood import Neighbourhood
     from redstring.domain.relationship import Direction, Relationship
+    from redstring.domain.relationship_order import RelationshipPlace
     from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
     from redstring.domain.vectors import VectorMatch, VectorRecord
     from redstring.ports.candidate_reader import CandidateReader
@@ -75,6 +76,7 @@ __all__ = [
     "RekeyReport",
     "Relationship",
     "RelationshipId",
+    "RelationshipPlace",
     "RetrievalMode",
     "RetrievalResult",
     "Retriever",
@@ -125,6 +127,7 @@ _HOMES: dict[str, str] = {
     "Neighbourhood": "redstring.domain.neighbourhood",
     "Direction": "redstring.domain.relationship",
     "Relationship": "redstring.domain.relationship",
+    "RelationshipPlace": "redstring.domain.relationship_order",
     "RetrievalMode": "redstring.domain.retrieval",
     "RetrievalResult": "redstring.domain.retrieval",
     "ScoredEntity": "redstring.domain.retrieval",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from redstring import Direction, Entity, EntityId, Relationship, TenantId
+from redstring import Direction, Entity, EntityId, Relationship, RelationshipPlace, TenantId
 from redstring.domain.lexical import LexicalCandidate
 from redstring.testing import CountingGraphStore
 
@@ -40,7 +40,18 @@ class FailingGraphStore:
         direction: Direction = Direction.BOTH,
         types: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
+        after: RelationshipPlace | Relationship | None = None,
     ) -> dict[EntityId, list[Relationship]]:
+        raise self.make_error()
+
+    async def relationship_counts(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+    ) -> dict[EntityId, int]:
         raise self.make_error()
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
@@ -61,7 +72,7 @@ class FailingGraphStore:
         raise self.make_error()
 
     async def entity_types(
-        self, tenant_id: TenantId, *, limit: int | None = None
+        self, tenant_id: TenantId, *, limit: int | None = None, after: str | None = None
     ) -> dict[str, int]:
         raise self.make_error()
 

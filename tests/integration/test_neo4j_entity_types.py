@@ -1,5 +1,6 @@
 """`Neo4jGraphStore.entity_types` with a limit: the server sends the first types, and they
-are the first of Python's order whichever of its two string comparisons it sorts by.
+are the first of Python's order whichever of its two string comparisons it sorts by, from
+any type on.
 
 Neo4j compares two strings by UTF-8 bytes (code points, Python's order) when it holds
 both so, else by UTF-16 code units. This server sorts types read from nodes by code
@@ -79,6 +80,9 @@ async def test_the_first_types_are_python_s_when_the_server_sorts_by_utf16_code_
     for limit in range(len(TYPES) + 1):
         kept = await graph.entity_types(tenant, limit=limit)
         assert list(kept) == sorted(TYPES)[:limit], limit
+        for after in TYPES:  # a type beyond U+FFFF on both sides of each
+            later = [t for t in sorted(TYPES) if t > after][:limit]
+            assert list(await graph.entity_types(tenant, limit=limit, after=after)) == later
     assert list(await graph.entity_types(tenant)) == sorted(TYPES)
     assert set(statements.run) == {cypher.ENTITY_TYPES}  # one statement each time
 
@@ -95,7 +99,7 @@ async def test_the_statement_sends_every_type_beyond_u_ffff_and_the_first_others
     await graph.upsert_entities([make_entity(tenant, f"T{i}", t) for i, t in enumerate(types)])
     for limit in (0, 1, 5, 30, 31, None):
         records, _, _ = await driver.execute_query(
-            cypher.ENTITY_TYPES, tenant_id=str(tenant), limit=limit
+            cypher.ENTITY_TYPES, tenant_id=str(tenant), limit=limit, after=None
         )
         sent = [entity_type for entity_type, _ in records[0]["types"]]
         assert sorted(sent[:4]) == types[30:]  # those beyond come first

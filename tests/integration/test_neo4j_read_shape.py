@@ -71,8 +71,12 @@ async def test_read_statements_answer_in_one_record(driver: neo4j.AsyncDriver) -
     assert await _records(driver, cypher.GET_ENTITIES, ids=ids, tenant_id=str(tenant)) == 1
     for listed in (tenant, new_tenant()):  # three entities of one type, or none
         for limit in (None, 0, 1, 5):
-            types = cypher.ENTITY_TYPES
-            assert await _records(driver, types, tenant_id=str(listed), limit=limit) == 1
+            for after in (None, "org", "zzz"):
+                types = cypher.ENTITY_TYPES
+                records = await _records(
+                    driver, types, tenant_id=str(listed), limit=limit, after=after
+                )
+                assert records == 1
     keys = ["w:acme", "p:acme", "w:apex"]
     for types in (None, ["org"], ["nothing"]):
         found = await _records(
@@ -86,11 +90,26 @@ async def test_read_statements_answer_in_one_record(driver: neo4j.AsyncDriver) -
             types=types,
         )
         assert found == 1
+    after = str(relationships[0].id)
     for statement in [*cypher.RELATIONSHIPS_OF.values(), *cypher.RELATIONSHIPS_WITH_ENDS.values()]:
-        rows = await _records(
-            driver, statement, ids=ids, tenant_id=str(tenant), types=None, limit=10
-        )
-        assert rows == 1
+        for after_type, after_id in ((None, None), ("SUPPLIES", after), ("SUPPLIES", None)):
+            rows = await _records(
+                driver,
+                statement,
+                ids=ids,
+                tenant_id=str(tenant),
+                types=None,
+                limit=10,
+                after_type=after_type,
+                after_id=after_id,
+            )
+            assert rows == 1
+    for counts in [
+        *cypher.RELATIONSHIP_COUNTS.values(),
+        *cypher.TYPED_RELATIONSHIP_COUNTS.values(),
+    ]:
+        for types in (None, ["SUPPLIES"]):
+            assert await _records(driver, counts, ids=ids, tenant_id=str(tenant), types=types) == 1
     for typed, types in ((False, None), (True, ["org"])):
         statement = cypher.search_vectors(COMPLIANCE_LABEL, typed=typed)
         assert await _records(driver, statement, **search, types=types) == 1
@@ -123,13 +142,47 @@ async def test_listing_types_seeks_the_tenant_in_its_identity_index(
     await graph.upsert_entities([make_entity(other, f"Other {i}", "org") for i in range(20)])
     statement = cypher.ENTITY_TYPES
     async with driver.session() as session:
-        result = await session.run("PROFILE " + statement, tenant_id=str(tenant), limit=limit)
+        result = await session.run(
+            "PROFILE " + statement, tenant_id=str(tenant), limit=limit, after=None
+        )
         [record] = [r async for r in result]
         operators = _operators((await result.consume()).profile)
     assert record["types"] == [["org", 3]]
     seeks = [rows for operator, rows in operators if operator.startswith("NodeUniqueIndexSeek")]
     assert seeks == [3], operators
     assert not [operator for operator, _ in operators if "Scan" in operator], operators
+
+
+@pytest.mark.parametrize("direction", ["OUT", "IN", "BOTH"])
+async def test_a_count_without_types_reads_degrees_not_edges(
+    driver: neo4j.AsyncDriver, direction: str
+) -> None:
+    """`relationship_counts` counts on the server, in one record: without types from
+    each node's degree, following no edge (no `Expand` in the plan); with types, each
+    edge is read there, and only the counts come back."""
+    graph = Neo4jGraphStore(driver)
+    await graph.ensure_schema()
+    tenant = new_tenant()
+    hub = make_entity(tenant, "Hub", "org")
+    spokes = [make_entity(tenant, f"Spoke {i}", "org") for i in range(6)]
+    await graph.upsert_entities([hub, *spokes])
+    await graph.upsert_relationships(
+        [make_relationship(hub, s, "OWNS") for s in spokes[:4]]
+        + [make_relationship(s, hub, "KNOWS") for s in spokes[4:]]
+    )
+    expected = {"OUT": 4, "IN": 2, "BOTH": 6}[direction]
+    parameters = {"ids": [str(hub.id)], "tenant_id": str(tenant)}
+    for statement, types in (
+        (cypher.RELATIONSHIP_COUNTS[direction], None),
+        (cypher.TYPED_RELATIONSHIP_COUNTS[direction], ["OWNS", "KNOWS"]),
+    ):
+        async with driver.session() as session:
+            result = await session.run("PROFILE " + statement, **parameters, types=types)
+            [record] = [r async for r in result]
+            operators = _operators((await result.consume()).profile)
+        assert record["counts"] == [[str(hub.id), expected]]
+        expands = [rows for operator, rows in operators if operator.startswith("Expand")]
+        assert expands == ([] if types is None else [expected]), operators
 
 
 @pytest.mark.parametrize("mode", list(RetrievalMode))
@@ -185,6 +238,8 @@ async def test_each_far_end_is_sent_once(driver: neo4j.AsyncDriver) -> None:
             tenant_id=str(tenant),
             types=None,
             limit=10,
+            after_type=None,
+            after_id=None,
         )
         [record] = [record async for record in result]
     assert [end["id"] for end in record["ends"]] == [str(hub.id)]

@@ -11,6 +11,7 @@ from redstring import (
     ClientClosedError,
     ClientStartFailedError,
     DimensionMismatchError,
+    Direction,
     Entity,
     HashingEmbeddingProvider,
     InMemoryGraphStore,
@@ -19,6 +20,7 @@ from redstring import (
     MissingEndpointError,
     Redstring,
     Relationship,
+    RelationshipPlace,
     RetrievalMode,
     StoreUnavailableError,
 )
@@ -88,6 +90,44 @@ async def test_upsert_retrieve_relationships_delete() -> None:
         assert await rs.relationships([wile.id], tenant) == {wile.id: []}
         semantic = await rs.retrieve("Acme Corp", tenant, k=5, mode=RetrievalMode.SEMANTIC)
         assert acme.id not in {m.entity.id for m in semantic.matches}
+
+
+async def test_relationships_page_by_page_with_their_counts() -> None:
+    """`Redstring.relationships(after=)` goes on from the last relationship of a page (or
+    its place), whatever the direction of that page; `relationship_counts` is how many
+    the pages hold in all."""
+    tenant = new_tenant()
+    hub = Entity.create(tenant, "Hub", "company")
+    spokes = [Entity.create(tenant, f"Spoke {i}", "company") for i in range(5)]
+    edges = [
+        Relationship.create(tenant, hub.id, "OWNS", s.id)
+        if i % 2
+        else Relationship.create(tenant, s.id, "SUPPLIES", hub.id)
+        for i, s in enumerate(spokes)
+    ]
+    async with Redstring.in_memory(HashingEmbeddingProvider(32)) as rs:
+        await rs.upsert([hub, *spokes], edges)
+        pages: list[list[Relationship]] = []
+        last: Relationship | None = None
+        while page := (await rs.relationships([hub.id], tenant, limit_per_entity=2, after=last))[
+            hub.id
+        ]:
+            pages.append(page)
+            last = page[-1]
+        assert [len(p) for p in pages] == [2, 2, 1]
+        listed = [r for p in pages for r in p]
+        assert listed == (await rs.relationships([hub.id], str(tenant)))[hub.id]
+        assert sorted(r.id for r in listed) == sorted(r.id for r in edges)
+        out = await rs.relationships([hub.id], tenant, direction=Direction.OUT)
+        place = RelationshipPlace.of(out[hub.id][0])
+        both = await rs.relationships([hub.id], tenant, after=place)
+        assert both[hub.id] == listed[1:]  # `OWNS` first, then `SUPPLIES`
+        counts = await rs.relationship_counts([hub.id, spokes[0].id], str(tenant))
+        assert counts == {hub.id: 5, spokes[0].id: 1}
+        supplied = await rs.relationship_counts([hub.id], tenant, types=["SUPPLIES"])
+        assert supplied == {hub.id: 3}
+        owned = await rs.relationship_counts([hub.id], tenant, direction=Direction.OUT)
+        assert owned == {hub.id: 2}
 
 
 async def test_a_relationship_to_an_unknown_entity_is_refused() -> None:
@@ -254,6 +294,7 @@ async def test_a_closed_client_refuses_every_call_and_its_observed_copy_too() ->
         "upsert": lambda client: client.upsert([acme]),
         "retrieve": lambda client: client.retrieve("Acme", tenant),
         "relationships": lambda client: client.relationships([acme.id], tenant),
+        "relationship_counts": lambda client: client.relationship_counts([acme.id], tenant),
         "delete": lambda client: client.delete([acme.id], tenant),
         "tenants": lambda client: client.tenants(),
         "entity_types": lambda client: client.entity_types(tenant),

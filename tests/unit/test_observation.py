@@ -169,7 +169,13 @@ async def test_warm_up_runs_every_read_a_request_makes_without_embedding() -> No
         embeddings=HashingEmbeddingProvider(DIM), vectors=InMemoryVectorStore(DIM), graph=counting
     ).observed(observer)
     await services.warm_up()
-    reads = {"get_entities", "find_lexical_candidates", "relationships_of", "entity_types"}
+    reads = {
+        "get_entities",
+        "find_lexical_candidates",
+        "relationships_of",
+        "relationship_counts",
+        "entity_types",
+    }
     assert reads <= set(counting.calls)
     assert ("graph", "relationships_with_ends", False) not in observer.store_calls
     assert ("vector", "search", False) in observer.store_calls
@@ -182,9 +188,11 @@ async def test_warm_up_reads_ends_when_the_store_does() -> None:
         embeddings=HashingEmbeddingProvider(DIM), vectors=InMemoryVectorStore(DIM), graph=counting
     )
     await services.warm_up()
-    # One statement a direction, each planned before a request needs it.
+    # One statement a direction, each planned before a request needs it; a count's two
+    # (a degree, or a read of each edge's type).
     assert counting.calls["relationships_with_ends"] == len(Direction)
     assert counting.calls["relationships_of"] == len(Direction)
+    assert counting.calls["relationship_counts"] == 2 * len(Direction)
 
 
 @pytest.mark.parametrize("wrap", ["observed", "counting"])
@@ -243,8 +251,40 @@ async def test_entity_types_go_through_the_client_and_every_wrapper(ends: bool) 
     assert isinstance(services.graph, EndReads) is ends
     assert await services.entity_types(str(tenant)) == {"company": 2, "person": 1}
     assert await services.entity_types(tenant, limit=1) == {"company": 2}  # passed on
-    assert observer.store_calls == [("graph", "entity_types", False)] * 2
-    assert counting.calls["entity_types"] == 2
+    assert await services.entity_types(tenant, after="company") == {"person": 1}
+    assert observer.store_calls == [("graph", "entity_types", False)] * 3
+    assert counting.calls["entity_types"] == 3
+
+
+@pytest.mark.parametrize("ends", [True, False], ids=["with-ends", "without-ends"])
+async def test_pages_and_counts_of_relationships_go_through_every_wrapper(ends: bool) -> None:
+    """`Redstring.relationships(after=)` and `relationship_counts` read the graph store's,
+    through the observed and the counting wrappers (of either class), which pass `after`
+    on (to `relationships_with_ends` too), reported and counted."""
+    memory = InMemoryGraphStore()
+    counting = counting_graph_store(memory) if ends else CountingGraphStore(memory)
+    base = Redstring(
+        embeddings=HashingEmbeddingProvider(DIM), vectors=InMemoryVectorStore(DIM), graph=counting
+    )
+    tenant = new_tenant()
+    hub, a, b = (make_entity(tenant, n) for n in ("Hub", "A", "B"))
+    first, second = make_relationship(hub, a, "KNOWS"), make_relationship(b, hub, "OWNS")
+    await base.upsert([hub, a, b], [first, second])
+    observer = RecordingObserver()
+    services = base.observed(observer)
+    assert await services.relationships([hub.id], tenant, after=first) == {hub.id: [second]}
+    counts = await services.relationship_counts([hub.id], tenant, direction=Direction.IN)
+    assert counts == {hub.id: 1}
+    assert observer.store_calls == [
+        ("graph", "relationships_of", False),
+        ("graph", "relationship_counts", False),
+    ]
+    assert counting.calls["relationships_of"] == counting.calls["relationship_counts"] == 1
+    if ends:
+        assert isinstance(services.graph, EndReads)
+        read = await services.graph.relationships_with_ends([hub.id], tenant, after=first)
+        assert (read.relationships, read.entities) == ({hub.id: [second]}, {b.id: b})
+        assert counting.calls["relationships_with_ends"] == 1
 
 
 async def test_observed_services_read_ends_through_their_observed_store() -> None:

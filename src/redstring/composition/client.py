@@ -37,9 +37,11 @@ from redstring.composition.query_cache import CachedQueryEmbeddings
 from redstring.composition.rekey import RekeyReport, rekey
 from redstring.composition.retrieval import Retriever
 from redstring.domain.entity import Entity
+from redstring.domain.entity_types import type_after_of
 from redstring.domain.errors import ClientClosedError, ClientStartFailedError
 from redstring.domain.ids import EntityId, TenantId, tenant_id_of
 from redstring.domain.relationship import Direction, Relationship
+from redstring.domain.relationship_order import RelationshipPlace
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import EndReads, GraphStore
@@ -399,9 +401,12 @@ class Redstring:
         direction: Direction = Direction.BOTH,
         types: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
+        after: RelationshipPlace | Relationship | None = None,
     ) -> dict[EntityId, list[Relationship]]:
         """Each asked id mapped to its relationships (`[]` when none), ordered by type
-        then id (`GraphStore.relationships_of`)."""
+        then id, those after `after` (a `RelationshipPlace`, or the last relationship of
+        the previous page), the first `limit_per_entity` of them
+        (`GraphStore.relationships_of`)."""
         await self.start()
         return await self.graph.relationships_of(
             entity_ids,
@@ -409,6 +414,23 @@ class Redstring:
             direction=direction,
             types=types,
             limit_per_entity=limit_per_entity,
+            after=after,
+        )
+
+    async def relationship_counts(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: uuid.UUID | str,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+    ) -> dict[EntityId, int]:
+        """Each asked id mapped to how many relationships `relationships` lists for it
+        with the same `direction` and `types` and neither cap nor `after`
+        (`GraphStore.relationship_counts`): the total beside a page."""
+        await self.start()
+        return await self.graph.relationship_counts(
+            entity_ids, tenant_id_of(tenant_id), direction=direction, types=types
         )
 
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: uuid.UUID | str) -> int:
@@ -455,14 +477,16 @@ class Redstring:
         return await self.graph.tenants()
 
     async def entity_types(
-        self, tenant_id: uuid.UUID | str, *, limit: int | None = None
+        self, tenant_id: uuid.UUID | str, *, limit: int | None = None, after: str | None = None
     ) -> dict[str, int]:
         """Each entity type of the tenant mapped to how many of its entities are of it,
-        ordered by type, the first `limit` of them (every one when None;
-        `GraphStore.entity_types`): what a search box offers as type filters. Over Neo4j
-        a scan of the tenant's entities."""
+        ordered by type (by code point), those after `after` (the last type of the
+        previous page; from the first when None), the first `limit` of them (every one
+        when None; `GraphStore.entity_types`): what a search box offers as type filters.
+        Over Neo4j a scan of the tenant's entities."""
         await self.start()
-        return await self.graph.entity_types(tenant_id_of(tenant_id), limit=limit)
+        tenant, after = tenant_id_of(tenant_id), type_after_of(after)
+        return await self.graph.entity_types(tenant, limit=limit, after=after)
 
     async def rekey(
         self,
@@ -585,6 +609,11 @@ class Redstring:
                 await self.graph.relationships_with_ends(
                     nowhere, tenant, direction=direction, limit_per_entity=1
                 )
+            # A count, with and without types (a degree, or a read of each edge).
+            await self.graph.relationship_counts(nowhere, tenant, direction=direction)
+            await self.graph.relationship_counts(
+                nowhere, tenant, direction=direction, types=["warm-up"]
+            )
         await self.graph.entity_types(tenant, limit=1)  # as `entityTypes` lists them
         self._warm_starts.update(starts)
 

@@ -18,6 +18,7 @@ from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.neighbourhood import Neighbourhood
 from redstring.domain.relationship import Direction, Relationship
+from redstring.domain.relationship_order import RelationshipPlace
 from redstring.domain.vectors import VectorMatch, VectorRecord
 from redstring.ports.candidate_reader import CandidateReader
 from redstring.ports.embedding_provider import EmbeddingProvider
@@ -91,6 +92,7 @@ class ObservedGraphStore:
         direction: Direction = Direction.BOTH,
         types: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
+        after: RelationshipPlace | Relationship | None = None,
     ) -> dict[EntityId, list[Relationship]]:
         with self._call("relationships_of"):
             return await self.inner.relationships_of(
@@ -99,6 +101,20 @@ class ObservedGraphStore:
                 direction=direction,
                 types=types,
                 limit_per_entity=limit_per_entity,
+                after=after,
+            )
+
+    async def relationship_counts(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+    ) -> dict[EntityId, int]:
+        with self._call("relationship_counts"):
+            return await self.inner.relationship_counts(
+                entity_ids, tenant_id, direction=direction, types=types
             )
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
@@ -124,10 +140,10 @@ class ObservedGraphStore:
             return await self.inner.entity_page(tenant_id, after=after, limit=limit)
 
     async def entity_types(
-        self, tenant_id: TenantId, *, limit: int | None = None
+        self, tenant_id: TenantId, *, limit: int | None = None, after: str | None = None
     ) -> dict[str, int]:
         with self._call("entity_types"):
-            return await self.inner.entity_types(tenant_id, limit=limit)
+            return await self.inner.entity_types(tenant_id, limit=limit, after=after)
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
         with self._call("rewrite_keys"):
@@ -151,6 +167,7 @@ class ObservedGraphStoreWithEnds(ObservedGraphStore):
         direction: Direction = Direction.BOTH,
         types: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
+        after: RelationshipPlace | Relationship | None = None,
     ) -> Neighbourhood:
         with self._call("relationships_with_ends"):
             return await self._ends.relationships_with_ends(
@@ -159,6 +176,7 @@ class ObservedGraphStoreWithEnds(ObservedGraphStore):
                 direction=direction,
                 types=types,
                 limit_per_entity=limit_per_entity,
+                after=after,
             )
 
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 
+from redstring.domain.arguments import shown_value
+from redstring.domain.errors import InvalidInputError
+from redstring.domain.text import check_storable
+
 
 def _type(pair: tuple[str, int]) -> str:
     return pair[0]
@@ -22,3 +26,19 @@ def in_type_order(counts: Iterable[tuple[str, int]], limit: int | None = None) -
     if limit is None:
         return dict(sorted(counts, key=_type))
     return dict(heapq.nsmallest(limit, counts, key=_type))
+
+
+def type_after_of(value: object, argument: str = "after") -> str | None:
+    """A listing's `after` (the last type of the previous page) by
+    `redstring.domain.arguments`' rule: None (from the first type) as it is, else a string
+    a store can hold (no NUL, no lone surrogate), compared as it is, not stripped: the
+    types listed are those after it in code point order, whether or not it is a type.
+    Anything else is `InvalidInputError` naming `argument`."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{argument} must be a string, got {shown_value(value)}")
+    try:
+        return check_storable(value, argument)
+    except ValueError as error:
+        raise InvalidInputError(str(error)) from None

@@ -11,6 +11,7 @@ from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.neighbourhood import Neighbourhood
 from redstring.domain.relationship import Direction, Relationship
+from redstring.domain.relationship_order import RelationshipPlace
 
 
 @runtime_checkable
@@ -68,9 +69,27 @@ class GraphReader(Protocol):
         direction: Direction = Direction.BOTH,
         types: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
+        after: RelationshipPlace | Relationship | None = None,
     ) -> dict[EntityId, list[Relationship]]:
         """Every asked id mapped to its relationships (`[]` when none), ordered by
-        relationship type then id, in one call for all ids."""
+        relationship type then id (`redstring.domain.relationship_order`), in one call for
+        all ids: with `after`, only those strictly after that place of the order (for each
+        asked id), the first `limit_per_entity` of them. `after` is read by
+        `relationship_place_of` (a `Relationship` is its place)."""
+        ...
+
+    async def relationship_counts(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+    ) -> dict[EntityId, int]:
+        """Every asked id mapped to how many relationships `relationships_of` lists for
+        it with the same `direction` and `types`, without a cap or `after` (0 for an id
+        without any, or without an entity), in one call for all ids; the arguments are
+        read as `relationships_of` reads them."""
         ...
 
 
@@ -91,6 +110,7 @@ class EndReads(Protocol):
         direction: Direction = Direction.BOTH,
         types: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
+        after: RelationshipPlace | Relationship | None = None,
     ) -> Neighbourhood:
         """`relationships`: what `relationships_of` answers for the same arguments;
         `entities`: the far end of each of those relationships, when it exists
@@ -134,14 +154,16 @@ class GraphStore(GraphReader, Protocol):
         ...
 
     async def entity_types(
-        self, tenant_id: TenantId, *, limit: int | None = None
+        self, tenant_id: TenantId, *, limit: int | None = None, after: str | None = None
     ) -> dict[str, int]:
         """Each entity type of the tenant mapped to how many of its entities are of it,
-        ordered by type (`in_type_order`), the first `limit` of them (every one when
+        ordered by type (`in_type_order`), from the first after `after` in that order
+        (from the first of all when None), the first `limit` of them (every one when
         None); `{}` for a tenant without entities. Types are told apart as type filters
-        tell them (`Company` and `company` are two). The tenant is read as every read
-        reads it, `limit` by `optional_count_of`; `limit == 0` answers `{}` without
-        reading (`entityTypes(first: 0)` is costed as nothing)."""
+        tell them (`Company` and `company` are two): a whole list read page by page, each
+        page's last type the next one's `after`. The tenant is read as every read reads
+        it, `limit` by `optional_count_of`, `after` by `type_after_of`; `limit == 0`
+        answers `{}` without reading (`entityTypes(first: 0)` is costed as nothing)."""
         ...
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:

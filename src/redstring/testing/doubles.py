@@ -10,6 +10,7 @@ from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.neighbourhood import Neighbourhood
 from redstring.domain.relationship import Direction, Relationship
+from redstring.domain.relationship_order import RelationshipPlace
 from redstring.ports.graph_store import EndReads, GraphStore
 
 
@@ -53,6 +54,7 @@ class CountingGraphStore:
         direction: Direction = Direction.BOTH,
         types: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
+        after: RelationshipPlace | Relationship | None = None,
     ) -> dict[EntityId, list[Relationship]]:
         self.calls["relationships_of"] += 1
         return await self.inner.relationships_of(
@@ -61,6 +63,20 @@ class CountingGraphStore:
             direction=direction,
             types=types,
             limit_per_entity=limit_per_entity,
+            after=after,
+        )
+
+    async def relationship_counts(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+    ) -> dict[EntityId, int]:
+        self.calls["relationship_counts"] += 1
+        return await self.inner.relationship_counts(
+            entity_ids, tenant_id, direction=direction, types=types
         )
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
@@ -86,10 +102,10 @@ class CountingGraphStore:
         return await self.inner.entity_page(tenant_id, after=after, limit=limit)
 
     async def entity_types(
-        self, tenant_id: TenantId, *, limit: int | None = None
+        self, tenant_id: TenantId, *, limit: int | None = None, after: str | None = None
     ) -> dict[str, int]:
         self.calls["entity_types"] += 1
-        return await self.inner.entity_types(tenant_id, limit=limit)
+        return await self.inner.entity_types(tenant_id, limit=limit, after=after)
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
         self.calls["rewrite_keys"] += 1
@@ -113,6 +129,7 @@ class CountingGraphStoreWithEnds(CountingGraphStore):
         direction: Direction = Direction.BOTH,
         types: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
+        after: RelationshipPlace | Relationship | None = None,
     ) -> Neighbourhood:
         self.calls["relationships_with_ends"] += 1
         return await self._ends.relationships_with_ends(
@@ -121,6 +138,7 @@ class CountingGraphStoreWithEnds(CountingGraphStore):
             direction=direction,
             types=types,
             limit_per_entity=limit_per_entity,
+            after=after,
         )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from itertools import product
 from typing import Any
 
 import pytest
@@ -13,7 +14,8 @@ from redstring.domain.entity import Entity
 from redstring.domain.errors import InvalidInputError, MissingEndpointError
 from redstring.domain.ids import EntityId, TenantId, id_order_key
 from redstring.domain.neighbourhood import far_end
-from redstring.domain.relationship import Direction
+from redstring.domain.relationship import Direction, Relationship
+from redstring.domain.relationship_order import RelationshipPlace, relationship_order_key
 from redstring.ports.graph_store import EndReads, GraphStore
 from redstring.testing.factories import make_entity, make_relationship, new_tenant
 
@@ -34,6 +36,18 @@ def _block(entities: list[Entity], key: str, types: list[str] | None = None) -> 
         if key in lookup_keys(e.blocking_keys) and (types is None or e.entity_type in types)
     ]
     return sorted(members, key=id_order_key)
+
+
+def _ids_in_id_order(count: int) -> list[uuid.UUID]:
+    """`count` random ids, in `id_order_key` order."""
+    return sorted((uuid.uuid4() for _ in range(count)), key=id_order_key)
+
+
+def _after(relationships: list[Relationship], place: RelationshipPlace) -> list[Relationship]:
+    """Those of `relationships` strictly after `place`, in the order: what a read from
+    `place` answers, computed apart from any store."""
+    ordered = sorted(relationships, key=relationship_order_key)
+    return [r for r in ordered if relationship_order_key(r) > place.order_key()]
 
 
 def _end_reads(graph_store: GraphStore) -> EndReads:
@@ -496,6 +510,54 @@ class GraphStoreCompliance:
             with pytest.raises(InvalidInputError, match=f"^{re.escape(message)}"):
                 await graph_store.entity_types(tenant, limit=wrong)  # type: ignore[arg-type]
 
+    async def test_entity_types_after_a_type_are_those_after_it_in_code_point_order(
+        self, graph_store: GraphStore
+    ) -> None:
+        """A page boundary follows Python's order whatever a store compares strings by:
+        `after` is a type or any string between types, and the types after it come, the
+        first `limit` of them. Types beyond U+FFFF lie on both sides of each boundary,
+        and some boundaries are between a type beyond U+FFFF and one from U+E000 to
+        U+FFFF, where UTF-16 code units and code points part (`x\ue000` is before
+        `x\U0001f600y` by code point, after it by code unit). Pages read one after the
+        other, each from the last type of the one before, give the whole list once."""
+        tenant = new_tenant()
+        ordered = [
+            "Company", "company", "x", "x\ue000", "x\uffffz", "x\U0001f600y",
+            "y\n\uff5a", "y\n\U0001f600", "été", "\uff5a", "\U0001d49c",
+        ]  # fmt: skip
+        entities = [make_entity(tenant, f"Thing {i}", t) for i, t in enumerate(ordered)]
+        await graph_store.upsert_entities([*entities, make_entity(tenant, "More", "x")])
+        counts = {t: 2 if t == "x" else 1 for t in ordered}
+        between = [
+            "", " ", "Company ", "x\ud7ff", "x\ue000 ", "x\uf000", "x\U0001f600",
+            "x\U0001f600z", "y", "y\n\uff5a\U0001f600", "\uffff", "\U0001d49b", "\U0010ffff",
+        ]  # fmt: skip
+        for after in [*ordered, *between]:
+            later = [(t, n) for t, n in counts.items() if t > after]
+            assert list((await graph_store.entity_types(tenant, after=after)).items()) == later
+            for limit in (0, 1, 2, 3):
+                got = await graph_store.entity_types(tenant, after=after, limit=limit)
+                assert list(got.items()) == later[:limit], (after, limit)
+        for size in (1, 2, 3, 4):
+            pages: list[list[str]] = []
+            last: str | None = None
+            for _ in range(len(ordered) + 1):  # a store paging wrongly may never end
+                page = list(await graph_store.entity_types(tenant, limit=size, after=last))
+                if not page:
+                    break
+                pages.append(page)
+                last = page[-1]
+            assert [t for page in pages for t in page] == ordered, size
+            assert all(len(page) == size for page in pages[:-1]), size
+        assert await graph_store.entity_types(new_tenant(), after="a") == {}
+        for wrong, message in [
+            (5, "after must be a string, got 5"),
+            (b"x", "after must be a string, got b'x'"),
+            ("x\ud800", "after contains a lone surrogate at position 1"),
+        ]:
+            with pytest.raises(InvalidInputError, match=f"^{re.escape(message)}"):
+                await graph_store.entity_types(tenant, after=wrong)  # type: ignore[arg-type]
+
     async def test_entity_types_follow_every_write(self, graph_store: GraphStore) -> None:
         """An upsert that changes an entity's type moves it to the new type, one that
         does not counts it once, a delete takes it away, and a type left with no entity
@@ -657,12 +719,197 @@ class GraphStoreCompliance:
         assert owned.confidence == 0.25
         assert dict(owned.properties) == {"since": 2001}
 
+    async def test_relationships_after_a_place_are_those_strictly_after_it(
+        self, graph_store: GraphStore
+    ) -> None:
+        """For every direction, type filter and cap, from every place of the order: the
+        relationships after it, those of its own type after its id first. Three `KNOWS`
+        are written against their id order, so that a store ordering by writing, or
+        comparing a place by type alone, answers other ones; a place taken from an `OUT`
+        read names the same point of a `BOTH` one; a place whose relationship is gone,
+        or between two, still names its point; one past the end answers nothing."""
+        tenant = new_tenant()
+        hub, x, y, z, w = (make_entity(tenant, n) for n in ("Hub", "X", "Y", "Z", "W"))
+        await graph_store.upsert_entities([hub, x, y, z, w])
+        low, middle, high, *others = _ids_in_id_order(7)
+        knows = [
+            make_relationship(hub, x, "KNOWS", relationship_id=high),
+            make_relationship(z, hub, "KNOWS", relationship_id=low),
+            make_relationship(hub, y, "KNOWS", relationship_id=middle),
+        ]
+        rest = [
+            make_relationship(hub, z, "OWNS", relationship_id=others[3]),
+            make_relationship(w, hub, "EMPLOYS", relationship_id=others[0]),
+            make_relationship(hub, w, "OWNS", relationship_id=others[1]),
+            make_relationship(y, hub, "OWNS", relationship_id=others[2]),
+            make_relationship(x, y, "KNOWS"),  # not the hub's
+        ]
+        await graph_store.upsert_relationships([*knows, *rest])
+        hubs = [r for r in [*knows, *rest] if hub.id in (r.source_entity_id, r.target_entity_id)]
+        ordered = sorted(hubs, key=relationship_order_key)
+        assert [r.relationship_type for r in ordered] == ["EMPLOYS", *["KNOWS"] * 3, *["OWNS"] * 3]
+        assert [r.id for r in ordered[1:4]] == [low, middle, high]
+
+        def listed(direction: Direction, types: list[str] | None) -> list[Relationship]:
+            return [
+                r
+                for r in ordered
+                if (types is None or r.relationship_type in types)
+                and (direction is Direction.BOTH
+                     or (r.source_entity_id == hub.id) == (direction is Direction.OUT))
+            ]  # fmt: skip
+
+        places = [RelationshipPlace.of(r) for r in ordered]
+        places += [
+            RelationshipPlace("KNOWS", uuid.UUID(int=middle.int + 1)),  # between two
+            RelationshipPlace("KNOWS", uuid.UUID(int=0)),  # before every KNOWS
+            RelationshipPlace("A", uuid.UUID(int=2**128 - 1)),  # before every type
+            RelationshipPlace("KNOWS ", uuid.UUID(int=0)),  # between KNOWS and OWNS
+            RelationshipPlace("OWNS", uuid.UUID(int=2**128 - 1)),  # past the end
+            RelationshipPlace("ZZZ", uuid.UUID(int=0)),  # past the end
+        ]
+        for direction in Direction:
+            for types in (None, ["KNOWS"], ["OWNS", "EMPLOYS"], ["NOTHING"]):
+                everything = listed(direction, types)
+                for place in places:
+                    for limit in (None, 0, 1, 2):
+                        got = await graph_store.relationships_of(
+                            [hub.id, x.id],
+                            tenant,
+                            direction=direction,
+                            types=types,
+                            limit_per_entity=limit,
+                            after=place,
+                        )
+                        case = (direction, types, place, limit)
+                        assert got[hub.id] == _after(everything, place)[:limit], case
+        # From an `OUT` page's last relationship, a `BOTH` read goes on from that point.
+        out = await graph_store.relationships_of(
+            [hub.id], tenant, direction=Direction.OUT, limit_per_entity=2
+        )
+        assert [r.id for r in out[hub.id]] == [middle, high]
+        both = await graph_store.relationships_of([hub.id], tenant, after=out[hub.id][-1])
+        assert both[hub.id] == ordered[4:]
+        # The place of a relationship deleted since still names its point.
+        assert await graph_store.delete_entities([y.id], tenant) == 1
+        gone = RelationshipPlace.of(knows[2])
+        after_gone = await graph_store.relationships_of([hub.id], tenant, after=gone)
+        assert [r.id for r in after_gone[hub.id]] == [high, others[1], others[3]]
+        assert await graph_store.relationships_of([hub.id], new_tenant(), after=gone) == {
+            hub.id: []
+        }
+
+    async def test_relationship_pages_follow_code_point_order_of_types(
+        self, graph_store: GraphStore
+    ) -> None:
+        """Relationship types beyond U+FFFF on both sides of a page's boundary, and
+        boundaries of types from U+E000 to U+FFFF, where UTF-16 code units and code
+        points part (`x\ue000` is before `x\U0001f600y` by code point, after it by code
+        unit): reading page after page, each from the last relationship of the one
+        before, gives every relationship once, in code point order, whatever the page
+        size; and so does a read from each place."""
+        tenant = new_tenant()
+        hub = make_entity(tenant, "Hub")
+        types = [
+            "x\U0001f600y", "x\ue000", "x", "x\uffffz", "\U0001d49c", "\uff5a",
+            "y\n\U0001f600", "Company", "été", "x\ue000",
+        ]  # fmt: skip
+        peers = [make_entity(tenant, f"Peer {i}") for i in range(len(types))]
+        await graph_store.upsert_entities([hub, *peers])
+        written = [
+            make_relationship(hub, peer, kind) if i % 2 else make_relationship(peer, hub, kind)
+            for i, (peer, kind) in enumerate(zip(peers, types, strict=True))
+        ]
+        await graph_store.upsert_relationships(written)
+        ordered = sorted(written, key=relationship_order_key)
+        assert [r.relationship_type for r in ordered][1:6] == [
+            "x", "x\ue000", "x\ue000", "x\uffffz", "x\U0001f600y",
+        ]  # fmt: skip
+        whole = await graph_store.relationships_of([hub.id], tenant)
+        assert whole[hub.id] == ordered
+        for size in (1, 2, 3):
+            pages: list[list[Relationship]] = []
+            last: Relationship | None = None
+            for _ in range(len(types) + 1):  # a store paging wrongly may never end
+                read = await graph_store.relationships_of(
+                    [hub.id], tenant, limit_per_entity=size, after=last
+                )
+                if not read[hub.id]:
+                    break
+                pages.append(read[hub.id])
+                last = read[hub.id][-1]
+            assert [r for page in pages for r in page] == ordered, size
+        between = [
+            RelationshipPlace("x\ue000", uuid.UUID(int=0)),
+            RelationshipPlace("x\uf000", uuid.UUID(int=0)),
+            RelationshipPlace("x\U0001f600", uuid.UUID(int=0)),
+            RelationshipPlace("\uff00", uuid.UUID(int=0)),
+            RelationshipPlace("\U0010ffff", uuid.UUID(int=0)),
+        ]
+        for place in [*map(RelationshipPlace.of, ordered), *between]:
+            for limit in (None, 1, 2):
+                got = await graph_store.relationships_of(
+                    [hub.id], tenant, limit_per_entity=limit, after=place
+                )
+                assert got[hub.id] == _after(ordered, place)[:limit], (place, limit)
+
+    async def test_relationship_counts_are_what_relationships_of_lists(
+        self, graph_store: GraphStore
+    ) -> None:
+        """For every direction and type filter, each asked id's count is the length of
+        its `relationships_of` read without a cap; an id without relationships, or
+        without an entity, counts 0. Another tenant's relationships of the same ids are
+        not counted, and a delete takes its relationships from the counts."""
+        tenant, other = new_tenant(), new_tenant()
+        hub, x, y, z, lonely = (make_entity(tenant, n) for n in ("Hub", "X", "Y", "Z", "Lonely"))
+        await graph_store.upsert_entities([hub, x, y, z, lonely])
+        await graph_store.upsert_relationships(
+            [
+                make_relationship(hub, x, "OWNS"),
+                make_relationship(hub, y, "KNOWS"),
+                make_relationship(z, hub, "KNOWS"),
+                make_relationship(y, hub, "KNOWS"),
+                make_relationship(x, y, "OWNS"),
+            ]
+        )
+        twin_hub = make_entity(other, "Hub", entity_id=hub.id)
+        twin_x = make_entity(other, "X", entity_id=x.id)
+        await graph_store.upsert_entities([twin_hub, twin_x])
+        await graph_store.upsert_relationships([make_relationship(twin_hub, twin_x, "KNOWS")])
+        missing = EntityId(uuid.uuid4())
+        asked = [hub.id, x.id, lonely.id, missing, hub.id]
+        for direction in Direction:
+            for types in (None, ["KNOWS"], ["OWNS", "NOTHING"], []):
+                counts = await graph_store.relationship_counts(
+                    asked, tenant, direction=direction, types=types
+                )
+                listed = await graph_store.relationships_of(
+                    asked, tenant, direction=direction, types=types
+                )
+                assert counts == {i: len(rs) for i, rs in listed.items()}, (direction, types)
+        both = await graph_store.relationship_counts(asked, tenant)
+        assert both == {hub.id: 4, x.id: 2, lonely.id: 0, missing: 0}
+        assert await graph_store.relationship_counts(
+            [hub.id], tenant, direction=Direction.IN, types=["KNOWS"]
+        ) == {hub.id: 2}
+        assert await graph_store.relationship_counts([hub.id, x.id], other) == {hub.id: 1, x.id: 1}
+        assert await graph_store.relationship_counts([], tenant) == {}
+        assert await graph_store.delete_entities([y.id], tenant) == 1
+        assert await graph_store.relationship_counts([hub.id, x.id], tenant) == {
+            hub.id: 2,
+            x.id: 1,
+        }
+        store: Any = graph_store  # called with what its types refuse
+        spelled = await store.relationship_counts([str(hub.id)], str(tenant), direction="out")
+        assert spelled == {hub.id: 1}  # ids are read as every read reads them
+
     async def test_relationship_filters_are_read_alike_or_refused(
         self, graph_store: GraphStore
     ) -> None:
         """A direction's name in any case is that direction; a lone string of types, a
-        negative or non-integer cap, or an unknown direction is `InvalidInputError`, the
-        same on every store, never a different answer (`relationship_filters_of`)."""
+        negative or non-integer cap, an unknown direction or an `after` that is no place
+        is `InvalidInputError`, the same on every store and for counts too, never a
+        different answer (`relationship_filters_of`, `relationship_place_of`)."""
         tenant = new_tenant()
         hub, x, z = (make_entity(tenant, n) for n in ("Hub", "X", "Z"))
         await graph_store.upsert_entities([hub, x, z])
@@ -676,33 +923,47 @@ class GraphStoreCompliance:
                 return (await ends.relationships_with_ends(*args, **kwargs)).relationships
 
             reads.append(with_ends)
+        wrong: list[tuple[str, dict[str, Any]]] = [
+            (
+                "direction must be one of OUT, IN, BOTH, got 'sideways'",
+                {"direction": "sideways"},
+            ),
+            ("direction must be one of", {"direction": 1}),
+            ("types must be a list of strings, got 'OWNS'", {"types": "OWNS"}),
+            (r"types\[0\] must be a string, got 7", {"types": [7]}),
+            ("limit_per_entity must not be negative, got -1", {"limit_per_entity": -1}),
+            ("limit_per_entity must be an integer, got 1.5", {"limit_per_entity": 1.5}),
+            ("limit_per_entity must be an integer, got True", {"limit_per_entity": True}),
+            (
+                "after must be a RelationshipPlace or a Relationship, got 'OWNS'",
+                {"after": "OWNS"},
+            ),
+            ("after must be a RelationshipPlace", {"after": ("OWNS", out_x.id)}),
+        ]
         for read in reads:
             for spelled in ("out", "OUT", "Out"):
                 got = await read([hub.id], tenant, direction=spelled)
                 assert [r.id for r in got[hub.id]] == [out_x.id]
             got = await read([hub.id], tenant, direction="in", types=("KNOWS",))
             assert [r.id for r in got[hub.id]] == [in_z.id]
-            wrong: list[tuple[str, dict[str, Any]]] = [
-                (
-                    "direction must be one of OUT, IN, BOTH, got 'sideways'",
-                    {"direction": "sideways"},
-                ),
-                ("direction must be one of", {"direction": 1}),
-                ("types must be a list of strings, got 'OWNS'", {"types": "OWNS"}),
-                (r"types\[0\] must be a string, got 7", {"types": [7]}),
-                ("limit_per_entity must not be negative, got -1", {"limit_per_entity": -1}),
-                ("limit_per_entity must be an integer, got 1.5", {"limit_per_entity": 1.5}),
-                ("limit_per_entity must be an integer, got True", {"limit_per_entity": True}),
-            ]
             for message, arguments in wrong:
                 with pytest.raises(InvalidInputError, match=f"^{message}"):
                     await read([hub.id], tenant, **arguments)
+        # A count reads its filters as the reads do.
+        store: Any = graph_store  # called with what its types refuse
+        for spelled in ("in", "IN", "In"):
+            counted = await store.relationship_counts([hub.id], tenant, direction=spelled)
+            assert counted == {hub.id: 1}
+        for message, arguments in wrong[:4]:  # the direction's and the types'
+            with pytest.raises(InvalidInputError, match=f"^{message}"):
+                await store.relationship_counts([hub.id], tenant, **arguments)
 
     async def test_relationships_with_ends_read_relationships_of_and_their_far_ends(
         self, graph_store: GraphStore
     ) -> None:
-        """For every direction, type filter and cap: the relationships `relationships_of`
-        reads, and the far end of each, whole, once however many lead to it."""
+        """For every direction, type filter, cap and place to read after: the
+        relationships `relationships_of` reads, and the far end of each, whole, once
+        however many lead to it (and no end of a relationship before the place)."""
         ends = _end_reads(graph_store)
         tenant = new_tenant()
         hub, other_hub, x, y, z, lonely = (
@@ -722,15 +983,18 @@ class GraphStoreCompliance:
         )
         stored = {e.id: e for e in (hub, other_hub, x, y, z, lonely)}
         asked = [hub.id, other_hub.id, lonely.id, EntityId(uuid.uuid4()), hub.id]
+        middle = RelationshipPlace("KNOWS", uuid.UUID(int=2**127))
+        places = [None, middle, RelationshipPlace("K\uff5a", uuid.UUID(int=0))]
         for direction in Direction:
             for types in (None, ["KNOWS"], ["OWNS", "NOTHING"], []):
-                for limit in (None, 0, 1, 2):
+                for limit, after in product((None, 0, 1, 2), places):
                     options: dict[str, Any] = {
                         "direction": direction,
                         "types": types,
                         "limit_per_entity": limit,
+                        "after": after,
                     }
-                    case = (direction, types, limit)
+                    case = (direction, types, limit, after)
                     read = await ends.relationships_with_ends(asked, tenant, **options)
                     alone = await graph_store.relationships_of(asked, tenant, **options)
                     assert read.relationships == alone, case
@@ -834,6 +1098,8 @@ class GraphStoreCompliance:
             ("tenant_id", lambda t: graph_store.entity_types(t, limit=0)),  # read or not
             ("ids[1]", lambda i: graph_store.get_entities([entity.id, i], tenant)),
             ("entity_ids[0]", lambda i: graph_store.relationships_of([i], tenant)),
+            ("tenant_id", lambda t: graph_store.relationship_counts([entity.id], t)),
+            ("entity_ids[1]", lambda i: graph_store.relationship_counts([entity.id, i], tenant)),
             ("ids[0]", lambda i: graph_store.delete_entities([i], tenant)),
         ]
         if wrong is not None:  # None is the first page's `after`

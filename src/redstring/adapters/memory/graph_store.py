@@ -11,6 +11,7 @@ from sortedcontainers import SortedDict, SortedList
 
 from redstring.domain.arguments import items_of, optional_count_of, page_size_of
 from redstring.domain.entity import Entity
+from redstring.domain.entity_types import type_after_of
 from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import (
     EntityId,
@@ -24,6 +25,11 @@ from redstring.domain.ids import (
 from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.neighbourhood import Neighbourhood, far_end
 from redstring.domain.relationship import Direction, Relationship, relationship_filters_of
+from redstring.domain.relationship_order import (
+    RelationshipPlace,
+    relationship_order_key,
+    relationship_place_of,
+)
 
 
 @dataclass
@@ -124,6 +130,19 @@ class _Tenant:
                 if not block:
                     del self.blocks[key]
                     self.sorted_keys.discard(key)
+
+    def relationships_of(
+        self, entity_id: EntityId, direction: Direction, types: list[str] | None
+    ) -> Iterator[Relationship]:
+        """The relationships of `entity_id` in `direction`, of `types` (all when None),
+        in no order."""
+        wanted = None if types is None else set(types)
+        for rel_id in self.incident.get(entity_id, {}):
+            rel = self.relationships[rel_id]
+            if _matches_direction(rel, entity_id, direction) and (
+                wanted is None or rel.relationship_type in wanted
+            ):
+                yield rel
 
     def unlink(self, relationship: Relationship) -> None:
         for end in (relationship.source_entity_id, relationship.target_entity_id):
@@ -235,24 +254,40 @@ class InMemoryGraphStore:
         direction: Direction = Direction.BOTH,
         types: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
+        after: RelationshipPlace | Relationship | None = None,
     ) -> dict[EntityId, list[Relationship]]:
         entity_ids, tenant_id = entity_ids_of(entity_ids, "entity_ids"), tenant_id_of(tenant_id)
         direction, types, limit_per_entity = relationship_filters_of(
             direction, types, limit_per_entity
         )
+        place = relationship_place_of(after)
         tenant = self._tenants.get(tenant_id) or _Tenant()
-        wanted = None if types is None else set(types)
         result: dict[EntityId, list[Relationship]] = {}
         for entity_id in dict.fromkeys(entity_ids):
             rels = [
                 rel
-                for rel_id in tenant.incident.get(entity_id, {})
-                if _matches_direction(rel := tenant.relationships[rel_id], entity_id, direction)
-                and (wanted is None or rel.relationship_type in wanted)
+                for rel in tenant.relationships_of(entity_id, direction, types)
+                if place is None or place.is_before(rel)
             ]
-            rels.sort(key=lambda r: (r.relationship_type, id_order_key(r.id)))
+            rels.sort(key=relationship_order_key)
             result[entity_id] = rels if limit_per_entity is None else rels[:limit_per_entity]
         return result
+
+    async def relationship_counts(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+    ) -> dict[EntityId, int]:
+        entity_ids, tenant_id = entity_ids_of(entity_ids, "entity_ids"), tenant_id_of(tenant_id)
+        direction, types, _ = relationship_filters_of(direction, types, None)
+        tenant = self._tenants.get(tenant_id) or _Tenant()
+        return {
+            entity_id: sum(1 for _ in tenant.relationships_of(entity_id, direction, types))
+            for entity_id in dict.fromkeys(entity_ids)
+        }
 
     async def relationships_with_ends(
         self,
@@ -262,6 +297,7 @@ class InMemoryGraphStore:
         direction: Direction = Direction.BOTH,
         types: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
+        after: RelationshipPlace | Relationship | None = None,
     ) -> Neighbourhood:
         found = await self.relationships_of(
             entity_ids,
@@ -269,6 +305,7 @@ class InMemoryGraphStore:
             direction=direction,
             types=types,
             limit_per_entity=limit_per_entity,
+            after=after,
         )
         tenant = self._tenants.get(tenant_id_of(tenant_id)) or _Tenant()
         ends: dict[EntityId, Entity] = {}
@@ -315,11 +352,18 @@ class InMemoryGraphStore:
         return heapq.nsmallest(limit, later, key=lambda entity: entity.id.int)
 
     async def entity_types(
-        self, tenant_id: TenantId, *, limit: int | None = None
+        self, tenant_id: TenantId, *, limit: int | None = None, after: str | None = None
     ) -> dict[str, int]:
         tenant_id, limit = tenant_id_of(tenant_id), optional_count_of(limit, "limit")
+        after = type_after_of(after)
         tenant = None if limit == 0 else self._tenants.get(tenant_id)
-        return {} if tenant is None else dict(islice(tenant.type_counts.items(), limit))
+        if tenant is None:
+            return {}
+        counts = tenant.type_counts
+        if after is None:
+            return dict(islice(counts.items(), limit))
+        later = counts.irange(minimum=after, inclusive=(False, True))
+        return {entity_type: counts[entity_type] for entity_type in islice(later, limit)}
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
         entities = items_of(entities, Entity, "entities")

@@ -122,10 +122,12 @@ WITH entity ORDER BY e.tenant_id, e.id LIMIT $limit
 RETURN collect(entity) AS entities
 """
 
-# Each entity type of a tenant with its count, in one record of `[type, count]` pairs
-# (`_MATCHES` says why): every type holding a character beyond U+FFFF, then the first
-# `$limit` of the others in the server's order (all of them when `$limit` is null), from
-# which the adapter keeps the first `limit` in Python's order (`in_type_order`). The
+# Each entity type of a tenant after `$after` (every type when null) with its count, in
+# one record of `[type, count]` pairs (`_MATCHES` says why): every type holding a
+# character beyond U+FFFF, then the first `$limit` of the others in the server's order
+# (all of them when `$limit` is null), from which the adapter keeps the first `limit` in
+# Python's order (`in_type_order`). `$after` is a bound the server compares as Python
+# does, or one below it and `$limit` null (`string_order.server_bound`). The
 # server's order is Python's only on types without such a character: it compares strings
 # by UTF-8 bytes (code points, as Python) or, as Java strings, by UTF-16 code units,
 # which put a surrogate pair before U+E000 to U+FFFF; the two agree where there is no
@@ -141,6 +143,8 @@ WHERE e.tenant_id = $tenant_id AND e.id IS NOT NULL
 WITH e.entity_type AS entity_type
 WHERE entity_type IS NOT NULL
 WITH entity_type, count(*) AS entities
+WHERE $after IS NULL OR entity_type > $after
+WITH entity_type, entities
 ORDER BY entity_type
 WITH collect([entity_type, entities]) AS types
 WITH [t IN types WHERE t[0] =~ '(?s).*[\\x{10000}-\\x{10FFFF}].*'] AS beyond,
@@ -203,14 +207,20 @@ RETURN [e IN entities | e.id] AS ids,
 """
 )
 
-# Each asked entity `e`'s relationships `r`, of the asked types, the first `$limit` by
-# type then id, with `other`, the entity at the far end of each.
+# Each asked entity `e`'s relationships `r`, of the asked types, after the place
+# `($after_type, $after_id)` of the order (all when `$after_type` is null; every one of
+# `$after_type` too when `$after_id` is null), the first `$limit` by type then id, with
+# `other`, the entity at the far end of each. The adapter passes an `$after_type` the
+# server compares as Python does, or one below it and no cap (`string_order`); ids are
+# lower-case UUID strings, whose order is the same in both.
 _EACH_ENTITYS_RELATIONSHIPS = """
 UNWIND $ids AS id
 MATCH (e:Entity {tenant_id: $tenant_id, id: id})
 CALL (e) {
     MATCH (e)PATTERN(other:Entity)
-    WHERE $types IS NULL OR r.relationship_type IN $types
+    WHERE ($types IS NULL OR r.relationship_type IN $types)
+      AND ($after_type IS NULL OR r.relationship_type > $after_type
+           OR (r.relationship_type = $after_type AND r.id > $after_id))
     RETURN r, other, startNode(r).id AS source, endNode(r).id AS target
     ORDER BY r.relationship_type, r.id
     LIMIT $limit
@@ -247,6 +257,26 @@ RETURN found, ends
 )
 RELATIONSHIPS_WITH_ENDS = {
     direction: _RELATIONSHIPS_WITH_ENDS.replace("PATTERN", pattern)
+    for direction, pattern in _PATTERNS.items()
+}
+
+# How many relationships each asked entity has in a direction (`PATTERN`), as
+# `[id, count]` pairs in one record: without types, the node's degree, which the server
+# reads without following each edge; with `$types`, each edge's type is read. Every
+# `RELATES` edge joins two `Entity` nodes of one tenant, as `RELATIONSHIPS_OF` asks.
+_RELATIONSHIP_COUNTS = """
+UNWIND $ids AS id
+MATCH (e:Entity {tenant_id: $tenant_id, id: id})
+RETURN collect([id, COUNT { (e)PATTERN()TYPED }]) AS counts
+"""
+RELATIONSHIP_COUNTS = {
+    direction: _RELATIONSHIP_COUNTS.replace("PATTERN", pattern).replace("TYPED", "")
+    for direction, pattern in _PATTERNS.items()
+}
+TYPED_RELATIONSHIP_COUNTS = {
+    direction: _RELATIONSHIP_COUNTS.replace("PATTERN", pattern).replace(
+        "TYPED", " WHERE r.relationship_type IN $types"
+    )
     for direction, pattern in _PATTERNS.items()
 }
 

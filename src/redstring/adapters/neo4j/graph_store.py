@@ -29,10 +29,11 @@ from redstring.adapters.neo4j.records import (
     whole_entities,
     whole_relationships,
 )
+from redstring.adapters.neo4j.string_order import server_bound
 from redstring.adapters.neo4j.vector_store import Neo4jVectorStore
 from redstring.domain.arguments import items_of, optional_count_of, page_size_of
 from redstring.domain.entity import Entity
-from redstring.domain.entity_types import in_type_order
+from redstring.domain.entity_types import in_type_order, type_after_of
 from redstring.domain.errors import MissingEndpointError
 from redstring.domain.ids import (
     EntityId,
@@ -43,8 +44,13 @@ from redstring.domain.ids import (
     tenant_id_of,
 )
 from redstring.domain.lexical import LexicalCandidate
-from redstring.domain.neighbourhood import Neighbourhood
+from redstring.domain.neighbourhood import Neighbourhood, far_end
 from redstring.domain.relationship import Direction, Relationship, relationship_filters_of
+from redstring.domain.relationship_order import (
+    RelationshipPlace,
+    relationship_order_key,
+    relationship_place_of,
+)
 from redstring.ports.candidate_reader import CandidateReader
 from redstring.ports.vector_store import VectorStore
 
@@ -192,18 +198,28 @@ class Neo4jGraphStore(OwnedConnection):
         return [entity_from(e) for record in records for e in whole_entities(record["entities"])]
 
     async def entity_types(
-        self, tenant_id: TenantId, *, limit: int | None = None
+        self, tenant_id: TenantId, *, limit: int | None = None, after: str | None = None
     ) -> dict[str, int]:
         """A scan of the tenant's entities, one statement and one record
-        (`cypher.ENTITY_TYPES`): the types holding a character beyond U+FFFF and the
-        first `limit` others in the server's order, which is Python's for them, sorted
-        and cut here. `limit == 0` answers {} without a statement."""
+        (`cypher.ENTITY_TYPES`): of the types after `after`, those holding a character
+        beyond U+FFFF and the first `limit` others in the server's order, which is
+        Python's for them, sorted and cut here. When the server cannot compare `after`
+        as Python does (`server_bound`), it sends every type after a bound below it, and
+        those not after `after` are left out here. `limit == 0` answers {} without a
+        statement."""
         tenant = id_text(tenant_id_of(tenant_id))
-        limit = optional_count_of(limit, "limit")
+        limit, after = optional_count_of(limit, "limit"), type_after_of(after)
         if limit == 0:
             return {}
-        [record] = await self._db.query(cypher.ENTITY_TYPES, {"tenant_id": tenant, "limit": limit})
-        return in_type_order(((t, count) for t, count in record["types"]), limit)
+        bound, exact = (None, True) if after is None else server_bound(after)
+        [record] = await self._db.query(
+            cypher.ENTITY_TYPES,
+            {"tenant_id": tenant, "limit": limit if exact else None, "after": bound},
+        )
+        types = ((t, count) for t, count in record["types"])
+        if not exact:
+            types = ((t, count) for t, count in types if t > after)
+        return in_type_order(types, limit)
 
     async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
         """Batches of `settings.batch_size` entities, each one transaction."""
@@ -247,9 +263,16 @@ class Neo4jGraphStore(OwnedConnection):
         direction: Direction = Direction.BOTH,
         types: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
+        after: RelationshipPlace | Relationship | None = None,
     ) -> dict[EntityId, list[Relationship]]:
-        found, _ = await self._relationships(
-            cypher.RELATIONSHIPS_OF, entity_ids, tenant_id, direction, types, limit_per_entity
+        found, _, _ = await self._relationships(
+            cypher.RELATIONSHIPS_OF,
+            entity_ids,
+            tenant_id,
+            direction,
+            types,
+            limit_per_entity,
+            after,
         )
         return found
 
@@ -261,19 +284,25 @@ class Neo4jGraphStore(OwnedConnection):
         direction: Direction = Direction.BOTH,
         types: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
+        after: RelationshipPlace | Relationship | None = None,
     ) -> Neighbourhood:
         """`relationships_of` and the far ends' entities in one statement, each far end
         sent once."""
-        found, records = await self._relationships(
+        found, records, cut_here = await self._relationships(
             cypher.RELATIONSHIPS_WITH_ENDS,
             entity_ids,
             tenant_id,
             direction,
             types,
             limit_per_entity,
+            after,
         )
         ends = (entity_from(e) for record in records for e in whole_entities(record["ends"]))
-        return Neighbourhood(relationships=found, entities={e.id: e for e in ends})
+        entities = {e.id: e for e in ends}
+        if cut_here:  # the ends of the relationships left out went too
+            far = {far_end(r, entity_id) for entity_id, rs in found.items() for r in rs}
+            entities = {i: e for i, e in entities.items() if i in far}
+        return Neighbourhood(relationships=found, entities=entities)
 
     async def _relationships(
         self,
@@ -283,35 +312,80 @@ class Neo4jGraphStore(OwnedConnection):
         direction: Direction,
         types: Sequence[str] | None,
         limit_per_entity: int | None,
-    ) -> tuple[dict[EntityId, list[Relationship]], list[neo4j.Record]]:
+        after: object,
+    ) -> tuple[dict[EntityId, list[Relationship]], list[neo4j.Record], bool]:
         """Run the statement of `direction` of `statements` (keyed by direction, their
         relationships in a column `found`); every asked id mapped to its relationships,
-        and the records (none when no id is asked)."""
+        the records (none when no id is asked), and whether the relationships were
+        left out and cut here rather than on the server.
+
+        The server keeps those after `after` and cuts at `limit_per_entity` when it
+        compares `after`'s type as Python does (`server_bound`); otherwise it sends
+        every relationship after a bound below that type, uncut, and those not after
+        `after` are left out here, the rest sorted and cut."""
         entity_ids, tenant_id = entity_ids_of(entity_ids, "entity_ids"), tenant_id_of(tenant_id)
         direction, types, limit_per_entity = relationship_filters_of(
             direction, types, limit_per_entity
         )
+        place = relationship_place_of(after)
+        after_type, after_id, cut_here = None, None, False
+        if place is not None:
+            after_type, exact = server_bound(place.relationship_type)
+            after_id, cut_here = (id_text(place.id), False) if exact else (None, True)
         wanted = list(dict.fromkeys(entity_ids))
         result_map: dict[EntityId, list[Relationship]] = {i: [] for i in wanted}
         if not wanted:
-            return result_map, []
-        limit = _NO_LIMIT if limit_per_entity is None else limit_per_entity
+            return result_map, [], False
+        uncut = limit_per_entity is None or cut_here
         records = await self._db.query(
             statements[direction.value],
             {
                 "ids": [str(i) for i in wanted],
                 "tenant_id": str(tenant_id),
                 "types": types,
-                "limit": limit,
+                "limit": _NO_LIMIT if uncut else limit_per_entity,
+                "after_type": after_type,
+                "after_id": after_id,
             },
         )
         by_text = {str(i): i for i in wanted}
         for record in records:
             for entity_id, relationships in record["found"]:
-                result_map[by_text[entity_id]] = [
-                    relationship_from(r) for r in whole_relationships(relationships)
-                ]
-        return result_map, records
+                read = [relationship_from(r) for r in whole_relationships(relationships)]
+                if cut_here and place is not None:
+                    later = sorted(filter(place.is_before, read), key=relationship_order_key)
+                    read = later[:limit_per_entity]
+                result_map[by_text[entity_id]] = read
+        return result_map, records, cut_here
+
+    async def relationship_counts(
+        self,
+        entity_ids: Sequence[EntityId],
+        tenant_id: TenantId,
+        *,
+        direction: Direction = Direction.BOTH,
+        types: Sequence[str] | None = None,
+    ) -> dict[EntityId, int]:
+        """One statement counting on the server (`cypher.RELATIONSHIP_COUNTS`): without
+        types, each node's degree; with types, a read of each edge's type."""
+        entity_ids, tenant_id = entity_ids_of(entity_ids, "entity_ids"), tenant_id_of(tenant_id)
+        direction, types, _ = relationship_filters_of(direction, types, None)
+        wanted = list(dict.fromkeys(entity_ids))
+        counts: dict[EntityId, int] = dict.fromkeys(wanted, 0)
+        if not wanted:
+            return counts
+        statements = (
+            cypher.RELATIONSHIP_COUNTS if types is None else cypher.TYPED_RELATIONSHIP_COUNTS
+        )
+        records = await self._db.query(
+            statements[direction.value],
+            {"ids": [str(i) for i in wanted], "tenant_id": str(tenant_id), "types": types},
+        )
+        by_text = {str(i): i for i in wanted}
+        for record in records:
+            for entity_id, count in record["counts"]:
+                counts[by_text[entity_id]] = int(count)
+        return counts
 
     async def delete_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> int:
         ids, tenant_id = entity_ids_of(ids), tenant_id_of(tenant_id)
