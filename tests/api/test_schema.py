@@ -26,8 +26,11 @@ def test_committed_schema_matches_the_code() -> None:
         "retrieve(query: String!, tenantId: ID!, k: Int! = 10, entityTypes: [String!], "
         "mode: RetrievalMode! = HYBRID): RetrievalResult!",
         "entity(tenantId: ID!, id: ID!): Entity",
-        "relationships(direction: Direction! = BOTH, types: [String!], first: Int! = 50): "
-        "[Relationship!]!",
+        "relationships(direction: Direction! = BOTH, types: [String!], first: Int! = 50, "
+        "after: String): [Relationship!]!",
+        "relationshipCount(direction: Direction! = BOTH, types: [String!]): Int!",
+        "cursor: String!",
+        "entityTypes(tenantId: ID!, first: Int! = 100, after: String): [EntityTypeCount!]!",
         "upsertEntities(tenantId: ID!, entities: [EntityInput!]!): UpsertResult!",
         "upsertRelationships(tenantId: ID!, relationships: [RelationshipInput!]!): UpsertResult!",
         "deleteEntities(tenantId: ID!, ids: [ID!]!): DeleteResult!",

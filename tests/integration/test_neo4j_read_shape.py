@@ -329,6 +329,80 @@ async def test_a_graphql_retrieve_walking_one_hop_is_two_round_trips(
     )
 
 
+COUNTED = """
+query ($tenant: ID!, $after: String) {
+  retrieve(query: "Acme", tenantId: $tenant, k: 5, entityTypes: ["org"]) {
+    matches { entity { name relationshipCount
+                       relationships(first: 1, after: $after) { cursor target { name } } } }
+  }
+}
+"""
+
+
+async def test_a_graphql_page_with_its_count_is_one_statement_more(
+    driver: neo4j.AsyncDriver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every match's `relationshipCount` in one counting statement, beside the one read of
+    their relationships (a page after a cursor alike), whatever the number of matches."""
+    graph = Neo4jGraphStore(driver)
+    vectors = Neo4jVectorStore(driver, COMPLIANCE_DIMENSION, label=COMPLIANCE_LABEL)
+    await graph.ensure_schema()
+    await vectors.ensure_schema()
+    embeddings = HashingEmbeddingProvider(COMPLIANCE_DIMENSION)
+    client = Redstring(embeddings=embeddings, vectors=vectors, graph=graph)
+    tenant = new_tenant()
+    orgs = [make_entity(tenant, name, "org") for name in ("Acme Corp", "Acme Widgets", "Apex")]
+    people = [make_entity(tenant, f"Person {i}", "person") for i in range(4)]
+    edges = [make_relationship(p, orgs[0], "WORKS_AT") for p in people]
+    edges += [make_relationship(orgs[1], people[0], "EMPLOYS")]
+    await client.upsert([*orgs, *people], edges)
+    statements: list[str] = []
+    query = Neo4jConnection.query
+
+    async def counted(
+        connection: Neo4jConnection, statement: str, parameters: dict[str, Any]
+    ) -> list[neo4j.Record]:
+        statements.append(statement)
+        return await query(connection, statement, parameters)
+
+    monkeypatch.setattr(Neo4jConnection, "query", counted)
+    app = create_app(Settings(), services=client)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        after = None
+        walked: list[str] = []
+        for _ in range(6):
+            statements.clear()
+            response = await http.post(
+                "/graphql",
+                json={"query": COUNTED, "variables": {"tenant": str(tenant), "after": after}},
+            )
+            body = response.json()
+            assert "errors" not in body, body
+            [acme] = [
+                m["entity"]
+                for m in body["data"]["retrieve"]["matches"]
+                if m["entity"]["name"] == "Acme Corp"
+            ]
+            assert acme["relationshipCount"] == len(people)
+            counts = {
+                m["entity"]["name"]: m["entity"]["relationshipCount"]
+                for m in body["data"]["retrieve"]["matches"]
+            }
+            assert counts == {"Acme Corp": 4, "Acme Widgets": 1, "Apex": 0}
+            # The retrieve, then the page and the counts, in either order.
+            assert len(statements) == 3
+            page = [s for s in statements if s in cypher.RELATIONSHIPS_WITH_ENDS.values()]
+            count = [s for s in statements if s in cypher.RELATIONSHIP_COUNTS.values()]
+            assert (len(page), len(count)) == (1, 1)
+            if not acme["relationships"]:
+                break
+            [edge] = acme["relationships"]
+            walked.append(edge["target"]["name"])
+            after = edge["cursor"]
+    assert walked == ["Acme Corp"] * len(people)
+
+
 class _Calls(NoObserver):
     def __init__(self) -> None:
         self.calls: list[tuple[str, str]] = []

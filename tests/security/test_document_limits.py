@@ -309,6 +309,7 @@ MATCHES = "matches { entity { name } }"  # 1 + 1 per match
 SEARCH = 500  # a retrieve's search, whatever its k, plus 1 per character of its query
 ENTITY_TYPES = 3_000  # a scan of the tenant's entities, whatever the tenant's size
 TYPES_FIRST = 100  # entityTypes' default `first`: the types it may return
+COUNT = 10  # a relationshipCount's call, for each entity it is asked of
 
 
 def retrieve_cost(k: int, query: str = "a") -> int:
@@ -363,11 +364,26 @@ def retrieve_cost(k: int, query: str = "a") -> int:
         ('{ entityTypes(tenantId: "t", first: 0) { count } }', {}, 0),
         ('{ a: entityTypes(tenantId: "t") { count } b: entityTypes(tenantId: "u") { count } }',
          {}, 2 * (ENTITY_TYPES + TYPES_FIRST)),
+        # the next page costs what the first does: the store reads as much to find it
+        ('{ entityTypes(tenantId: "t", first: 7, after: "company") { count } }', {},
+         ENTITY_TYPES + 7),
+        ('query ($c: String) { entity(tenantId: "t", id: "i") { '
+         "relationships(first: 3, after: $c) { cursor target { name } } } }", {"c": "x"},
+         1 + 1 * (10 + 3 * 2)),
+        # a count is a scalar that calls: 10 per parent, whatever its arguments
+        ('{ entity(tenantId: "t", id: "i") { relationshipCount } }', {}, 1 + COUNT),
+        ('{ entity(tenantId: "t", id: "i") { a: relationshipCount(direction: OUT) '
+         'b: relationshipCount(types: ["X", "Y", "Z"]) } }', {}, 1 + 2 * COUNT),
+        ('{ retrieve(query: "a", tenantId: "t", k: 7) { matches { entity { '
+         "relationshipCount relationships(first: 2) { target { relationshipCount } } } } } }",
+         {}, retrieve_cost(7) + 7 * (COUNT + 10 + 2 * (2 + COUNT))),
     ],
     ids=["literal", "variable", "variable-default", "k-default", "no-match-selected", "k-zero", "query-length",
          "first-default", "first-zero", "aliases-fragments", "query-words", "spread-twice", "scalar",
          "mutation-variable", "mutation-literal", "entity-types", "entity-types-first",
-         "entity-types-first-zero", "entity-types-aliased"],
+         "entity-types-first-zero", "entity-types-aliased", "entity-types-after",
+         "relationships-after", "relationship-count", "relationship-counts-aliased",
+         "relationship-counts-walked"],
 )  # fmt: skip
 def test_the_cost_formula(schema: Any, query: str, variables: dict[str, Any], cost: int) -> None:
     assert _cost(schema, query, **variables) == cost

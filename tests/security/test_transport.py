@@ -24,7 +24,7 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import Response
 
-from redstring import Entity, EntityId, GraphStore, TenantId, VectorStore
+from redstring import Entity, EntityId, GraphStore, RelationshipPlace, TenantId, VectorStore
 from redstring.api import create_app
 from redstring.api.demo import DEMO_TENANT_ID, load_demo
 from redstring.api.errors import ErrorCode, RequestRefusedError
@@ -494,6 +494,7 @@ class StallingGraphStore(CountingGraphStore):
         direction: Direction = Direction.BOTH,
         types: Sequence[str] | None = None,
         limit_per_entity: int | None = None,
+        after: RelationshipPlace | Relationship | None = None,
     ) -> dict[EntityId, list[Relationship]]:
         if self.walk:
             await self.walk()
@@ -503,6 +504,7 @@ class StallingGraphStore(CountingGraphStore):
             direction=direction,
             types=types,
             limit_per_entity=limit_per_entity,
+            after=after,
         )
 
 

@@ -2,8 +2,10 @@
 
 GraphQL resolves the `relationships` of every entity at one depth in the same
 tick of the event loop; the loaders collect those keys and answer them with
-one store call per distinct `(tenant, direction, types, first)`, and every
-`source`/`target` with one `get_entities` call per tenant. When a field
+one store call per distinct `(tenant, direction, types, first, after)`, every
+`relationshipCount` with one `relationship_counts` call per distinct
+`(tenant, direction, types)`, and every `source`/`target` with one
+`get_entities` call per tenant. When a field
 selects a far end and the store reads ends (`EndReads`), that one
 call is `relationships_with_ends`, and the ends it brings fill the entity
 loader's cache, so the walk to them costs no call of its own (ADR 0007). The
@@ -26,6 +28,7 @@ from redstring.api.loop_share import LoopShare
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.relationship import Direction, Relationship
+from redstring.domain.relationship_order import RelationshipPlace
 from redstring.ports.graph_store import EndReads, GraphReader
 
 K = TypeVar("K")
@@ -40,7 +43,7 @@ class EntityKey:
     entity_id: EntityId
 
 
-Arguments = tuple[TenantId, Direction, tuple[str, ...] | None, int]
+Arguments = tuple[TenantId, Direction, tuple[str, ...] | None, int, RelationshipPlace | None]
 
 
 @dataclass(frozen=True)
@@ -54,11 +57,29 @@ class RelationshipsKey:
     types: tuple[str, ...] | None
     first: int
     with_ends: bool = False
+    after: RelationshipPlace | None = None
 
     def arguments(self) -> Arguments:
         """What must be equal for two keys to share a store call: not `with_ends`, so
         that two fields of one depth differing only in it make one call, not two."""
-        return (self.tenant_id, self.direction, self.types, self.first)
+        return (self.tenant_id, self.direction, self.types, self.first, self.after)
+
+
+CountArguments = tuple[TenantId, Direction, tuple[str, ...] | None]
+
+
+@dataclass(frozen=True)
+class RelationshipCountKey:
+    """How many relationships of one entity, as one `relationshipCount` field asks."""
+
+    tenant_id: TenantId
+    entity_id: EntityId
+    direction: Direction
+    types: tuple[str, ...] | None
+
+    def arguments(self) -> CountArguments:
+        """What must be equal for two keys to share a store call."""
+        return (self.tenant_id, self.direction, self.types)
 
 
 class SettledDataLoader(DataLoader[K, V]):
@@ -117,6 +138,9 @@ class Loaders:
         self.relationships: DataLoader[RelationshipsKey, list[Relationship]] = SettledDataLoader(
             self._load_relationships, share=share
         )
+        self.relationship_counts: DataLoader[RelationshipCountKey, int] = SettledDataLoader(
+            self._load_relationship_counts, share=share
+        )
 
     def prime_entities(self, entities: Iterable[Entity]) -> None:
         """Remember entities this request already holds, so walking back to them is free."""
@@ -149,15 +173,34 @@ class Loaders:
     async def _read(
         self, arguments: Arguments, ids: list[EntityId], with_ends: bool
     ) -> dict[EntityId, list[Relationship]]:
-        tenant_id, direction, types, first = arguments
+        tenant_id, direction, types, first, after = arguments
         if first == 0:
             return {}
         if with_ends and self._ends is not None:
             neighbourhood = await self._ends.relationships_with_ends(
-                ids, tenant_id, direction=direction, types=types, limit_per_entity=first
+                ids,
+                tenant_id,
+                direction=direction,
+                types=types,
+                limit_per_entity=first,
+                after=after,
             )
             self.prime_entities(neighbourhood.entities.values())
             return neighbourhood.relationships
         return await self._graph.relationships_of(
-            ids, tenant_id, direction=direction, types=types, limit_per_entity=first
+            ids, tenant_id, direction=direction, types=types, limit_per_entity=first, after=after
         )
+
+    async def _load_relationship_counts(self, keys: list[RelationshipCountKey]) -> list[int]:
+        groups: dict[CountArguments, list[EntityId]] = defaultdict(list)
+        for key in keys:
+            groups[key.arguments()].append(key.entity_id)
+        found: dict[tuple[CountArguments, EntityId], int] = {}
+        for arguments, ids in groups.items():
+            tenant_id, direction, types = arguments
+            counts = await self._graph.relationship_counts(
+                list(dict.fromkeys(ids)), tenant_id, direction=direction, types=types
+            )
+            for entity_id, count in counts.items():
+                found[arguments, entity_id] = count
+        return [found.get((key.arguments(), key.entity_id), 0) for key in keys]

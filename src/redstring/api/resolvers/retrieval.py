@@ -54,10 +54,11 @@ async def entity_types(
     info: strawberry.Info[RequestContext, None],
     tenant_id: strawberry.ID,
     first: int = DEFAULT_TYPES_FIRST,
+    after: str | None = strawberry.UNSET,
 ) -> list[EntityTypeCount]:
     context = info.context
     tenant = authorized_tenant(context, tenant_id)
     context.limits.check_first(first)
-    counts = await context.client.entity_types(tenant, limit=first)
+    counts = await context.client.entity_types(tenant, limit=first, after=none_if_unset(after))
     await context.loop_share.turn()
     return [EntityTypeCount(entity_type=t, count=n) for t, n in counts.items()]

@@ -25,7 +25,9 @@ class Query:
         resolver=retrieval.entity_types,
         description=(
             "The entity types of the tenant, each with how many of its entities are of it, "
-            "ordered by type (by code point): the first `first` of them; empty for a tenant "
-            "without entities. A scan of the tenant's entities on Neo4j, costed as such."
+            "ordered by type (by code point): the first `first` of them after `after` (the "
+            "last type of the previous page; from the first when not given); empty for a "
+            "tenant without entities. A scan of the tenant's entities on Neo4j, costed as "
+            "such."
         ),
     )

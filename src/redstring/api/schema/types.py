@@ -16,8 +16,9 @@ from strawberry.scalars import JSON
 
 from redstring.api.arguments import none_if_unset
 from redstring.api.context import RequestContext
+from redstring.api.cursors import place_of_cursor, relationship_cursor
 from redstring.api.fragment_order import child_field_names
-from redstring.api.loaders import EntityKey, RelationshipsKey
+from redstring.api.loaders import EntityKey, RelationshipCountKey, RelationshipsKey
 from redstring.api.schema.enums import Direction
 from redstring.domain.entity import Entity as DomainEntity
 from redstring.domain.ids import EntityId
@@ -35,10 +36,12 @@ async def _relationships(
     direction: Direction = Direction.BOTH,
     types: list[str] | None = strawberry.UNSET,
     first: int = DEFAULT_FIRST,
+    after: str | None = strawberry.UNSET,
 ) -> list[Relationship]:
     context = info.context
     context.limits.check_first(first)
     wanted = none_if_unset(types)
+    cursor = none_if_unset(after)
     ends = _selected_ends(info)
     key = RelationshipsKey(
         tenant_id=root.domain.tenant_id,
@@ -47,6 +50,7 @@ async def _relationships(
         types=None if wanted is None else tuple(wanted),
         first=first,
         with_ends=_far_end_selected(direction, ends),
+        after=None if cursor is None else place_of_cursor(cursor),
     )
     context.loaders.prime_entities([root.domain])
     found = await context.loaders.relationships.load(key)
@@ -72,6 +76,24 @@ async def _relationships(
         loaded = []
     known = {e.id: e for e in loaded if e is not None}
     return [Relationship.from_domain(r, known) for r in found]
+
+
+async def _relationship_count(
+    root: Entity,
+    info: strawberry.Info[RequestContext, None],
+    direction: Direction = Direction.BOTH,
+    types: list[str] | None = strawberry.UNSET,
+) -> int:
+    wanted = none_if_unset(types)
+    key = RelationshipCountKey(
+        tenant_id=root.domain.tenant_id,
+        entity_id=root.domain.id,
+        direction=direction.to_domain(),
+        types=None if wanted is None else tuple(wanted),
+    )
+    count = await info.context.loaders.relationship_counts.load(key)
+    await info.context.loop_share.turn()
+    return count
 
 
 def _far_end_selected(direction: Direction, ends: frozenset[str]) -> bool:
@@ -131,6 +153,10 @@ def _target(
     return _end_of(root, info, root.domain.target_entity_id)
 
 
+def _cursor(root: Relationship) -> str:
+    return relationship_cursor(root.domain)
+
+
 @strawberry.type(description="A named thing of one tenant's knowledge graph.")
 class Entity:
     id: strawberry.ID
@@ -143,8 +169,16 @@ class Entity:
     relationships: list[Relationship] = strawberry.field(
         resolver=_relationships,
         description=(
-            "This entity's relationships, ordered by type then id; "
-            "`first` caps how many, `types` keeps only those types."
+            "This entity's relationships, ordered by type (by code point) then id; "
+            "`first` caps how many, `types` keeps only those types, and `after`, a "
+            "relationship's `cursor`, keeps those after it in that order (the next page)."
+        ),
+    )
+    relationship_count: int = strawberry.field(
+        resolver=_relationship_count,
+        description=(
+            "How many relationships `relationships` lists with the same `direction` and "
+            "`types`, without `first` or `after`: the total of its pages."
         ),
     )
     domain: strawberry.Private[DomainEntity]
@@ -177,7 +211,16 @@ class Relationship:
     target: Entity = strawberry.field(  # type: ignore[assignment]
         resolver=_target, description="The entity this relationship points at."
     )
+    cursor: str = strawberry.field(
+        resolver=_cursor,
+        description=(
+            "This relationship's place in the order of `Entity.relationships`, opaque: "
+            "passed as `after`, the next page begins after it, whatever its `direction` "
+            "and `types`."
+        ),
+    )
     domain: strawberry.Private[DomainRelationship]
+
     # End entities already loaded for this request, by id (see `_relationships`).
     ends: strawberry.Private[Mapping[EntityId, DomainEntity]]
 

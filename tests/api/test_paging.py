@@ -1,0 +1,328 @@
+"""Pages past `first`: `Entity.relationships(after:)` with `Relationship.cursor`,
+`Entity.relationshipCount`, and `entityTypes(after:)`."""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from redstring import Direction, EntityId
+from redstring.api.cursors import place_of_cursor, relationship_cursor
+from redstring.composition.client import Redstring
+from redstring.domain.relationship_order import RelationshipPlace, relationship_order_key
+from redstring.testing import make_entity, make_relationship, new_tenant
+from tests.api.conftest import MakeClient
+from tests.api.support import DEMO, GraphQLClient, counting_client
+
+PAGE = """query ($t: ID!, $id: ID!, $first: Int!, $after: String, $direction: Direction! = BOTH,
+                 $types: [String!]) {
+  entity(tenantId: $t, id: $id) {
+    relationships(first: $first, after: $after, direction: $direction, types: $types) {
+      id relationshipType cursor
+    }
+    relationshipCount(direction: $direction, types: $types)
+  }
+}"""
+TYPES_PAGE = """query ($t: ID!, $first: Int!, $after: String) {
+  entityTypes(tenantId: $t, first: $first, after: $after) { entityType count }
+}"""
+
+
+class Hub:
+    """A hub with relationships of three types, `KNOWS` thrice, written against their id
+    order, in and out, and a spoke's own relationship, in a fresh tenant."""
+
+    def __init__(self) -> None:
+        self.tenant = new_tenant()
+        self.hub = make_entity(self.tenant, "Hub", "company")
+        self.spokes = [make_entity(self.tenant, f"Spoke {i}", "person") for i in range(6)]
+        ids = sorted((uuid.uuid4() for _ in range(3)), key=lambda u: u.int)
+        self.relationships = [
+            make_relationship(self.hub, self.spokes[0], "KNOWS", relationship_id=ids[2]),
+            make_relationship(self.spokes[1], self.hub, "KNOWS", relationship_id=ids[0]),
+            make_relationship(self.hub, self.spokes[2], "KNOWS", relationship_id=ids[1]),
+            make_relationship(self.hub, self.spokes[3], "OWNS"),
+            make_relationship(self.spokes[4], self.hub, "OWNS"),
+            make_relationship(self.spokes[5], self.hub, "EMPLOYS"),
+        ]
+        self.elsewhere = make_relationship(self.spokes[0], self.spokes[1], "KNOWS")
+
+    async def write(self, services: Redstring) -> None:
+        await services.upsert(
+            [self.hub, *self.spokes],
+            [*self.relationships, self.elsewhere],
+        )
+
+    def ordered(self, direction: str = "BOTH", types: list[str] | None = None) -> list[str]:
+        """The ids of the hub's relationships `relationships` lists, in its order."""
+        kept = [
+            r
+            for r in sorted(self.relationships, key=relationship_order_key)
+            if (types is None or r.relationship_type in types)
+            and (direction == "BOTH" or (r.source_entity_id == self.hub.id) == (direction == "OUT"))
+        ]
+        return [str(r.id) for r in kept]
+
+
+@pytest.fixture
+async def hub(fresh_services: Redstring) -> Hub:
+    made = Hub()
+    await made.write(fresh_services)
+    return made
+
+
+async def _page(client: GraphQLClient, hub: Hub, **arguments: Any) -> dict[str, Any]:
+    data = await client.data(PAGE, t=str(hub.tenant), id=str(hub.hub.id), **arguments)
+    entity: dict[str, Any] = data["entity"]
+    return entity
+
+
+async def _walk(client: GraphQLClient, hub: Hub, first: int, **arguments: Any) -> list[list[str]]:
+    """The ids of each page, each read after the last relationship of the one before."""
+    pages: list[list[str]] = []
+    after = None
+    for _ in range(len(hub.relationships) + 1):  # a wrong cursor might never end
+        page = (await _page(client, hub, first=first, after=after, **arguments))["relationships"]
+        if not page:
+            break
+        pages.append([r["id"] for r in page])
+        after = page[-1]["cursor"]
+    return pages
+
+
+@pytest.mark.parametrize("first", [1, 2, 3, 4, 6])
+async def test_pages_read_after_each_last_cursor_are_the_whole_list_once(
+    make_client: MakeClient, fresh_services: Redstring, hub: Hub, first: int
+) -> None:
+    """Across a boundary inside `KNOWS` (three of them, in id order, not written so) and
+    between types; each page beside the total of all."""
+    client = make_client(fresh_services)
+    pages = await _walk(client, hub, first)
+    assert [i for page in pages for i in page] == hub.ordered()
+    assert all(len(page) == first for page in pages[:-1])
+    counted = await _page(client, hub, first=0)
+    assert counted == {"relationships": [], "relationshipCount": len(hub.relationships)}
+
+
+@pytest.mark.parametrize(
+    ("direction", "types"),
+    [("OUT", None), ("IN", None), ("BOTH", ["KNOWS"]), ("IN", ["KNOWS", "EMPLOYS"])],
+)
+async def test_pages_and_counts_follow_direction_and_types(
+    make_client: MakeClient, fresh_services: Redstring, hub: Hub, direction: str, types: Any
+) -> None:
+    client = make_client(fresh_services)
+    pages = await _walk(client, hub, 1, direction=direction, types=types)
+    assert [i for page in pages for i in page] == hub.ordered(direction, types)
+    counted = await _page(client, hub, first=0, direction=direction, types=types)
+    assert counted["relationshipCount"] == len(hub.ordered(direction, types))
+
+
+async def test_a_cursor_names_a_place_whatever_the_read_it_came_from(
+    make_client: MakeClient, fresh_services: Redstring, hub: Hub
+) -> None:
+    """The last cursor of an `OUT` page, given to a `BOTH` read, goes on from the same
+    point of the one order, the `IN` relationships after it included; a cursor of a
+    relationship deleted since still does; one past the end gives `[]`."""
+    client = make_client(fresh_services)
+    out = (await _page(client, hub, first=2, direction="OUT"))["relationships"]
+    assert [r["id"] for r in out] == hub.ordered("OUT")[:2]
+    both = await _page(client, hub, first=50, after=out[-1]["cursor"])
+    everything = hub.ordered()
+    assert [r["id"] for r in both["relationships"]] == everything[
+        everything.index(out[-1]["id"]) + 1 :
+    ]
+    assert [r["relationshipType"] for r in both["relationships"]] == ["OWNS", "OWNS"]
+    await fresh_services.delete([hub.spokes[0].id], hub.tenant)  # the cursor's own
+    after_gone = await _page(client, hub, first=50, after=out[-1]["cursor"])
+    assert after_gone["relationships"] == both["relationships"]
+    past = relationship_cursor(
+        make_relationship(hub.hub, hub.spokes[0], "ZZZ", relationship_id=uuid.UUID(int=0))
+    )
+    assert (await _page(client, hub, first=50, after=past))["relationships"] == []
+
+
+def _encoded(value: object) -> str:
+    text = value if isinstance(value, bytes) else json.dumps(value).encode()
+    return base64.urlsafe_b64encode(text).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "",
+        "not a cursor",
+        "WyJLTk9XUyJd!",
+        "A",
+        _encoded(b"\xff\xfe"),
+        _encoded(b"KNOWS"),
+        _encoded(["KNOWS"]),
+        _encoded(["KNOWS", "not-a-uuid"]),
+        _encoded(["KNOWS", str(uuid.uuid4()), "more"]),
+        _encoded({"type": "KNOWS", "id": str(uuid.uuid4())}),
+        _encoded([7, str(uuid.uuid4())]),
+        _encoded(["KN\ud800", str(uuid.uuid4())]),
+        _encoded(b"[" * 100_000),
+        relationship_cursor(make_relationship(make_entity(new_tenant(), "A"), make_entity(new_tenant(), "B"))) + "==",
+    ],
+    ids=["empty", "spaces", "bang", "one-char", "not-utf8", "not-json", "short", "bad-id",
+         "long", "object", "number", "lone-surrogate", "deep", "padded"],
+)  # fmt: skip
+async def test_a_malformed_cursor_is_bad_user_input_before_any_store_call(
+    make_client: MakeClient, demo_services: Redstring, cursor: str
+) -> None:
+    counting, client = counting_client(make_client, demo_services)
+    acme = str((await demo_services.retrieve("Acme Corp", DEMO, k=1)).matches[0].entity.id)
+    body = await client.execute(PAGE, t=DEMO, id=acme, first=5, after=cursor)
+    [error] = body["errors"]
+    assert error["extensions"] == {"code": "BAD_USER_INPUT"}
+    assert error["message"] == (
+        "after is not a relationship cursor: pass a relationship's `cursor` as it came"
+    )
+    assert error["path"] == ["entity", "relationships"]
+    assert "Traceback" not in str(body)
+    assert counting.calls["relationships_of"] + counting.calls["relationships_with_ends"] == 0
+
+
+def test_a_cursor_is_url_safe_base64_of_the_type_and_id() -> None:
+    tenant = new_tenant()
+    a, b = make_entity(tenant, "A"), make_entity(tenant, "B")
+    relationship = make_relationship(a, b, "KNOWS 😀 ~?/+", relationship_id=uuid.UUID(int=3))
+    cursor = relationship_cursor(relationship)
+    assert set(cursor) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+    padded = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    assert json.loads(padded) == ["KNOWS 😀 ~?/+", str(uuid.UUID(int=3))]
+    assert place_of_cursor(cursor) == RelationshipPlace.of(relationship)
+
+
+async def test_one_store_call_per_depth_for_pages_and_counts(
+    make_client: MakeClient, demo_services: Redstring
+) -> None:
+    """Every match's `relationshipCount` in one `relationship_counts` call, and its
+    `relationships(after:)` in one read, for the same arguments; other arguments, one
+    more each."""
+    counting, client = counting_client(make_client, demo_services)
+    first = await client.data(
+        """query ($t: ID!) { retrieve(query: "Acme", tenantId: $t, k: 5) {
+             matches { entity { relationships(first: 1) { cursor } } } } }""",
+        t=DEMO,
+    )
+    cursor = first["retrieve"]["matches"][0]["entity"]["relationships"][0]["cursor"]
+    counting.calls.clear()
+    data = await client.data(
+        """query ($t: ID!, $c: String) { retrieve(query: "Acme", tenantId: $t, k: 5) {
+             matches { entity {
+               id
+               all: relationshipCount
+               again: relationshipCount
+               out: relationshipCount(direction: OUT)
+               relationships(first: 3, after: $c) { id }
+             } } } }""",
+        t=DEMO,
+        c=cursor,
+    )
+    matches = [m["entity"] for m in data["retrieve"]["matches"]]
+    assert len(matches) == 5
+    ids = [EntityId(uuid.UUID(m["id"])) for m in matches]
+    every = await demo_services.relationship_counts(ids, DEMO)
+    out = await demo_services.relationship_counts(ids, DEMO, direction=Direction.OUT)
+    assert [(m["all"], m["again"], m["out"]) for m in matches] == [
+        (every[i], every[i], out[i]) for i in ids
+    ]
+    assert len({m["all"] for m in matches}) > 1  # counts that tell the entities apart
+    assert counting.calls["relationship_counts"] == 2
+    assert counting.calls["relationships_of"] == 1
+    for match in data["retrieve"]["matches"]:
+        listed = match["entity"]
+        assert len(listed["relationships"]) <= 3
+
+
+async def test_fields_differing_only_in_after_read_their_own_pages(
+    make_client: MakeClient, fresh_services: Redstring, hub: Hub
+) -> None:
+    """Two `relationships` fields of one entity, one from the first and one after a
+    cursor: two reads, each its own page (not the first page twice)."""
+    counting, client = counting_client(make_client, fresh_services)
+    first = (await _page(client, hub, first=2))["relationships"]
+    counting.calls.clear()
+    data = await client.data(
+        """query ($t: ID!, $id: ID!, $c: String) { entity(tenantId: $t, id: $id) {
+             a: relationships(first: 2) { id }
+             b: relationships(first: 2, after: $c) { id } } }""",
+        t=str(hub.tenant),
+        id=str(hub.hub.id),
+        c=first[-1]["cursor"],
+    )
+    assert [r["id"] for r in data["entity"]["a"]] == hub.ordered()[:2]
+    assert [r["id"] for r in data["entity"]["b"]] == hub.ordered()[2:4]
+    assert counting.calls["relationships_of"] == 2
+
+
+async def test_counts_are_the_stores_and_only_the_tenants(
+    make_client: MakeClient, fresh_services: Redstring, hub: Hub
+) -> None:
+    """A relationship of another tenant between entities of the same ids is not
+    counted, nor listed."""
+    other = new_tenant()
+    twin = make_entity(other, "Hub", entity_id=hub.hub.id)
+    peer = make_entity(other, "Peer", entity_id=hub.spokes[0].id)
+    await fresh_services.upsert([twin, peer], [make_relationship(twin, peer, "KNOWS")])
+    client = make_client(fresh_services)
+    counts = await fresh_services.relationship_counts([hub.hub.id], hub.tenant)
+    mine = await _page(client, hub, first=50)
+    assert mine["relationshipCount"] == counts[hub.hub.id] == len(hub.relationships)
+    assert [r["id"] for r in mine["relationships"]] == hub.ordered()
+    theirs = await client.data(PAGE, t=str(other), id=str(twin.id), first=50)
+    assert theirs["entity"]["relationshipCount"] == 1
+
+
+async def test_entity_types_page_after_the_last_type(client: GraphQLClient) -> None:
+    seen: list[str] = []
+    after = None
+    for _ in range(10):
+        page = (await client.data(TYPES_PAGE, t=DEMO, first=4, after=after))["entityTypes"]
+        if not page:
+            break
+        seen += [t["entityType"] for t in page]
+        after = page[-1]["entityType"]
+    assert seen == ["city", "company", "country", "industry", "person", "product"]
+    between = await client.data(TYPES_PAGE, t=DEMO, first=2, after="country ")
+    assert [t["entityType"] for t in between["entityTypes"]] == ["industry", "person"]
+    assert (await client.data(TYPES_PAGE, t=DEMO, first=5, after="zzz"))["entityTypes"] == []
+
+
+async def test_entity_types_page_in_code_point_order_beyond_u_ffff(
+    make_client: MakeClient, fresh_services: Redstring
+) -> None:
+    """A type beyond U+FFFF on both sides of `after`, and `after` from U+E000 to U+FFFF."""
+    tenant = new_tenant()
+    types = ["x\U0001f600y", "x\ue000", "x", "\U0001d49c", "\uff5a", "été"]
+    await fresh_services.upsert([make_entity(tenant, f"T{i}", t) for i, t in enumerate(types)])
+    client = make_client(fresh_services)
+    for after in [*types, "x\uf000"]:
+        page = await client.data(TYPES_PAGE, t=str(tenant), first=10, after=after)
+        assert [t["entityType"] for t in page["entityTypes"]] == [
+            t for t in sorted(types) if t > after
+        ]
+
+
+async def test_an_entity_types_after_no_store_holds_is_bad_user_input(
+    make_client: MakeClient, demo_services: Redstring
+) -> None:
+    """JSON escapes a lone surrogate (`"\\ud800"`), which GraphQL takes as a `String`."""
+    counting, client = counting_client(make_client, demo_services)
+    body = json.dumps(
+        {"query": TYPES_PAGE, "variables": {"t": DEMO, "first": 5, "after": "a\ud800"}}
+    )
+    response = await client.http.post(
+        "/graphql", content=body, headers={"content-type": "application/json"}
+    )
+    [error] = response.json()["errors"]
+    assert error["extensions"] == {"code": "BAD_USER_INPUT"}
+    assert error["message"].startswith("after contains a lone surrogate at position 1")
+    assert counting.calls == Counter()
