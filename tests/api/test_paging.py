@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import uuid
 from collections import Counter
 from typing import Any
@@ -18,6 +19,7 @@ from redstring.domain.relationship_order import RelationshipPlace, relationship_
 from redstring.testing import make_entity, make_relationship, new_tenant
 from tests.api.conftest import MakeClient
 from tests.api.support import DEMO, GraphQLClient, counting_client
+from tests.processes import REPO
 
 PAGE = """query ($t: ID!, $id: ID!, $first: Int!, $after: String, $direction: Direction! = BOTH,
                  $types: [String!]) {
@@ -326,3 +328,38 @@ async def test_an_entity_types_after_no_store_holds_is_bad_user_input(
     assert error["extensions"] == {"code": "BAD_USER_INPUT"}
     assert error["message"].startswith("after contains a lone surrogate at position 1")
     assert counting.calls == Counter()
+
+
+async def test_the_paging_example_of_the_api_docs_is_what_the_demo_answers(
+    client: GraphQLClient,
+) -> None:
+    """docs/api.md, "Pages of relationships and of types": its query, its pages and the
+    cursor it quotes."""
+    docs = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
+    section = docs.split("### Pages of relationships and of types", 1)[1].split("\n## ", 1)[0]
+    query = re.search(r"```graphql\n(.*?)```", section, re.S)
+    assert query is not None
+    pages: list[list[str]] = []
+    cursors: list[str] = []
+    after = None
+    for _ in range(5):
+        data = await client.data(query.group(1), tenant=DEMO, after=after)
+        entity = data["entity"]
+        assert entity["relationshipCount"] == 8
+        pages.append([r["relationshipType"] for r in entity["relationships"]])
+        if not entity["relationships"]:
+            break
+        after = entity["relationships"][-1]["cursor"]
+        cursors.append(after)
+    assert pages == [
+        ["FOUNDED", "HEADQUARTERED_IN", "IN_INDUSTRY"],
+        ["MAKES", "MAKES", "WORKS_AT"],
+        ["WORKS_AT", "WORKS_AT"],
+        [],
+    ]
+    assert f"`{cursors[0]}`" in " ".join(section.split())
+    types = await client.data(TYPES_PAGE, t=DEMO, first=2, after="company")
+    assert types["entityTypes"] == [
+        {"entityType": "country", "count": 4},
+        {"entityType": "industry", "count": 10},
+    ]
