@@ -39,11 +39,11 @@ if TYPE_CHECKING:
     from redstring.domain.relationship import Direction, Relationship
     from redstring.domain.relationship_order import RelationshipPlace
     from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
-    from redstring.domain.vectors import VectorMatch, VectorRecord
+    from redstring.domain.vectors import StoredSource, VectorMatch, VectorRecord
     from redstring.ports.candidate_reader import CandidateReader
     from redstring.ports.embedding_provider import EmbeddingProvider
     from redstring.ports.graph_store import EndReads, GraphReader, GraphStore
-    from redstring.ports.vector_store import VectorStore
+    from redstring.ports.vector_store import SourceSamples, VectorStore
 
 __version__ = "0.1.0"
 
@@ -81,9 +81,11 @@ __all__ = [
     "RetrievalResult",
     "Retriever",
     "ScoredEntity",
+    "SourceSamples",
     "StaticEmbeddingProvider",
     "StoreSettings",
     "StoreUnavailableError",
+    "StoredSource",
     "TenantId",
     "VectorIndexMismatchError",
     "VectorMatch",
@@ -133,12 +135,14 @@ _HOMES: dict[str, str] = {
     "ScoredEntity": "redstring.domain.retrieval",
     "VectorMatch": "redstring.domain.vectors",
     "VectorRecord": "redstring.domain.vectors",
+    "StoredSource": "redstring.domain.vectors",
     "CandidateReader": "redstring.ports.candidate_reader",
     "EmbeddingProvider": "redstring.ports.embedding_provider",
     "EndReads": "redstring.ports.graph_store",
     "GraphReader": "redstring.ports.graph_store",
     "GraphStore": "redstring.ports.graph_store",
     "VectorStore": "redstring.ports.vector_store",
+    "SourceSamples": "redstring.ports.vector_store",
 }
 
 

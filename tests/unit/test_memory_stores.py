@@ -208,3 +208,36 @@ async def test_a_batch_of_two_tenants_keeps_them_apart() -> None:
     with pytest.raises(MissingEndpointError) as missing:
         await store.upsert_relationships([ab, stray])
     assert missing.value.missing == [str(stray.source_entity_id)]
+
+
+async def test_a_sample_of_sources_takes_a_vector_of_each_tenant_in_turn() -> None:
+    """A few vectors span many tenants: one of each in turn, each tenant's from a random
+    one of its vectors on, a tenant whose vectors are all deleted skipped."""
+    store = InMemoryVectorStore(8)
+    tenants = [new_tenant() for _ in range(4)]
+    sizes = (10, 1, 2, 2)
+    written = {
+        tenant: [
+            VectorRecord(
+                entity_id=make_entity(tenant, "x").id,
+                tenant_id=tenant,
+                vector=(1.0,) * 8,
+                entity_type="thing",
+                source=f"{n}",
+            )
+            for n in range(size)
+        ]
+        for tenant, size in zip(tenants, sizes, strict=True)
+    }
+    for records in written.values():
+        await store.upsert(records)
+    await store.delete([r.entity_id for r in written[tenants[2]]], tenants[2])
+    sample = await store.sample_sources(5)
+    assert [s.tenant_id for s in sample] == [tenants[i] for i in (0, 1, 3, 0, 3)]
+    assert {s.source for s in sample[2::2]} == {"0", "1"}  # the other of a pair follows
+    everything = await store.sample_sources(100)
+    assert {(s.tenant_id, s.source) for s in everything} == {
+        (t, r.source) for t in (tenants[0], tenants[1], tenants[3]) for r in written[t]
+    }
+    firsts = {(await store.sample_sources(1))[0].source for _ in range(40)}
+    assert len(firsts) > 1  # not the first written every time (one in 10**39 it is)

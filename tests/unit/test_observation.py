@@ -18,12 +18,13 @@ from redstring import (
     InMemoryGraphStore,
     InMemoryVectorStore,
     RetrievalMode,
+    SourceSamples,
     StoreUnavailableError,
     VectorRecord,
     build_graph,
 )
 from redstring.composition.client import Redstring
-from redstring.composition.observed import observed_graph_store
+from redstring.composition.observed import observed_graph_store, observed_vector_store
 from redstring.testing import (
     CountingGraphStore,
     counting_graph_store,
@@ -292,3 +293,33 @@ async def test_observed_services_read_ends_through_their_observed_store() -> Non
     assert isinstance(services.graph, EndReads)
     await services.graph.relationships_with_ends([EntityId(uuid.uuid4())], new_tenant())
     assert observer.store_calls == [("graph", "relationships_with_ends", False)]
+
+
+async def test_an_observed_vector_store_samples_sources_exactly_when_its_store_does() -> None:
+    """`sample_sources` is passed on, reported under that name, and not claimed over a
+    vector store without it (one written before `SourceSamples`)."""
+
+    class Plain(InMemoryVectorStore):
+        sample_sources = None  # type: ignore[assignment]
+
+    observer = RecordingObserver()
+    assert not isinstance(observed_vector_store(Plain(DIM), observer), SourceSamples)
+
+    memory = InMemoryVectorStore(DIM)
+    tenant = new_tenant()
+    record = VectorRecord(
+        entity_id=EntityId(uuid.uuid4()),
+        tenant_id=tenant,
+        vector=(1.0,) * DIM,
+        entity_type="thing",
+        source="made",
+    )
+    await memory.upsert([record])
+    store = observed_vector_store(memory, observer)
+    assert isinstance(store, SourceSamples)
+    assert await store.sample_sources(5) == await memory.sample_sources(5)
+    assert observer.store_calls == [("vector", "sample_sources", False)]
+    services = Redstring(
+        embeddings=HashingEmbeddingProvider(DIM), vectors=memory, graph=InMemoryGraphStore()
+    ).observed(observer)
+    assert isinstance(services.vectors, SourceSamples)

@@ -29,8 +29,8 @@ from redstring.composition.neo4j_uri import check_neo4j_uri
 from redstring.composition.observed import (
     ObservedCandidateReader,
     ObservedEmbeddings,
-    ObservedVectorStore,
     observed_graph_store,
+    observed_vector_store,
 )
 from redstring.composition.observer import Observer
 from redstring.composition.query_cache import CachedQueryEmbeddings
@@ -522,7 +522,7 @@ class Redstring:
         Observe a client once; observing the result again reports each call twice.
         """
         embeddings = ObservedEmbeddings(self.embeddings, observer)
-        vectors = ObservedVectorStore(self.vectors, observer)
+        vectors = observed_vector_store(self.vectors, observer)
         graph = observed_graph_store(self.graph, observer)
         cache = (
             None

@@ -19,11 +19,11 @@ from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.neighbourhood import Neighbourhood
 from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.relationship_order import RelationshipPlace
-from redstring.domain.vectors import VectorMatch, VectorRecord
+from redstring.domain.vectors import StoredSource, VectorMatch, VectorRecord
 from redstring.ports.candidate_reader import CandidateReader
 from redstring.ports.embedding_provider import EmbeddingProvider
 from redstring.ports.graph_store import EndReads, GraphStore
-from redstring.ports.vector_store import VectorStore
+from redstring.ports.vector_store import SourceSamples, VectorStore
 
 
 class _StoreCall:
@@ -226,6 +226,28 @@ class ObservedVectorStore:
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
         with self._call("delete"):
             await self.inner.delete(entity_ids, tenant_id)
+
+
+class ObservedVectorStoreWithSamples(ObservedVectorStore):
+    """An `ObservedVectorStore` over a store that reads samples of its sources."""
+
+    def __init__(self, inner: VectorStore, observer: Observer) -> None:
+        if not isinstance(inner, SourceSamples):
+            raise TypeError(f"{type(inner).__name__} reads no sample of its sources")
+        super().__init__(inner, observer)
+        self._samples = inner
+
+    async def sample_sources(self, limit: int) -> list[StoredSource]:
+        with self._call("sample_sources"):
+            return await self._samples.sample_sources(limit)
+
+
+def observed_vector_store(inner: VectorStore, observer: Observer) -> ObservedVectorStore:
+    """`inner` reporting each call to `observer`: a `SourceSamples` exactly when `inner`
+    is one, so that whoever checks for it finds what `inner` offers."""
+    if isinstance(inner, SourceSamples):
+        return ObservedVectorStoreWithSamples(inner, observer)
+    return ObservedVectorStore(inner, observer)
 
 
 class ObservedCandidateReader:

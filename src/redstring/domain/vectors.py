@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import ConfigDict, Field, field_validator
 
 from redstring.domain.errors import DimensionMismatchError
-from redstring.domain.ids import EntityId
+from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.record import EntityIdField, FrozenModel, Record, TenantIdField
 from redstring.domain.text import check_entity_type
 
@@ -151,3 +152,13 @@ class VectorMatch(FrozenModel):
 
     entity_id: EntityId
     score: float = Field(ge=0.0, le=1.0)
+
+
+@dataclass(frozen=True)
+class StoredSource:
+    """The `source` stored with the vector of `(tenant_id, entity_id)` (None when it was
+    stored without one): what a sample of a store's vectors reads (`SourceSamples`)."""
+
+    tenant_id: TenantId
+    entity_id: EntityId
+    source: str | None

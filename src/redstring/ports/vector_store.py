@@ -1,4 +1,4 @@
-"""The vector store port."""
+"""The vector store port, and the optional read of a sample of its vectors' sources."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from redstring.domain.ids import EntityId, TenantId
-from redstring.domain.vectors import VectorMatch, VectorRecord
+from redstring.domain.vectors import StoredSource, VectorMatch, VectorRecord
 
 
 @runtime_checkable
@@ -58,3 +58,24 @@ class VectorStore(Protocol):
     ) -> dict[EntityId, str | None]: ...
 
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None: ...
+
+
+@runtime_checkable
+class SourceSamples(Protocol):
+    """A vector store that can read the sources of a few of its vectors, of any tenants,
+    at a cost that does not grow with the store: what tells at start whether the stored
+    vectors are of the configured provider (`Redstring.check_vector_provenance`).
+
+    Optional: callers check `isinstance(store, SourceSamples)` and otherwise check
+    nothing. A wrapper around a store offers it only when the store it wraps does.
+    """
+
+    async def sample_sources(self, limit: int) -> list[StoredSource]:
+        """Up to `limit` stored vectors' `(tenant_id, entity_id, source)`, each once, of
+        any tenants, spread over tenants and over each tenant's vectors as far as the
+        store can without reading many more than `limit` (not a uniform random sample):
+        `limit` of them when the store holds that many. A deleted or directionless
+        vector is never among them, as `sources` never answers one. `limit` is read by
+        `count_of`: anything but an integer of 0 or more raises `InvalidInputError`; 0
+        answers `[]`."""
+        ...

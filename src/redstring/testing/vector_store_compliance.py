@@ -12,8 +12,8 @@ import pytest
 
 from redstring.domain.errors import DimensionMismatchError, InvalidInputError
 from redstring.domain.ids import EntityId, TenantId, id_order_key
-from redstring.domain.vectors import VectorRecord
-from redstring.ports.vector_store import VectorStore
+from redstring.domain.vectors import StoredSource, VectorRecord
+from redstring.ports.vector_store import SourceSamples, VectorStore
 from redstring.testing.factories import new_tenant
 
 
@@ -39,8 +39,21 @@ def _record(
     )
 
 
+def _samples_of(vector_store: VectorStore) -> SourceSamples:
+    """The store as a `SourceSamples`, or the test skipped: the capability is optional."""
+    if not isinstance(vector_store, SourceSamples):
+        pytest.skip(f"{type(vector_store).__name__} reads no sample of its sources")
+    return vector_store
+
+
+# More than any test store holds: a sample of this many is every vector of the store.
+_EVERY_VECTOR = 1_000_000
+
+
 class VectorStoreCompliance:
-    """Subclass and override the `vector_store` fixture (dimension of at least 8)."""
+    """Subclass and override the `vector_store` fixture (dimension of at least 8).
+
+    The tests of `SourceSamples` are skipped for a store that does not offer it."""
 
     @pytest.fixture
     def vector_store(self) -> VectorStore:
@@ -296,3 +309,57 @@ class VectorStoreCompliance:
         await vector_store.upsert((record,))  # any sequence: a tuple too
         [match] = await vector_store.search(axis, tenant, k=1)
         assert match.entity_id == record.entity_id
+
+    async def test_a_sample_holds_each_stored_vector_once_with_its_tenant_and_source(
+        self, vector_store: VectorStore
+    ) -> None:
+        """`sample_sources` of a limit above the store's size reads every vector: each
+        once, with the tenant, id and source `sources` answers (None where stored
+        without one, ids colliding across tenants told apart), and none deleted,
+        directionless or replaced."""
+        samples = _samples_of(vector_store)
+        dim, tenant, other = vector_store.dimension, new_tenant(), new_tenant()
+        made, unknown, dropped, flattened = (
+            _record(tenant, _axis(dim, i, 0.5)) for i in range(1, 5)
+        )
+        made = made.model_copy(update={"source": "first"})
+        theirs = made.model_copy(update={"tenant_id": other, "source": "theirs"})
+        await vector_store.upsert([made, unknown, dropped, flattened, theirs])
+        await vector_store.delete([dropped.entity_id], tenant)
+        zero = flattened.model_copy(update={"vector": (0.0,) * dim, "source": "none"})
+        again = made.model_copy(update={"source": "second"})
+        await vector_store.upsert([zero, again])
+
+        sample = await samples.sample_sources(_EVERY_VECTOR)
+        assert len(set(sample)) == len(sample)
+        assert all(isinstance(s, StoredSource) for s in sample)
+        ours = {s for s in sample if s.tenant_id in (tenant, other)}
+        assert ours == {
+            StoredSource(tenant, made.entity_id, "second"),
+            StoredSource(tenant, unknown.entity_id, None),
+            StoredSource(other, made.entity_id, "theirs"),
+        }
+        for tenant_id in (tenant, other):
+            ids = [s.entity_id for s in ours if s.tenant_id == tenant_id]
+            assert await vector_store.sources(ids, tenant_id) == {
+                s.entity_id: s.source for s in ours if s.tenant_id == tenant_id
+            }
+
+    async def test_a_sample_is_as_large_as_asked_when_the_store_holds_as_many(
+        self, vector_store: VectorStore
+    ) -> None:
+        samples = _samples_of(vector_store)
+        dim, tenant = vector_store.dimension, new_tenant()
+        records = [
+            _record(tenant, _axis(dim, 1 + i, 0.5)).model_copy(update={"source": f"s{i}"})
+            for i in range(5)
+        ]
+        await vector_store.upsert(records)
+        for limit in (1, 3, 5):
+            sample = await samples.sample_sources(limit)
+            assert len(sample) == len(set(sample)) == limit
+        assert await samples.sample_sources(0) == []
+        store: Any = samples  # called with what its types refuse
+        for wrong, message in ((-1, "must not be negative"), ("3", "must be an integer")):
+            with pytest.raises(InvalidInputError, match=f"^limit {message}"):
+                await store.sample_sources(wrong)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+from collections.abc import Iterator, Sequence
+from itertools import chain, islice
 
 import numpy as np
 from numpy.typing import NDArray
 
-from redstring.domain.arguments import items_of
+from redstring.domain.arguments import count_of, items_of
 from redstring.domain.ids import EntityId, TenantId, entity_ids_of, id_order_key, tenant_id_of
 from redstring.domain.vectors import (
+    StoredSource,
     VectorMatch,
     VectorRecord,
     checked_vector,
@@ -188,3 +191,32 @@ class InMemoryVectorStore:
         if matrix is not None:
             for entity_id in entity_ids:
                 matrix.remove(entity_id)
+
+    async def sample_sources(self, limit: int) -> list[StoredSource]:
+        """`SourceSamples`: a vector of each tenant in turn, each tenant's read from a
+        random one of its vectors on (then from its first), so that a few vectors
+        span many tenants and the whole of each."""
+        return list(islice(self._round_robin(), count_of(limit, "limit")))
+
+    def _round_robin(self) -> Iterator[StoredSource]:
+        # Consumed whole before the caller awaits anything, so no write changes a tenant
+        # while it is read; only the vectors sampled are visited.
+        turns = [
+            (tenant_id, matrix, _from_random_slot(matrix.size))
+            for tenant_id, matrix in self._tenants.items()
+        ]
+        while turns:
+            left = []
+            for tenant_id, matrix, slots in turns:
+                slot = next(slots, None)
+                if slot is not None:
+                    entity_id = matrix.ids[slot]
+                    yield StoredSource(tenant_id, entity_id, matrix.sources[entity_id])
+                    left.append((tenant_id, matrix, slots))
+            turns = left
+
+
+def _from_random_slot(size: int) -> Iterator[int]:
+    """Each of `size` slots once, from a random one on, then from the first."""
+    start = random.randrange(size) if size else 0
+    return chain(range(start, size), range(start))

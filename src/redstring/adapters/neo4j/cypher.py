@@ -411,6 +411,50 @@ RETURN collect([entity_id, source]) AS found
 """
 
 
+def sample_vector_sources(label: str) -> str:
+    """The `[tenant_id, entity_id, source]` of up to `$limit` vectors of `label`, in one
+    record (`_MATCHES` says why), read through the identity constraint's index on
+    `(tenant_id, entity_id)` without scanning the label. Each of `$probes`, a pair of
+    strings, picks the first tenant at or after its first (the lowest tenant when
+    none is: the order wraps around), then that tenant's first `$each` vectors at or
+    after its second, in id order; random pairs spread the sample over tenants and
+    over each tenant's ids. The label's first `$limit` come after the probes', so that
+    a label holding `$limit` vectors answers that many. A vector deleted after a seek
+    found it reads without ids, and is left out before the `LIMIT`."""
+    lab = vector_label(label)
+    first_tenant = f"""MATCH (first:{lab})
+        WHERE first.tenant_id >= {{start}} AND first.entity_id IS NOT NULL
+        WITH first ORDER BY first.tenant_id, first.entity_id LIMIT 1
+        RETURN collect(first.tenant_id) AS {{found}}"""
+    return f"""
+CALL () {{
+    CALL () {{
+        {first_tenant.format(start="''", found="lowest")}
+    }}
+    UNWIND $probes AS probe
+    CALL (probe) {{
+        {first_tenant.format(start="probe[0]", found="after")}
+    }}
+    WITH probe, coalesce(after[0], lowest[0]) AS tenant
+    CALL (tenant, probe) {{
+        MATCH (v:{lab})
+        WHERE v.tenant_id = tenant AND v.entity_id >= probe[1]
+        RETURN v ORDER BY v.tenant_id, v.entity_id LIMIT $each
+    }}
+    RETURN v, 0 AS pass
+    UNION ALL
+    MATCH (v:{lab})
+    WHERE v.tenant_id >= '' AND v.entity_id IS NOT NULL
+    RETURN v, 1 AS pass ORDER BY v.tenant_id, v.entity_id LIMIT $limit
+}}
+WITH v, min(pass) AS pass
+WITH v.tenant_id AS tenant_id, v.entity_id AS entity_id, v.source AS source, pass
+WHERE tenant_id IS NOT NULL AND entity_id IS NOT NULL
+WITH tenant_id, entity_id, source ORDER BY pass LIMIT $limit
+RETURN collect([tenant_id, entity_id, source]) AS found
+"""
+
+
 def delete_vectors(label: str) -> str:
     return f"""
 UNWIND $ids AS id

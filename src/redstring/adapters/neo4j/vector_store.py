@@ -22,7 +22,7 @@ from redstring.adapters.neo4j.connection import (
 )
 from redstring.adapters.neo4j.fallback_episode import FallbackEpisode
 from redstring.adapters.neo4j.records import query_vector, stored_vectors
-from redstring.domain.arguments import items_of
+from redstring.domain.arguments import count_of, items_of
 from redstring.domain.errors import DimensionMismatchError, VectorIndexMismatchError
 from redstring.domain.ids import (
     EntityId,
@@ -33,6 +33,7 @@ from redstring.domain.ids import (
     tenant_id_of,
 )
 from redstring.domain.vectors import (
+    StoredSource,
     VectorMatch,
     VectorRecord,
     checked_vector,
@@ -76,6 +77,10 @@ DEFAULT_SEARCH_RATIO = 3
 # write large enough to build the HNSW graph then fails inside Lucene (a candidate
 # queue of capacity 0) and leaves the whole database needing a restart.
 MIN_HNSW_EF_CONSTRUCTION = 2
+
+# How many random points of the vectors' `(tenant_id, entity_id)` order a sample of their
+# sources starts from (`sample_sources`): each a tenant, so a few tenants at least.
+SAMPLE_PROBES = 8
 
 # The server's answer to a search of a vector index that does not exist (dropped, never
 # created) or is not online yet (being built, "not ready yet").
@@ -534,6 +539,28 @@ class Neo4jVectorStore(OwnedConnection):
             cypher.vector_sources(self._label), {"ids": ids, "tenant_id": str(tenant_id)}
         )
         return {EntityId(uuid.UUID(i)): source for r in records for i, source in r["found"]}
+
+    async def sample_sources(self, limit: int) -> list[StoredSource]:
+        """`SourceSamples`: one read of index seeks from `SAMPLE_PROBES` random points of
+        the `(tenant_id, entity_id)` order (`cypher.sample_vector_sources`), which reads
+        about twice `limit` vectors however many the label holds."""
+        limit = count_of(limit, "limit")
+        if limit == 0:
+            return []
+        probes = min(SAMPLE_PROBES, limit)
+        records = await self._db.query(
+            cypher.sample_vector_sources(self._label),
+            {
+                "probes": [[str(uuid.uuid4()), str(uuid.uuid4())] for _ in range(probes)],
+                "each": -(-limit // probes),
+                "limit": limit,
+            },
+        )
+        return [
+            StoredSource(TenantId(uuid.UUID(tenant)), EntityId(uuid.UUID(entity)), source)
+            for r in records
+            for tenant, entity, source in r["found"]
+        ]
 
     async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
         entity_ids = entity_ids_of(entity_ids, "entity_ids")
