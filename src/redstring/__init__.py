@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from redstring.composition.query_cache import CachedQueryEmbeddings
     from redstring.composition.rekey import RekeyReport
     from redstring.composition.retrieval import Retriever
+    from redstring.composition.vector_provenance import Provenance, VectorProvenance
     from redstring.domain.candidates import Candidates
     from redstring.domain.entity import Entity
     from redstring.domain.errors import (
@@ -71,6 +72,7 @@ __all__ = [
     "MissingEndpointError",
     "Neighbourhood",
     "Observer",
+    "Provenance",
     "Redstring",
     "RedstringError",
     "RekeyReport",
@@ -89,6 +91,7 @@ __all__ = [
     "TenantId",
     "VectorIndexMismatchError",
     "VectorMatch",
+    "VectorProvenance",
     "VectorRecord",
     "VectorStore",
     "__version__",
@@ -110,6 +113,8 @@ _HOMES: dict[str, str] = {
     "CachedQueryEmbeddings": "redstring.composition.query_cache",
     "RekeyReport": "redstring.composition.rekey",
     "Retriever": "redstring.composition.retrieval",
+    "Provenance": "redstring.composition.vector_provenance",
+    "VectorProvenance": "redstring.composition.vector_provenance",
     "Candidates": "redstring.domain.candidates",
     "Entity": "redstring.domain.entity",
     "ClientClosedError": "redstring.domain.errors",

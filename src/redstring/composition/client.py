@@ -36,6 +36,11 @@ from redstring.composition.observer import Observer
 from redstring.composition.query_cache import CachedQueryEmbeddings
 from redstring.composition.rekey import RekeyReport, rekey
 from redstring.composition.retrieval import Retriever
+from redstring.composition.vector_provenance import (
+    DEFAULT_SAMPLE_SIZE,
+    VectorProvenance,
+    check_provenance,
+)
 from redstring.domain.entity import Entity
 from redstring.domain.entity_types import type_after_of
 from redstring.domain.errors import ClientClosedError, ClientStartFailedError
@@ -511,6 +516,21 @@ class Redstring:
             on_page=on_page,
             embeddings=self.embeddings if vectors else None,
             vectors=self.vectors if vectors else None,
+        )
+
+    async def check_vector_provenance(
+        self, *, sample_size: int = DEFAULT_SAMPLE_SIZE
+    ) -> VectorProvenance:
+        """Whether the stored vectors are of this client's provider and this version's
+        embedding recipe: up to `sample_size` stored vectors of any tenants
+        (`SourceSamples`), their sources compared with those the provider gives their
+        entities' text now (`vector_source`). A few reads whose cost does not grow with
+        the stores; nothing is embedded or written. `VectorProvenance.warning` says what
+        to do when some are not; a vector store that reads no sample is not checked
+        (`VectorProvenance.checked`)."""
+        await self.start()
+        return await check_provenance(
+            self.embeddings, self.vectors, self.graph, sample_size=sample_size
         )
 
     def observed(self, observer: Observer) -> Redstring:
