@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import logging
@@ -35,7 +36,7 @@ from redstring.api.request_record import REQUEST_ID_HEADER
 from redstring.api.schema.build import build_schema
 from redstring.api.settings import AuthMode, Settings
 from redstring.api.start_failure import SAID_FAILURES, StartFailure
-from redstring.api.startup import open_client
+from redstring.api.startup import log_vector_provenance, open_client
 from redstring.composition.client import Redstring
 
 logger = logging.getLogger("redstring.api")
@@ -120,10 +121,11 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
     With `services`, the app uses them as given (and never closes them); that
     is how tests and embedders inject stores. Without, the app opens the
     services `settings` describe when it starts and closes them when it stops,
-    loading the demo dataset first when `settings.demo` is on; a start that fails
-    with an error its message explains (a store that does not answer) is logged in
-    one line, `cannot start: ...`, and handed to the server without its traceback
-    (`StartFailure`).
+    loading the demo dataset first when `settings.demo` is on, and checks in the
+    background whether their stored vectors are of the configured provider
+    (`checked_in_background`); a start that fails with an error its message explains
+    (a store that does not answer) is logged in one line, `cannot start: ...`, and
+    handed to the server without its traceback (`StartFailure`).
 
     `settings.federation` serves the Federation 2 subgraph schema on `/graphql`
     instead of the plain one; `settings.graphiql_assets` says where GraphiQL's
@@ -183,7 +185,8 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
             holder.services = opened.observed(metrics)
             if settings.gc_freeze:
                 freeze_startup_heap()
-            yield
+            async with checked_in_background(holder.services):
+                yield
         finally:
             holder.services = None
             await opened.aclose()
@@ -231,6 +234,19 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=cors_middleware(settings.cors_origins),
     )
+
+
+@contextlib.asynccontextmanager
+async def checked_in_background(services: Redstring) -> AsyncIterator[None]:
+    """Check the stored vectors' provenance (`log_vector_provenance`) while the app
+    serves, so that a slow or unanswering store delays nothing; a check still running
+    when the app stops is cancelled, before the services close."""
+    check = asyncio.create_task(log_vector_provenance(services))
+    try:
+        yield
+    finally:
+        check.cancel()
+        await asyncio.wait((check,))  # its end, not its cancellation: ours would be lost
 
 
 def cors_middleware(origins: Sequence[str]) -> list[Middleware]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import difflib
 import logging
 import os
+import time
 from collections.abc import Mapping
 
 from redstring.api.authentication import check_auth_settings
+from redstring.api.errors import one_line
 from redstring.api.metrics import check_shared_directory
 from redstring.api.settings import Backend, Settings
 from redstring.composition.client import Redstring
@@ -82,3 +84,27 @@ async def open_client(settings: Settings) -> Redstring:
     client = Redstring.from_settings(settings)
     await client.start()
     return client
+
+
+async def log_vector_provenance(client: Redstring) -> None:
+    """Log what `Redstring.check_vector_provenance` finds: one WARNING, which says what to
+    do, when some of the sampled vectors are not of the configured provider, else one
+    DEBUG line. The check's own failure (a store that does not answer) is a WARNING
+    too, never raised: the server serves either way."""
+    started = time.perf_counter()
+    try:
+        found = await client.check_vector_provenance()
+    except Exception as exc:
+        logger.warning(
+            "stored vectors: could not check whether they are of the configured embedding "
+            "provider: %s: %s",
+            type(exc).__name__,
+            one_line(exc),
+        )
+        logger.debug("vector provenance check failure", exc_info=True)
+        return
+    warning = found.warning()
+    if warning is not None:
+        logger.warning("%s", warning)
+    milliseconds = (time.perf_counter() - started) * 1000
+    logger.debug("stored vectors: %s (checked in %.1f ms)", found.summary(), milliseconds)

@@ -527,7 +527,8 @@ class Redstring:
         entities' text now (`vector_source`). A few reads whose cost does not grow with
         the stores; nothing is embedded or written. `VectorProvenance.warning` says what
         to do when some are not; a vector store that reads no sample is not checked
-        (`VectorProvenance.checked`)."""
+        (`VectorProvenance.checked`). `redstring serve` runs it once it has started
+        (docs/embeddings.md)."""
         await self.start()
         return await check_provenance(
             self.embeddings, self.vectors, self.graph, sample_size=sample_size
