@@ -3,8 +3,9 @@ and `python -m redstring.api` start here.
 
 It imports nothing of redstring's but what signal handling needs (`redstring` and
 `redstring.api` import their names on first use, `exports.py`), so that `serve` takes
-SIGTERM as a stop from here on: during the second of imports the command line takes
-(`cli`), and until uvicorn handles the signal itself.
+SIGTERM and Ctrl-C as a stop from here on: at once (`stopped_at_once`) during the
+second of imports the command line takes (`cli`) and while it builds the server, then
+as `terminated_as_stopped` says, until uvicorn handles them itself.
 """
 
 from __future__ import annotations
@@ -12,30 +13,25 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from redstring.api.termination import Terminated, terminated_as_stopped
+from redstring.api.termination import stopped_at_once
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command (`cli.main`, which says what its exit statuses are). `serve`
     stopped by SIGTERM or Ctrl-C at any time exits 0; another command interrupted by
     Ctrl-C before it handles it exits 130, with no traceback."""
-    serve = _command(sys.argv[1:] if argv is None else argv) == "serve"
-    try:
-        if not serve:
+    if _command(sys.argv[1:] if argv is None else argv) == "serve":
+        with stopped_at_once():
             return _run(argv)
-        with terminated_as_stopped():
-            try:
-                return _run(argv)
-            except Terminated:
-                return _STOPPED
+    try:
+        return _run(argv)
     except KeyboardInterrupt:  # Ctrl-C before the command handles it: while it imports
         print("interrupted", file=sys.stderr)
-        return _STOPPED if serve else _INTERRUPTED
+        return _INTERRUPTED
 
 
-# `cli.EXIT_OK` and `cli.EXIT_INTERRUPTED`, which may not be imported yet: a server
-# stopped by Ctrl-C or SIGTERM has done what it was asked to.
-_STOPPED, _INTERRUPTED = 0, 130
+# `cli.EXIT_INTERRUPTED`, which may not be imported yet.
+_INTERRUPTED = 130
 
 
 def _run(argv: Sequence[str] | None) -> int:

@@ -4,6 +4,7 @@ signal's default action would kill it (status -15)."""
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -17,6 +18,33 @@ class Terminated(BaseException):
 
 def _terminate(signal_number: int, frame: FrameType | None) -> None:
     raise Terminated
+
+
+def _exit_stopped(signal_number: int, frame: FrameType | None) -> None:
+    os._exit(0)
+
+
+@contextlib.contextmanager
+def stopped_at_once() -> Iterator[None]:
+    """SIGTERM and SIGINT end the process at once with status 0 while this lasts, then
+    the handlers found are put back: for the start of `serve` (`entry_point.main`), which
+    has nothing to finish yet and spends most of it importing.
+
+    No exception is raised there: one raised by a handler that runs in a weakref callback
+    or a `__del__` (an import runs both) is printed and dropped, and one raised in a
+    `__set_name__` becomes a `RuntimeError`, so a stop would be lost or taken for a
+    failure. `terminated_as_stopped` takes over from it once the server is built."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {
+        number: signal.signal(number, _exit_stopped) for number in (signal.SIGTERM, signal.SIGINT)
+    }
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 @contextlib.contextmanager
@@ -34,8 +62,13 @@ def terminated_as_stopped() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield  # only the main thread may handle signals, and uvicorn handles none there
         return
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    previous_term = signal.signal(signal.SIGTERM, _terminate)
+    # uvicorn puts back the handler it found for the signal it stopped for and raises the
+    # signal again: for Ctrl-C, Python's own, whose `KeyboardInterrupt` uvicorn takes as
+    # stopped, and not `stopped_at_once`'s, which would skip what follows the server.
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
+        signal.signal(signal.SIGTERM, previous_term)
