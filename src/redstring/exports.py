@@ -29,6 +29,9 @@ def imported_on_use(
         return value
 
     def listing() -> list[str]:
-        return sorted({*names, *homes})
+        # What the package offers: its exports and a module's own attributes (`__doc__`,
+        # ...), not the names its `__init__` uses to import on use.
+        exported = names.get("__all__", homes)
+        return sorted({*exported, *homes, *(name for name in names if name.startswith("__"))})
 
     return attribute, listing
