@@ -46,6 +46,14 @@ def test_names_of_strips_each_name_as_stored_names_are_and_refuses_a_blank_one()
         names_of(["a", "  "], "types")
 
 
+def test_names_of_refuses_a_name_no_store_can_hold() -> None:
+    """A lone surrogate or a NUL: Neo4j's driver cannot even send the first."""
+    with pytest.raises(InvalidInputError, match=r"^types\[1\] contains a lone surrogate"):
+        names_of(["a", " \udc00 "], "types")
+    with pytest.raises(InvalidInputError, match=r"^types\[0\] contains a NUL character"):
+        names_of(["a\x00"], "types")
+
+
 def test_choice_of_takes_members_and_their_names_or_values_in_any_case() -> None:
     assert choice_of(RetrievalMode.LEXICAL, RetrievalMode, "mode") is RetrievalMode.LEXICAL
     for spelled in ("lexical", "LEXICAL", "Lexical"):
@@ -89,6 +97,14 @@ def _client() -> Redstring:
         ({"k": -2}, "k must not be negative, got -2"),
         ({"entity_types": "company"}, "entity_types must be a list of strings, got 'company'"),
         ({"entity_types": [3]}, r"entity_types\[0\] must be a string, got 3"),
+        (
+            {"entity_types": ["company", "\udc00"]},
+            r"entity_types\[1\] contains a lone surrogate at position 0, which cannot be stored",
+        ),
+        (
+            {"entity_types": ["com\x00pany"]},
+            r"entity_types\[0\] contains a NUL character, which cannot be stored",
+        ),
         ({"mode": "fuzzy"}, "mode must be one of SEMANTIC, LEXICAL, HYBRID, got 'fuzzy'"),
     ],
 )

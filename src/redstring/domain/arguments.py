@@ -14,6 +14,7 @@ from enum import Enum
 from typing import TypeVar
 
 from redstring.domain.errors import InvalidInputError
+from redstring.domain.text import check_storable
 
 E = TypeVar("E", bound=Enum)
 T = TypeVar("T")
@@ -57,7 +58,9 @@ def names_of(values: object, argument: str) -> list[str] | None:
     each stripped of surrounding whitespace as stored types are (`check_nonblank`).
 
     A string is refused rather than read as its letters, and so is anything whose
-    items are not strings, or a blank item (which no stored type can equal).
+    items are not strings, or an item no stored type can equal: a blank one, or one
+    holding a NUL or a lone surrogate (`check_storable`), which some stores cannot even
+    be asked about.
     """
     if values is None:
         return None
@@ -67,7 +70,10 @@ def names_of(values: object, argument: str) -> list[str] | None:
     for i, name in enumerate(names):
         if not isinstance(name, str):
             raise InvalidInputError(f"{argument}[{i}] must be a string, got {shown_value(name)}")
-        names[i] = name.strip()
+        try:
+            names[i] = check_storable(name, f"{argument}[{i}]").strip()
+        except ValueError as error:
+            raise InvalidInputError(str(error)) from None
         if not names[i]:
             raise InvalidInputError(f"{argument}[{i}] must not be blank")
     return names

@@ -907,9 +907,9 @@ class GraphStoreCompliance:
         self, graph_store: GraphStore
     ) -> None:
         """A direction's name in any case is that direction; a lone string of types, a
-        negative or non-integer cap, an unknown direction or an `after` that is no place
-        is `InvalidInputError`, the same on every store and for counts too, never a
-        different answer (`relationship_filters_of`, `relationship_place_of`)."""
+        type no store can hold (a lone surrogate, a NUL), a negative or non-integer cap,
+        an unknown direction or an `after` that is no place is `InvalidInputError`, the
+        same on every store and for counts too, never a different answer (`relationship_filters_of`, `relationship_place_of`)."""
         tenant = new_tenant()
         hub, x, z = (make_entity(tenant, n) for n in ("Hub", "X", "Z"))
         await graph_store.upsert_entities([hub, x, z])
@@ -931,6 +931,11 @@ class GraphStoreCompliance:
             ("direction must be one of", {"direction": 1}),
             ("types must be a list of strings, got 'OWNS'", {"types": "OWNS"}),
             (r"types\[0\] must be a string, got 7", {"types": [7]}),
+            (
+                r"types\[1\] contains a lone surrogate at position 0, which cannot be stored",
+                {"types": ["OWNS", "\udc00"]},
+            ),
+            (r"types\[0\] contains a NUL character", {"types": ["OW\x00NS"]}),
             ("limit_per_entity must not be negative, got -1", {"limit_per_entity": -1}),
             ("limit_per_entity must be an integer, got 1.5", {"limit_per_entity": 1.5}),
             ("limit_per_entity must be an integer, got True", {"limit_per_entity": True}),
@@ -954,7 +959,7 @@ class GraphStoreCompliance:
         for spelled in ("in", "IN", "In"):
             counted = await store.relationship_counts([hub.id], tenant, direction=spelled)
             assert counted == {hub.id: 1}
-        for message, arguments in wrong[:4]:  # the direction's and the types'
+        for message, arguments in wrong[:6]:  # the direction's and the types'
             with pytest.raises(InvalidInputError, match=f"^{message}"):
                 await store.relationship_counts([hub.id], tenant, **arguments)
 
