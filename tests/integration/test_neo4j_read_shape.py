@@ -9,6 +9,8 @@ for a common case, is a regression even when its results stay right.
 
 from __future__ import annotations
 
+import base64
+import json
 import math
 import uuid
 from typing import Any
@@ -29,6 +31,7 @@ from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, cypher
 from redstring.adapters.neo4j.connection import Neo4jConnection
 from redstring.adapters.neo4j.vector_store import NearestSearch
 from redstring.api import create_app
+from redstring.api.cursors import place_of_cursor
 from redstring.api.settings import Settings
 from redstring.composition.observer import NoObserver
 from redstring.domain.ids import id_order_key
@@ -478,3 +481,55 @@ async def test_the_candidate_reader_asks_again_when_the_cut_is_tied_past_its_fet
     found = await reader.find_candidates(tenant, vector=same, k=5, keys=[])
     assert [m.entity_id for m in found.semantic] == sorted(ids, key=id_order_key)[:5]
     assert fetches == [2 * (5 + 1 + 5 // 4)]
+
+
+async def test_a_place_from_u_e000_up_sends_no_ascii_typed_edge_nor_type(
+    driver: neo4j.AsyncDriver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crafted cursor `["\\uffff", id]` over a hub whose edges are all ASCII-typed reads
+    no edge row, nor any far end, from the server (`string_order.server_bound`): before,
+    its bound was "" and every page of every hub sent all the hub's edges. A type from
+    U+E000 up after the bound is still sent, and cut here. `entity_types(after=)` alike."""
+    graph = Neo4jGraphStore(driver)
+    await graph.ensure_schema()
+    tenant = new_tenant()
+    hub = make_entity(tenant, "Hub", "org")
+    spokes = [make_entity(tenant, f"Spoke {i}", "org") for i in range(8)]
+    await graph.upsert_entities([hub, *spokes, make_entity(tenant, "Wide", "\uff5a")])
+    ascii_typed = [make_relationship(hub, s, f"T{i % 3}") for i, s in enumerate(spokes[:6])]
+    wide = make_relationship(spokes[6], hub, "\uff5a")  # after the bound, before the place
+    await graph.upsert_relationships([*ascii_typed, wide])
+    sent: list[int] = []
+    query = Neo4jConnection.query
+
+    async def counted(
+        connection: Neo4jConnection, statement: str, parameters: dict[str, Any]
+    ) -> list[neo4j.Record]:
+        records = await query(connection, statement, parameters)
+        for record in records:
+            columns = set(record.keys())  # `in record` would look among its values
+            if "found" in columns:
+                sent.append(sum(len(rs) for _, rs in record["found"]))
+            if "ends" in columns:
+                sent.append(len(record["ends"]))
+            if "types" in columns:
+                sent.append(len(record["types"]))
+        return records
+
+    monkeypatch.setattr(Neo4jConnection, "query", counted)
+    crafted = json.dumps(["\uffff", str(uuid.uuid4())], ensure_ascii=False, separators=(",", ":"))
+    cursor = base64.urlsafe_b64encode(crafted.encode())
+    place = place_of_cursor(cursor.decode().rstrip("="))
+    for limit in (None, 50):
+        found = await graph.relationships_of([hub.id], tenant, limit_per_entity=limit, after=place)
+        assert found == {hub.id: []}
+        assert sent == [1], sent  # the `\uff5a` edge alone, left out here
+        sent.clear()
+        read = await graph.relationships_with_ends(
+            [hub.id], tenant, limit_per_entity=limit, after=place
+        )
+        assert (read.relationships, read.entities) == ({hub.id: []}, {})
+        assert sent == [1, 1], sent  # that edge and its far end
+        sent.clear()
+    assert await graph.entity_types(tenant, after="\uffff") == {}
+    assert sent == [1], sent  # `\uff5a` alone, not `org`

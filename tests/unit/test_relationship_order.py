@@ -87,7 +87,7 @@ def _utf16(text: str) -> bytes:
 
 # Text a store holds (no lone surrogate), drawn from the characters where the orders part.
 _CHARACTERS = st.sampled_from(
-    ["a", "x", "\ud7ff", "\ue000", "\uff5a", "\uffff", "😀", "\U0001d49c"]
+    ["a", "x", "\ud7fe", "\ud7ff", "\ue000", "\uff5a", "\uffff", "😀", "\U0001d49c"]
 )
 _TEXT = st.text(_CHARACTERS, max_size=4)
 
@@ -95,23 +95,31 @@ _TEXT = st.text(_CHARACTERS, max_size=4)
 @given(_TEXT, _TEXT)
 @example("x\ue000", "x😀")
 @example("x😀", "x\ue000")
+@example("\uffff", "\ud7ff")
 def test_the_server_bound_stands_for_python_s_comparison(after: str, text: str) -> None:
     """Exact: a server comparing by UTF-16 code units (or by code points) finds `text`
-    after the bound exactly when Python does. Not exact: every text after `after` in
-    Python's order is after the bound in both orders (a superset the caller cuts)."""
+    after the bound exactly when Python does. Not exact: the server still compares the
+    bound as Python does, and every text after `after` in Python's order is after the
+    bound in both orders (a superset the caller cuts)."""
     bound, exact = server_bound(after)
-    assert after.startswith(bound)
+    assert (_utf16(text) > _utf16(bound)) == (text > bound)
     if exact:
         assert bound == after
         assert (_utf16(text) > _utf16(bound)) == (text > after)
-    elif text > after:
-        assert _utf16(text) > _utf16(bound)
-        assert text > bound
+    else:
+        assert bound < after
+        assert all(c < "\ue000" for c in bound)
+        if text > after:
+            assert _utf16(text) > _utf16(bound)
+            assert text > bound
 
 
-def test_the_server_bound_cuts_before_the_first_character_from_u_e000() -> None:
+def test_the_server_bound_steps_below_the_first_character_from_u_e000() -> None:
     assert server_bound("WORKS_AT") == ("WORKS_AT", True)
     assert server_bound("東京\ud7a3") == ("東京\ud7a3", True)
-    assert server_bound("ab\ue000cd") == ("ab", False)
-    assert server_bound("ab😀") == ("ab", False)
-    assert server_bound("\uff5a") == ("", False)
+    assert server_bound("ab\ue000cd") == ("ab\ud7ff", False)
+    assert server_bound("ab😀") == ("ab\ud7ff", False)
+    assert server_bound("\uff5a") == ("\ud7ff", False)
+    assert server_bound("\uffff") == ("\ud7ff", False)
+    # Every type whose first character is below U+D7FF, all ASCII ones, is left out.
+    assert all(t < "\ud7ff" for t in ("ZZZ", "\x7f", "東京", "\ud7fe\U0010ffff"))

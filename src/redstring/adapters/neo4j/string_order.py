@@ -13,18 +13,24 @@ from __future__ import annotations
 
 # The first character from which a parameter's comparisons may part from Python's.
 _FIRST_UNSAFE = "\ue000"
+# The last character below it and below every UTF-16 unit of a character beyond U+FFFF.
+_LAST_SAFE = "\ud7ff"
 
 
 def server_bound(text: str) -> tuple[str, bool]:
     """A lower bound for a server's `> $bound` standing for Python's `> text`, and
     whether it is exact.
 
-    `text` itself and True when the server compares it as Python does. Otherwise its
-    beginning up to its first character from U+E000 up and False: every string after
-    `text` in Python's order is after that beginning in both orders, so the server keeps
-    all of them and some before `text` too, which the caller leaves out itself (the
-    server's cut, a `LIMIT`, is then no cut of Python's order either)."""
+    `text` itself and True when the server compares it as Python does. Otherwise, with
+    `i` the index of its first character from U+E000 up, `text[:i] + "\\ud7ff"` and
+    False: that bound holds no such character, so the server compares it as Python
+    does, and every string after `text` in Python's order holds, after `text[:i]`, a
+    character from U+E000 up (a surrogate pair from U+D800 in UTF-16), above U+D7FF in
+    both orders. The server keeps all of them and leaves out every string whose
+    character at `i` is below U+D7FF (all ASCII types after `text[:i]`); it keeps some
+    before `text` too, which the caller leaves out itself (the server's cut, a
+    `LIMIT`, is then no cut of Python's order either)."""
     for index, character in enumerate(text):
         if character >= _FIRST_UNSAFE:
-            return text[:index], False
+            return text[:index] + _LAST_SAFE, False
     return text, True
