@@ -150,8 +150,21 @@ async def test_a_cursor_names_a_place_whatever_the_read_it_came_from(
 
 
 def _encoded(value: object) -> str:
-    text = value if isinstance(value, bytes) else json.dumps(value).encode()
-    return base64.urlsafe_b64encode(text).decode().rstrip("=")
+    """`value`'s JSON as a cursor spells it (compact, not ASCII-escaped); bytes as they are."""
+    if not isinstance(value, bytes):
+        value = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(value).decode().rstrip("=")
+
+
+_ID = uuid.UUID("0f3c2b1a-9d8e-4f7a-8b6c-5d4e3f2a1b0c")
+_BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+def _spare_bits_set(cursor: str) -> str:
+    """`cursor`, ending in a lone byte's two characters, with the unused low bits of the
+    last one set: it decodes to the same bytes, but is not what an encoder writes."""
+    assert len(cursor) % 4 == 2
+    return cursor[:-1] + _BASE64URL[_BASE64URL.index(cursor[-1]) + 1]
 
 
 @pytest.mark.parametrize(
@@ -168,12 +181,28 @@ def _encoded(value: object) -> str:
         _encoded(["KNOWS", str(uuid.uuid4()), "more"]),
         _encoded({"type": "KNOWS", "id": str(uuid.uuid4())}),
         _encoded([7, str(uuid.uuid4())]),
-        _encoded(["KN\ud800", str(uuid.uuid4())]),
+        _encoded(json.dumps(["KN\ud800", str(uuid.uuid4())], separators=(",", ":")).encode()),
         _encoded(b"[" * 100_000),
         relationship_cursor(make_relationship(make_entity(new_tenant(), "A"), make_entity(new_tenant(), "B"))) + "==",
+        _encoded(f'["KNOWS", "{_ID}"]'.encode()),
+        _encoded(f'["\\u0057ORKS_AT","{_ID}"]'.encode()),
+        _encoded(f'["KNOWS","{_ID}"] '.encode()),
+        _encoded(["KNOWS", str(_ID).upper()]),
+        _encoded(["KNOWS", "{" + str(_ID) + "}"]),
+        _encoded(["KNOWS", _ID.urn]),
+        _encoded(["KNOWS", _ID.hex]),
+        _encoded(["", str(_ID)]),
+        _encoded(["   ", str(_ID)]),
+        _encoded([" KNOWS", str(_ID)]),
+        _encoded(["KNOWS\n", str(_ID)]),
+        _encoded(["KN\x00OWS", str(_ID)]),
+        _spare_bits_set(_encoded(["KNOWSX", str(_ID)])),
     ],
     ids=["empty", "spaces", "bang", "one-char", "not-utf8", "not-json", "short", "bad-id",
-         "long", "object", "number", "lone-surrogate", "deep", "padded"],
+         "long", "object", "number", "lone-surrogate", "deep", "padded", "json-spaces",
+         "json-escape", "json-trailing-space", "upper-case-id", "braced-id", "urn-id",
+         "hex-id", "empty-type", "blank-type", "type-spaced-before", "type-spaced-after",
+         "nul-type", "base64-spare-bits"],
 )  # fmt: skip
 async def test_a_malformed_cursor_is_bad_user_input_before_any_store_call(
     make_client: MakeClient, demo_services: Redstring, cursor: str
@@ -189,6 +218,28 @@ async def test_a_malformed_cursor_is_bad_user_input_before_any_store_call(
     assert error["path"] == ["entity", "relationships"]
     assert "Traceback" not in str(body)
     assert counting.calls["relationships_of"] + counting.calls["relationships_with_ends"] == 0
+
+
+def test_the_cursors_it_writes_are_read_back_exactly() -> None:
+    """What `relationship_cursor` writes for any type a relationship can have, a long one
+    too (relationship types have no length cap), `place_of_cursor` reads back."""
+    tenant = new_tenant()
+    a, b = make_entity(tenant, "A"), make_entity(tenant, "B")
+    for kind in ["KNOWS", "a\nb", '"\\/\u2028\x7f', "\U0001f600\uffff", "K" * 100_000]:
+        relationship = make_relationship(a, b, kind, relationship_id=_ID)
+        cursor = relationship_cursor(relationship)
+        assert cursor == _encoded([kind, str(_ID)])
+        assert place_of_cursor(cursor) == RelationshipPlace(kind, _ID)
+
+
+async def test_a_cursor_of_a_100_000_character_type_pages_on_from_there(
+    make_client: MakeClient, fresh_services: Redstring, hub: Hub
+) -> None:
+    """Such a type can be stored, so its cursor is one the server may have written."""
+    client = make_client(fresh_services)
+    after = _encoded(["K" * 100_000, str(_ID)])  # between EMPLOYS and KNOWS
+    page = await _page(client, hub, first=50, after=after)
+    assert [r["id"] for r in page["relationships"]] == hub.ordered()[1:]
 
 
 def test_a_cursor_is_url_safe_base64_of_the_type_and_id() -> None:

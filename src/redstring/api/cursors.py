@@ -4,7 +4,9 @@ relationships' order as an opaque string.
 A cursor is the URL-safe base64 (RFC 4648 section 5, without `=` padding) of the
 compact UTF-8 JSON array `[relationship type, relationship id]`, the id a UUID's
 canonical string. Clients treat it as opaque; the server reads back what it wrote and
-refuses anything else as `InvalidInputError` (`BAD_USER_INPUT`), never a guessed place.
+refuses anything else as `InvalidInputError` (`BAD_USER_INPUT`), never a guessed place:
+a cursor is read only when writing its place again gives it back, and when its type is
+one a relationship can have (`check_nonblank`: not blank, nothing around it to strip).
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import base64
 import binascii
 import json
 import re
+import uuid
 
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import id_text
 from redstring.domain.relationship import Relationship
 from redstring.domain.relationship_order import RelationshipPlace
+from redstring.domain.text import check_nonblank
 
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
 
@@ -25,15 +29,19 @@ _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
 def relationship_cursor(relationship: Relationship) -> str:
     """The cursor naming `relationship`'s place: a page read `after` it begins with the
     next relationship."""
-    place = [relationship.relationship_type, id_text(relationship.id)]
+    return _cursor_of(relationship.relationship_type, relationship.id)
+
+
+def _cursor_of(relationship_type: str, relationship_id: uuid.UUID) -> str:
+    place = [relationship_type, id_text(relationship_id)]
     text = json.dumps(place, ensure_ascii=False, separators=(",", ":"))
     return base64.urlsafe_b64encode(text.encode()).decode("ascii").rstrip("=")
 
 
 def place_of_cursor(cursor: str, argument: str = "after") -> RelationshipPlace:
     """The place a cursor names; `InvalidInputError` naming `argument` when `cursor` is
-    not one `relationship_cursor` makes (any alphabet, padding, JSON or shape that it
-    does not write)."""
+    not one `relationship_cursor` makes (any alphabet, padding, JSON spelling, id
+    spelling or shape that it does not write, or a type no relationship has)."""
     refused = InvalidInputError(
         f"{argument} is not a relationship cursor: pass a relationship's `cursor` as it came"
     )
@@ -47,6 +55,10 @@ def place_of_cursor(cursor: str, argument: str = "after") -> RelationshipPlace:
     if not (isinstance(place, list) and len(place) == 2 and all(isinstance(p, str) for p in place)):
         raise refused
     try:
-        return RelationshipPlace(place[0], place[1])
-    except InvalidInputError:
+        read = RelationshipPlace(place[0], place[1])
+        stored = check_nonblank(read.relationship_type, "relationship_type")
+    except (InvalidInputError, ValueError):
         raise refused from None
+    if stored != read.relationship_type or _cursor_of(read.relationship_type, read.id) != cursor:
+        raise refused
+    return read
