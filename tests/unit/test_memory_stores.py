@@ -18,6 +18,7 @@ from redstring import (
     VectorRecord,
     VectorStore,
 )
+from redstring.adapters.memory.graph_store import _Tenant
 from redstring.adapters.memory.vector_store import _unit, _units
 from redstring.composition.candidates import candidate_reader
 from redstring.domain.ids import id_order_key
@@ -37,6 +38,31 @@ class TestInMemoryGraphStore(GraphStoreCompliance):
     @pytest.fixture
     def graph_store(self) -> GraphStore:
         return InMemoryGraphStore()
+
+
+async def test_counts_without_types_read_no_relationship(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without types a count is the entity's degree, from the adjacency's sizes (the
+    compliance suite proves the answers); with types, each relationship is read."""
+    graph = InMemoryGraphStore()
+    tenant = new_tenant()
+    hub, *spokes = (make_entity(tenant, f"E{i}") for i in range(6))
+    await graph.upsert_entities([hub, *spokes])
+    await graph.upsert_relationships(
+        [make_relationship(hub, s, "OWNS") for s in spokes[:3]]
+        + [make_relationship(s, hub, "KNOWS") for s in spokes[3:]]
+    )
+
+    def no_reads(*args: object) -> None:
+        raise AssertionError("a relationship was read")
+
+    monkeypatch.setattr(_Tenant, "relationships_of", no_reads)
+    for direction, expected in (("OUT", 3), ("IN", 2), ("BOTH", 5)):
+        counts = await graph.relationship_counts(
+            [hub.id, spokes[0].id], tenant, direction=direction
+        )
+        assert counts == {hub.id: expected, spokes[0].id: {"OUT": 0, "IN": 1, "BOTH": 1}[direction]}
+    with pytest.raises(AssertionError, match="a relationship was read"):
+        await graph.relationship_counts([hub.id], tenant, types=["OWNS"])
 
 
 class TestSeparateReadsInMemory(CandidateReaderCompliance):

@@ -39,8 +39,11 @@ class _Tenant:
     # blocking key -> the entities carrying it, by id (kept current by every upsert, so a
     # lexical read takes the entities without looking each id up)
     blocks: dict[str, dict[EntityId, Entity]] = field(default_factory=dict)
-    # entity id -> ids of relationships touching it
-    incident: dict[EntityId, dict[RelationshipId, None]] = field(default_factory=dict)
+    # entity id -> ids of the relationships leaving it (`outgoing`) and reaching it
+    # (`incoming`); no relationship is in both of one entity (no self-loops), so their
+    # sizes are its degrees
+    outgoing: dict[EntityId, dict[RelationshipId, None]] = field(default_factory=dict)
+    incoming: dict[EntityId, dict[RelationshipId, None]] = field(default_factory=dict)
     # entity type -> how many indexed entities are of it (`index_entity` and
     # `unindex_entity` count them, so every write keeps it current), sorted
     # by type as `in_type_order` sorts (Python's string order), so that listing the first
@@ -137,26 +140,37 @@ class _Tenant:
         """The relationships of `entity_id` in `direction`, of `types` (all when None),
         in no order."""
         wanted = None if types is None else set(types)
-        for rel_id in self.incident.get(entity_id, {}):
-            rel = self.relationships[rel_id]
-            if _matches_direction(rel, entity_id, direction) and (
-                wanted is None or rel.relationship_type in wanted
-            ):
-                yield rel
+        for side in self._sides(direction):
+            for rel_id in side.get(entity_id, {}):
+                rel = self.relationships[rel_id]
+                if wanted is None or rel.relationship_type in wanted:
+                    yield rel
+
+    def degree(self, entity_id: EntityId, direction: Direction) -> int:
+        """How many relationships `entity_id` has in `direction`, none of them read."""
+        return sum(len(side.get(entity_id, {})) for side in self._sides(direction))
+
+    def _sides(
+        self, direction: Direction
+    ) -> tuple[dict[EntityId, dict[RelationshipId, None]], ...]:
+        if direction is Direction.OUT:
+            return (self.outgoing,)
+        if direction is Direction.IN:
+            return (self.incoming,)
+        return self.outgoing, self.incoming
+
+    def link(self, relationship: Relationship) -> None:
+        self.outgoing.setdefault(relationship.source_entity_id, {})[relationship.id] = None
+        self.incoming.setdefault(relationship.target_entity_id, {})[relationship.id] = None
 
     def unlink(self, relationship: Relationship) -> None:
-        for end in (relationship.source_entity_id, relationship.target_entity_id):
-            links = self.incident.get(end)
+        for side, end in (
+            (self.outgoing, relationship.source_entity_id),
+            (self.incoming, relationship.target_entity_id),
+        ):
+            links = side.get(end)
             if links is not None:
                 links.pop(relationship.id, None)
-
-
-def _matches_direction(rel: Relationship, entity_id: EntityId, direction: Direction) -> bool:
-    if direction is Direction.OUT:
-        return rel.source_entity_id == entity_id
-    if direction is Direction.IN:
-        return rel.target_entity_id == entity_id
-    return True
 
 
 class InMemoryGraphStore:
@@ -207,8 +221,7 @@ class InMemoryGraphStore:
             if previous is not None:
                 tenant.unlink(previous)
             tenant.relationships[rel.id] = rel
-            for end in (rel.source_entity_id, rel.target_entity_id):
-                tenant.incident.setdefault(end, {})[rel.id] = None
+            tenant.link(rel)
 
     async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
         ids, tenant_id = entity_ids_of(ids), tenant_id_of(tenant_id)
@@ -284,6 +297,8 @@ class InMemoryGraphStore:
         entity_ids, tenant_id = entity_ids_of(entity_ids, "entity_ids"), tenant_id_of(tenant_id)
         direction, types, _ = relationship_filters_of(direction, types, None)
         tenant = self._tenants.get(tenant_id) or _Tenant()
+        if types is None:  # the degrees: no relationship read
+            return {i: tenant.degree(i, direction) for i in dict.fromkeys(entity_ids)}
         return {
             entity_id: sum(1 for _ in tenant.relationships_of(entity_id, direction, types))
             for entity_id in dict.fromkeys(entity_ids)
@@ -329,7 +344,8 @@ class InMemoryGraphStore:
                 continue
             deleted += 1
             tenant.unindex_entity(entity)
-            for rel_id in list(tenant.incident.pop(entity_id, {})):
+            touching = [*tenant.outgoing.pop(entity_id, {}), *tenant.incoming.pop(entity_id, {})]
+            for rel_id in touching:
                 rel = tenant.relationships.pop(rel_id, None)
                 if rel is not None:
                     tenant.unlink(rel)
