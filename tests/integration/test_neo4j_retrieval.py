@@ -10,7 +10,7 @@ import pytest
 
 from redstring import HashingEmbeddingProvider, RetrievalMode, Retriever, build_graph
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jSettings, Neo4jVectorStore
-from redstring.domain.errors import StoreUnavailableError
+from redstring.domain.errors import InvalidInputError, StoreUnavailableError
 from redstring.domain.lexical import EXACT_PROPERTY
 from redstring.testing import make_entity, make_relationship, new_tenant
 
@@ -106,3 +106,25 @@ async def test_unreachable_server_raises_store_unavailable_quickly() -> None:
         with pytest.raises(StoreUnavailableError):
             await vectors.search([1.0] * 8, new_tenant(), k=3)
     assert time.monotonic() - started < 30
+
+
+async def test_the_largest_k_answers_as_a_k_past_the_corpus_over_neo4j(
+    driver: neo4j.AsyncDriver,
+) -> None:
+    """`k` up to 2**63 - 1 (Neo4j's largest integer) answers as over memory, every mode,
+    however many candidates each channel is asked for; a larger `k` is refused alike."""
+    graph = Neo4jGraphStore(driver)
+    vectors = Neo4jVectorStore(driver, DIMENSION, label=LABEL)
+    await graph.ensure_schema()
+    await vectors.ensure_schema()
+    tenant = new_tenant()
+    entities = [make_entity(tenant, name, "org") for name in ("Acme Corp", "Acme Widgets")]
+    embeddings = HashingEmbeddingProvider(DIMENSION)
+    await build_graph(entities, [], embeddings=embeddings, vectors=vectors, graph=graph)
+    retriever = Retriever(embeddings=embeddings, vectors=vectors, graph=graph)
+    for mode in RetrievalMode:
+        few = await retriever.retrieve("Acme", tenant, k=10, mode=mode)
+        most = await retriever.retrieve("Acme", tenant, k=2**63 - 1, mode=mode)
+        assert most.matches == few.matches, mode
+    with pytest.raises(InvalidInputError, match=r"^k must be at most 2\*\*63 - 1"):
+        await retriever.retrieve("Acme", tenant, k=2**63)

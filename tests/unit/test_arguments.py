@@ -26,6 +26,12 @@ def test_count_of_takes_integers_of_zero_or_more() -> None:
             count_of(wrong, "k")
     with pytest.raises(InvalidInputError, match=r"^k must not be negative, got -1$"):
         count_of(-1, "k")
+    assert count_of(2**63 - 1, "k") == 2**63 - 1  # Neo4j's largest integer
+    message = r"^k must be at most 2\*\*63 - 1, got 9223372036854775808$"
+    with pytest.raises(InvalidInputError, match=message):
+        count_of(2**63, "k")
+    with pytest.raises(InvalidInputError, match=r"^k must be at most 2\*\*63 - 1, got an int$"):
+        count_of(10**100, "k")
 
 
 def test_names_of_takes_any_iterable_of_strings_but_not_a_string() -> None:

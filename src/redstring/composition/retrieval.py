@@ -12,7 +12,7 @@ from redstring.composition.candidates import candidate_reader
 from redstring.composition.entity_vectors import check_fits
 from redstring.composition.observer import NO_OBSERVER, Observer
 from redstring.composition.query_cache import CachedQueryEmbeddings
-from redstring.domain.arguments import choice_of, count_of, names_of
+from redstring.domain.arguments import MAX_COUNT, choice_of, count_of, names_of
 from redstring.domain.blocking import (
     MAX_BLOCK_SIZE,
     MAX_PREFIX_SIZE,
@@ -148,7 +148,7 @@ class Retriever:
         mode = choice_of(mode, RetrievalMode, "mode")
         if k == 0 or (entity_types is not None and len(entity_types) == 0):
             return RetrievalResult(query=query, matches=())
-        fetch = k * self._overfetch
+        fetch = min(k * self._overfetch, MAX_COUNT)  # past it, no store has more to give
         lexical_only = mode is RetrievalMode.LEXICAL
         vector = None if lexical_only else await self._query_vector(query, tenant_id)
         prefix = None if mode is RetrievalMode.SEMANTIC else query_prefix(query)

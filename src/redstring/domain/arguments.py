@@ -31,12 +31,22 @@ def shown_value(value: object) -> str:
     return shown if len(shown) <= 60 else _a(type(value).__name__)
 
 
+# The largest count a store is asked for: Neo4j's integers are 64-bit signed, and its
+# driver cannot send a larger one (an `OverflowError`), where memory would answer.
+MAX_COUNT = 2**63 - 1
+
+
 def count_of(value: object, argument: str) -> int:
-    """`value`, an `int` of 0 or more (not a `bool`), else `InvalidInputError`."""
+    """`value`, an `int` from 0 to `MAX_COUNT` (not a `bool`), else `InvalidInputError`.
+
+    A larger one is refused rather than clamped, alike on every store: no store holds so
+    many of anything, so a caller asking for more has made a slip worth naming."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInputError(f"{argument} must be an integer, got {shown_value(value)}")
     if value < 0:
         raise InvalidInputError(f"{argument} must not be negative, got {value}")
+    if value > MAX_COUNT:
+        raise InvalidInputError(f"{argument} must be at most 2**63 - 1, got {shown_value(value)}")
     return value
 
 

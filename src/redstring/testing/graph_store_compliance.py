@@ -416,7 +416,8 @@ class GraphStoreCompliance:
             ordered[6]
         ]
         assert await graph_store.entity_page(new_tenant(), limit=3) == []
-        for limit in (0, -1):
+        assert await graph_store.entity_page(tenant, limit=2**63 - 1) == ordered
+        for limit in (0, -1, 2**63):  # the last more than a Neo4j integer holds
             with pytest.raises(InvalidInputError, match=r"^limit must "):
                 await graph_store.entity_page(tenant, limit=limit)
 
@@ -483,7 +484,7 @@ class GraphStoreCompliance:
         U+E000 to U+FFFF, so a store cutting in that order keeps the wrong types at
         the limits where the two orders part (4, 5, 7 and 10 here; `y\\n...` are types of
         two lines). A limit past the types gives them all, 0 none; a negative or
-        non-integer limit is `InvalidInputError`."""
+        non-integer limit, or one past a 64-bit integer, is `InvalidInputError`."""
         tenant = new_tenant()
         types = [
             "x\U0001f600y", "x\ue000", "x", "x\uffffz", "\U0001d49c", "\uff5a",
@@ -501,8 +502,10 @@ class GraphStoreCompliance:
             kept = await graph_store.entity_types(tenant, limit=limit)
             assert list(kept.items()) == list(counts.items())[:limit], limit
         assert await graph_store.entity_types(tenant, limit=None) == counts
+        assert await graph_store.entity_types(tenant, limit=2**63 - 1) == counts
         assert await graph_store.entity_types(new_tenant(), limit=3) == {}
         for wrong, message in [
+            (2**63, "limit must be at most 2**63 - 1, got 9223372036854775808"),
             (-1, "limit must not be negative, got -1"),
             (1.5, "limit must be an integer, got 1.5"),
             (True, "limit must be an integer, got True"),
@@ -907,8 +910,8 @@ class GraphStoreCompliance:
         self, graph_store: GraphStore
     ) -> None:
         """A direction's name in any case is that direction; a lone string of types, a
-        type no store can hold (a lone surrogate, a NUL), a negative or non-integer cap,
-        an unknown direction or an `after` that is no place is `InvalidInputError`, the
+        type no store can hold (a lone surrogate, a NUL), a negative or non-integer cap or
+        one past a 64-bit integer (2**63 - 1 reads all), an unknown direction or an `after` that is no place is `InvalidInputError`, the
         same on every store and for counts too, never a different answer (`relationship_filters_of`, `relationship_place_of`)."""
         tenant = new_tenant()
         hub, x, z = (make_entity(tenant, n) for n in ("Hub", "X", "Z"))
@@ -940,6 +943,10 @@ class GraphStoreCompliance:
             ("limit_per_entity must be an integer, got 1.5", {"limit_per_entity": 1.5}),
             ("limit_per_entity must be an integer, got True", {"limit_per_entity": True}),
             (
+                r"limit_per_entity must be at most 2\*\*63 - 1, got 9223372036854775808",
+                {"limit_per_entity": 2**63},
+            ),
+            (
                 "after must be a RelationshipPlace or a Relationship, got 'OWNS'",
                 {"after": "OWNS"},
             ),
@@ -951,6 +958,8 @@ class GraphStoreCompliance:
                 assert [r.id for r in got[hub.id]] == [out_x.id]
             got = await read([hub.id], tenant, direction="in", types=("KNOWS",))
             assert [r.id for r in got[hub.id]] == [in_z.id]
+            got = await read([hub.id], tenant, limit_per_entity=2**63 - 1)  # Neo4j's largest
+            assert [r.id for r in got[hub.id]] == [in_z.id, out_x.id]
             for message, arguments in wrong:
                 with pytest.raises(InvalidInputError, match=f"^{message}"):
                     await read([hub.id], tenant, **arguments)

@@ -56,6 +56,8 @@ from redstring.ports.vector_store import VectorStore
 
 # LIMIT takes no null: "no limit" is the largest value Cypher accepts.
 _NO_LIMIT = 2**63 - 1
+# The largest index Cypher slices a list at (`ENTITY_TYPES`' `$limit`): a 32-bit one.
+_MAX_SLICE = 2**31 - 1
 
 _CONSTRAINT_FAILED = "Neo.ClientError.Schema.ConstraintValidationFailed"
 # How the server's message names an edge of the relationship identity constraint.
@@ -212,9 +214,10 @@ class Neo4jGraphStore(OwnedConnection):
         if limit == 0:
             return {}
         bound, exact = (None, True) if after is None else server_bound(after)
+        # Past `_MAX_SLICE` a limit cuts nothing a server could send: sent uncut, cut here.
+        cut = limit if exact and limit is not None and limit <= _MAX_SLICE else None
         [record] = await self._db.query(
-            cypher.ENTITY_TYPES,
-            {"tenant_id": tenant, "limit": limit if exact else None, "after": bound},
+            cypher.ENTITY_TYPES, {"tenant_id": tenant, "limit": cut, "after": bound}
         )
         types = ((t, count) for t, count in record["types"])
         if not exact:

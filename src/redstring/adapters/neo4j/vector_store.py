@@ -22,7 +22,7 @@ from redstring.adapters.neo4j.connection import (
 )
 from redstring.adapters.neo4j.fallback_episode import FallbackEpisode
 from redstring.adapters.neo4j.records import query_vector, stored_vectors
-from redstring.domain.arguments import count_of, items_of
+from redstring.domain.arguments import MAX_COUNT, count_of, items_of
 from redstring.domain.errors import DimensionMismatchError, VectorIndexMismatchError
 from redstring.domain.ids import (
     EntityId,
@@ -93,7 +93,7 @@ def _first_fetch(k: int) -> int:
     same name, type and description) tie, and with `k + 1` alone a tie at the cut
     took a second round trip: in a fifth of the bench's semantic-channel searches
     (k=30), none with the margin."""
-    return k + 1 + k // 4
+    return min(k + 1 + k // 4, MAX_COUNT)
 
 
 def matches_from(pairs: Sequence[Sequence[Any]]) -> list[tuple[EntityId, float]]:
@@ -140,7 +140,7 @@ class NearestSearch:
             "k": self.fetch,
             "types": self.types,
             "exact_below": self.exact_below,
-            "index_k": self.fetch * self.search_ratio,
+            "index_k": min(self.fetch * self.search_ratio, MAX_COUNT),
         }
 
     def ranked(self, rows: list[tuple[EntityId, float]]) -> list[VectorMatch] | None:
@@ -154,7 +154,7 @@ class NearestSearch:
         return None
 
     def wider(self) -> NearestSearch:
-        return replace(self, fetch=self.fetch * 2)
+        return replace(self, fetch=min(self.fetch * 2, MAX_COUNT))
 
     def scanned(self) -> NearestSearch:
         """The same search answered by the exact scan, for when the index cannot."""
