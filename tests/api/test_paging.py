@@ -364,20 +364,25 @@ async def test_entity_types_page_in_code_point_order_beyond_u_ffff(
         ]
 
 
+@pytest.mark.parametrize(
+    ("after", "message"),
+    [("a\ud800", "after contains a lone surrogate at position 1"),
+     ("a\x00", "after contains a NUL character")],
+    ids=["lone-surrogate", "nul"],
+)  # fmt: skip
 async def test_an_entity_types_after_no_store_holds_is_bad_user_input(
-    make_client: MakeClient, demo_services: Redstring
+    make_client: MakeClient, demo_services: Redstring, after: str, message: str
 ) -> None:
-    """JSON escapes a lone surrogate (`"\\ud800"`), which GraphQL takes as a `String`."""
+    """JSON escapes a lone surrogate (`"\\ud800"`) and a NUL, which GraphQL takes as a
+    `String`."""
     counting, client = counting_client(make_client, demo_services)
-    body = json.dumps(
-        {"query": TYPES_PAGE, "variables": {"t": DEMO, "first": 5, "after": "a\ud800"}}
-    )
+    body = json.dumps({"query": TYPES_PAGE, "variables": {"t": DEMO, "first": 5, "after": after}})
     response = await client.http.post(
         "/graphql", content=body, headers={"content-type": "application/json"}
     )
     [error] = response.json()["errors"]
     assert error["extensions"] == {"code": "BAD_USER_INPUT"}
-    assert error["message"].startswith("after contains a lone surrogate at position 1")
+    assert error["message"].startswith(message)
     assert counting.calls == Counter()
 
 

@@ -92,11 +92,12 @@ SEARCH_COST_PER_K = 1
 # takes 17 ms more than a short one, about 1 per character).
 SEARCH_COST_PER_CHARACTER = 1
 # What one `relationships` field costs per parent object even when it returns nothing
-# (its resolver, its DataLoader key and its turn of the event loop): about 140 µs.
+# (its resolver, its DataLoader key and its turn of the event loop): about 80 µs, in
+# memory over the demo (`first: 0` beside each of a `retrieve`'s 100 matches).
 RELATIONSHIPS_CALL_COST = 10
 # What one `relationshipCount` costs per parent object: its resolver, its DataLoader key and
 # its turn of the event loop, as a `relationships` field's, which it measures at about two
-# thirds of (40 against 63 µs, in memory over the demo); and on Neo4j, with `types`, a read
+# thirds of (50 against 80 µs, in memory over the demo); and on Neo4j, with `types`, a read
 # of each of the entity's edges on the server (without, its degree), which a
 # `relationships` field makes too and is not weighed by the entity's degree either.
 RELATIONSHIP_COUNT_COST = 10
