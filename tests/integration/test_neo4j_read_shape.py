@@ -39,6 +39,25 @@ from redstring.testing import make_entity, make_relationship, new_tenant
 
 from .conftest import COMPLIANCE_DIMENSION, COMPLIANCE_LABEL
 
+Answered = list[tuple[str, list[neo4j.Record]]]
+
+
+@pytest.fixture
+def answered(monkeypatch: pytest.MonkeyPatch) -> Answered:
+    """Each statement a `Neo4jConnection` runs from here on, with the records it answered."""
+    seen: Answered = []
+    query = Neo4jConnection.query
+
+    async def recorded(
+        connection: Neo4jConnection, statement: str, parameters: dict[str, Any]
+    ) -> list[neo4j.Record]:
+        records = await query(connection, statement, parameters)
+        seen.append((statement, records))
+        return records
+
+    monkeypatch.setattr(Neo4jConnection, "query", recorded)
+    return seen
+
 
 async def _records(driver: neo4j.AsyncDriver, statement: str, **params: object) -> int:
     async with driver.session() as session:
@@ -264,7 +283,7 @@ query ($tenant: ID!) {
 
 
 async def test_a_graphql_retrieve_walking_one_hop_is_two_round_trips(
-    driver: neo4j.AsyncDriver, monkeypatch: pytest.MonkeyPatch
+    driver: neo4j.AsyncDriver, answered: Answered
 ) -> None:
     """Over the API: the retrieve's one read (its matches all come along), then every
     match's relationships with the entities at their far ends (none of them a match) in
@@ -286,16 +305,6 @@ async def test_a_graphql_retrieve_walking_one_hop_is_two_round_trips(
             make_relationship(people[1], orgs[2], "WORKS_AT"),
         ],
     )
-    statements: list[str] = []
-    query = Neo4jConnection.query
-
-    async def counted(
-        connection: Neo4jConnection, statement: str, parameters: dict[str, Any]
-    ) -> list[neo4j.Record]:
-        statements.append(statement)
-        return await query(connection, statement, parameters)
-
-    monkeypatch.setattr(Neo4jConnection, "query", counted)
     walked: dict[str, set[tuple[str, str]]] = {}
     for reads_ends in (True, False):
         store = graph if reads_ends else _EndsApart(driver)
@@ -303,10 +312,11 @@ async def test_a_graphql_retrieve_walking_one_hop_is_two_round_trips(
         app = create_app(Settings(), services=services)
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
-            statements.clear()
+            answered.clear()
             response = await http.post(
                 "/graphql", json={"query": WALK, "variables": {"tenant": str(tenant)}}
             )
+        statements = [statement for statement, _ in answered]
         body = response.json()
         assert "errors" not in body, body
         matches = body["data"]["retrieve"]["matches"]
@@ -343,7 +353,7 @@ query ($tenant: ID!, $after: String) {
 
 
 async def test_a_graphql_page_with_its_count_is_one_statement_more(
-    driver: neo4j.AsyncDriver, monkeypatch: pytest.MonkeyPatch
+    driver: neo4j.AsyncDriver, answered: Answered
 ) -> None:
     """Every match's `relationshipCount` in one counting statement, beside the one read of
     their relationships (a page after a cursor alike), whatever the number of matches."""
@@ -359,27 +369,18 @@ async def test_a_graphql_page_with_its_count_is_one_statement_more(
     edges = [make_relationship(p, orgs[0], "WORKS_AT") for p in people]
     edges += [make_relationship(orgs[1], people[0], "EMPLOYS")]
     await client.upsert([*orgs, *people], edges)
-    statements: list[str] = []
-    query = Neo4jConnection.query
-
-    async def counted(
-        connection: Neo4jConnection, statement: str, parameters: dict[str, Any]
-    ) -> list[neo4j.Record]:
-        statements.append(statement)
-        return await query(connection, statement, parameters)
-
-    monkeypatch.setattr(Neo4jConnection, "query", counted)
     app = create_app(Settings(), services=client)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
         after = None
         walked: list[str] = []
         for _ in range(6):
-            statements.clear()
+            answered.clear()
             response = await http.post(
                 "/graphql",
                 json={"query": COUNTED, "variables": {"tenant": str(tenant), "after": after}},
             )
+            statements = [statement for statement, _ in answered]
             body = response.json()
             assert "errors" not in body, body
             [acme] = [
@@ -484,7 +485,7 @@ async def test_the_candidate_reader_asks_again_when_the_cut_is_tied_past_its_fet
 
 
 async def test_a_place_from_u_e000_up_sends_no_ascii_typed_edge_nor_type(
-    driver: neo4j.AsyncDriver, monkeypatch: pytest.MonkeyPatch
+    driver: neo4j.AsyncDriver, answered: Answered
 ) -> None:
     """A crafted cursor `["\\uffff", id]` over a hub whose edges are all ASCII-typed reads
     no edge row, nor any far end, from the server (`string_order.server_bound`): before,
@@ -499,13 +500,29 @@ async def test_a_place_from_u_e000_up_sends_no_ascii_typed_edge_nor_type(
     ascii_typed = [make_relationship(hub, s, f"T{i % 3}") for i, s in enumerate(spokes[:6])]
     wide = make_relationship(spokes[6], hub, "\uff5a")  # after the bound, before the place
     await graph.upsert_relationships([*ascii_typed, wide])
-    sent: list[int] = []
-    query = Neo4jConnection.query
+    crafted = json.dumps(["\uffff", str(uuid.uuid4())], ensure_ascii=False, separators=(",", ":"))
+    cursor = base64.urlsafe_b64encode(crafted.encode())
+    place = place_of_cursor(cursor.decode().rstrip("="))
+    for limit in (None, 50):
+        answered.clear()
+        found = await graph.relationships_of([hub.id], tenant, limit_per_entity=limit, after=place)
+        assert found == {hub.id: []}
+        assert _sent(answered) == [1]  # the `\uff5a` edge alone, left out here
+        answered.clear()
+        read = await graph.relationships_with_ends(
+            [hub.id], tenant, limit_per_entity=limit, after=place
+        )
+        assert (read.relationships, read.entities) == ({hub.id: []}, {})
+        assert _sent(answered) == [1, 1]  # that edge and its far end
+    answered.clear()
+    assert await graph.entity_types(tenant, after="\uffff") == {}
+    assert _sent(answered) == [1]  # `\uff5a` alone, not `org`
 
-    async def counted(
-        connection: Neo4jConnection, statement: str, parameters: dict[str, Any]
-    ) -> list[neo4j.Record]:
-        records = await query(connection, statement, parameters)
+
+def _sent(answered: Answered) -> list[int]:
+    """How many relationships, far ends and types the answered records carried."""
+    sent: list[int] = []
+    for _, records in answered:
         for record in records:
             columns = set(record.keys())  # `in record` would look among its values
             if "found" in columns:
@@ -514,22 +531,4 @@ async def test_a_place_from_u_e000_up_sends_no_ascii_typed_edge_nor_type(
                 sent.append(len(record["ends"]))
             if "types" in columns:
                 sent.append(len(record["types"]))
-        return records
-
-    monkeypatch.setattr(Neo4jConnection, "query", counted)
-    crafted = json.dumps(["\uffff", str(uuid.uuid4())], ensure_ascii=False, separators=(",", ":"))
-    cursor = base64.urlsafe_b64encode(crafted.encode())
-    place = place_of_cursor(cursor.decode().rstrip("="))
-    for limit in (None, 50):
-        found = await graph.relationships_of([hub.id], tenant, limit_per_entity=limit, after=place)
-        assert found == {hub.id: []}
-        assert sent == [1], sent  # the `\uff5a` edge alone, left out here
-        sent.clear()
-        read = await graph.relationships_with_ends(
-            [hub.id], tenant, limit_per_entity=limit, after=place
-        )
-        assert (read.relationships, read.entities) == ({hub.id: []}, {})
-        assert sent == [1, 1], sent  # that edge and its far end
-        sent.clear()
-    assert await graph.entity_types(tenant, after="\uffff") == {}
-    assert sent == [1], sent  # `\uff5a` alone, not `org`
+    return sent
