@@ -14,11 +14,12 @@ from tests.ingest.support import GraphStoreFailingAt, services_over
 
 @pytest.fixture
 def shared(monkeypatch: pytest.MonkeyPatch) -> Redstring:
-    """In-memory services that every `redstring load` of the test writes into."""
+    """In-memory services whose stores every `redstring load` of the test writes into:
+    each load opens (and closes) services of its own over them, as each command does."""
     services = services_over(graph=GraphStoreFailingAt(fail_at=None))
 
     async def opened(settings: Settings) -> Redstring:
-        return services
+        return services_over(graph=services.graph, vectors=services.vectors)
 
     monkeypatch.setattr("redstring.api.command_line.open_client", opened)
     return services

@@ -5,6 +5,7 @@ right number."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import uuid
@@ -17,6 +18,7 @@ from rich.progress import Progress, TaskID
 
 from redstring import (
     DimensionMismatchError,
+    HashingEmbeddingProvider,
     InMemoryGraphStore,
     InMemoryVectorStore,
     Relationship,
@@ -29,6 +31,8 @@ from redstring.api.load import CountedLines
 from redstring.api.settings import Settings
 from redstring.composition.client import Redstring
 from redstring.composition.ingest import InvalidLine
+from redstring.domain.vectors import StoredSource
+from redstring.testing import make_entity, new_tenant
 from tests.ingest.support import (
     DIMENSION,
     GraphStoreFailingAt,
@@ -36,6 +40,7 @@ from tests.ingest.support import (
     chain_lines,
     entity_line,
     relationship_line,
+    services_over,
 )
 
 TENANT = TenantId(uuid.UUID("6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"))
@@ -257,6 +262,84 @@ def test_a_bad_line_in_the_first_batch_says_nothing_is_written(
     assert load(write(tmp_path, written), "--batch-size", "1") == 1
     err = capsys.readouterr().err
     assert "nor the rest of the file. The batches before it (lines 1 to 3) are written" in err
+
+
+# Stored vectors of another provider -----------------------------------------------------
+
+
+class OtherModel(HashingEmbeddingProvider):
+    """Another model of the same dimension: vectors alike, another identity."""
+
+    identity = "another model of the same dimension"  # type: ignore[assignment]
+
+
+def _stores_with_vectors_of(
+    provider: HashingEmbeddingProvider,
+) -> tuple[InMemoryGraphStore, InMemoryVectorStore]:
+    graph, vectors = InMemoryGraphStore(), InMemoryVectorStore(DIMENSION)
+
+    async def written() -> None:
+        async with Redstring(embeddings=provider, vectors=vectors, graph=graph) as writer:
+            await writer.upsert([make_entity(new_tenant(), n, "org") for n in ("Acme", "Hooli")])
+
+    asyncio.run(written())
+    return graph, vectors
+
+
+def _loading_into(
+    monkeypatch: pytest.MonkeyPatch, graph: InMemoryGraphStore, vectors: InMemoryVectorStore
+) -> None:
+    async def opened(settings: Settings) -> Redstring:
+        return services_over(graph=graph, vectors=vectors)
+
+    monkeypatch.setattr("redstring.api.command_line.open_client", opened)
+
+
+def test_stored_vectors_of_another_provider_are_warned_of_before_the_load_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What `serve` would warn of once started, a load says before it adds vectors of the
+    configured provider beside them; the load goes on."""
+    graph, vectors = _stores_with_vectors_of(OtherModel(DIMENSION))
+    _loading_into(monkeypatch, graph, vectors)
+    assert load(write(tmp_path, list(chain_lines(3)))) == 0
+    err = capsys.readouterr().err
+    warned = "warning: stored vectors: none of the 2 sampled (of 2 tenants) is of the configured"
+    assert warned in err
+    assert "`redstring rekey --all-tenants --vectors`" in err
+    assert (
+        f"This load embeds its entities with the configured provider (hashing/{DIMENSION})" in err
+    )
+    assert err.index(warned) < err.index("loading")  # before the bar, not among its lines
+    assert "loaded 3 entities and 2 relationships" in err
+
+
+def test_stored_vectors_of_the_configured_provider_are_not_warned_of(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    graph, vectors = _stores_with_vectors_of(HashingEmbeddingProvider(DIMENSION))
+    _loading_into(monkeypatch, graph, vectors)
+    assert load(write(tmp_path, list(chain_lines(3)))) == 0
+    err = capsys.readouterr().err
+    assert "warning" not in err
+    assert "loaded 3 entities" in err
+
+
+class _NoSampleToRead(InMemoryVectorStore):
+    async def sample_sources(self, limit: int) -> list[StoredSource]:
+        raise StoreUnavailableError("the vector store went away")
+
+
+def test_a_store_that_does_not_answer_the_check_fails_the_load_before_it_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    graph, vectors = GraphStoreFailingAt(fail_at=None), _NoSampleToRead(DIMENSION)
+    _loading_into(monkeypatch, graph, vectors)
+    assert load(write(tmp_path, list(chain_lines(3)))) == 1
+    err = capsys.readouterr().err
+    assert "error: the vector store went away" in err
+    assert err.endswith("\nnothing is written\n")
+    assert graph.entity_calls == 0
 
 
 # The progress bar's end, and plurals ---------------------------------------------------

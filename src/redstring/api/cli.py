@@ -56,6 +56,7 @@ from redstring.api.rekey_command import add_rekey_command
 from redstring.api.schema.build import schema_sdl
 from redstring.api.settings import Backend, Settings, for_long_command, log_format_asked
 from redstring.api.startup import check_settings
+from redstring.composition.client import Redstring
 from redstring.composition.ingest import (
     DEFAULT_INGEST_BATCH_SIZE,
     IngestReport,
@@ -279,6 +280,7 @@ class _LoadRun:
         services = await open_command_client(settings)
         lines = CountedLines(file)
         try:
+            await self.check_vectors(services)
             with Progress(
                 TextColumn("[bold]loading[/bold]"),
                 BarColumn(),
@@ -364,6 +366,24 @@ class _LoadRun:
                 return report
         finally:
             await services.aclose()
+
+    async def check_vectors(self, services: Redstring) -> None:
+        """Warn, before anything is written, when the stored vectors are not all of the
+        configured provider (`Redstring.check_vector_provenance`, as `serve` checks once
+        started): this load would add vectors of the configured provider beside them, in
+        a store whose semantic channel then compares queries with vectors of two
+        providers. A store that does not answer fails the load here, as its first batch
+        would."""
+        found = await services.check_vector_provenance()
+        warning = found.warning()
+        if warning is not None:
+            self.err.print(
+                f"[yellow]warning:[/yellow] {escape(warning)}. This load embeds its "
+                f"entities with the configured provider ({escape(found.provider)}): stop "
+                "it and load with the provider settings the stored vectors were made with, "
+                "or let it finish and run that command after it",
+                highlight=False,
+            )
 
     def print_interrupted(self) -> None:
         """What a load that failed or was interrupted has written, and how to finish it."""
