@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import grp
 import hashlib
 import json
@@ -9,19 +10,36 @@ import logging
 import os
 import pwd
 import re
+import shutil
+import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from redstring.api.api_keys import ApiKeyVerifier, _exposure, add_key, revoke_key
+from redstring.api.api_keys import (
+    ApiKeyVerifier,
+    KeyFileContent,
+    KeyRecord,
+    _exposure,
+    _name_owner,
+    add_key,
+    read_key_file,
+    revoke_key,
+    write_key_file,
+)
 from redstring.api.authorization import Role
 from redstring.api.cli import main
 from redstring.api.watched_file import FileSignature
+from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import TenantId
 from tests.processes import child_environment
 
@@ -64,8 +82,9 @@ def test_add_prints_the_key_alone_and_keeps_only_its_hash(
     assert record["tenants"] == [TENANT_A, TENANT_B]
     assert record["role"] == "write"
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
-    # Written through a temporary file that is gone afterwards.
-    assert sorted(p.name for p in key_file.parent.iterdir()) == ["keys.json", "keys.json.lock"]
+    # Written through a temporary file that is gone afterwards, and locked without a file
+    # of its own.
+    assert [p.name for p in key_file.parent.iterdir()] == ["keys.json"]
 
 
 def test_each_key_is_new_and_earlier_keys_are_kept(
@@ -210,7 +229,6 @@ def test_without_fcntl_add_and_revoke_refuse_and_change_nothing(
 ) -> None:
     kept = _add(key_file, capsys, TENANT_A).strip()
     before = key_file.read_bytes()
-    (key_file.parent / "keys.json.lock").unlink()
     monkeypatch.setitem(sys.modules, "fcntl", None)  # `import fcntl` now fails
     refusal = f"error: cannot change {key_file}: locking it needs POSIX file locks (fcntl)"
     args = ["--file", str(key_file)]
@@ -221,7 +239,7 @@ def test_without_fcntl_add_and_revoke_refuse_and_change_nothing(
     assert main(["keys", "revoke", KEY_SHAPE.match(kept)[1], *args]) == 1  # type: ignore[index]
     assert refusal in capsys.readouterr().err
     assert key_file.read_bytes() == before
-    assert [p.name for p in key_file.parent.iterdir()] == ["keys.json"]  # no lock file made
+    assert [p.name for p in key_file.parent.iterdir()] == ["keys.json"]  # no other file made
     assert main(["keys", "list", *args]) == 0  # reading needs no lock
     assert capsys.readouterr().out.startswith(KEY_SHAPE.match(kept)[1])  # type: ignore[index]
 
@@ -250,12 +268,8 @@ def test_revoke_through_a_link_changes_the_file_it_names_and_keeps_the_link(
     # The file a server reads no longer holds the revoked key.
     ids = [r["id"] for r in json.loads(key_file.read_text())["keys"]]
     assert ids == [KEY_SHAPE.match(kept)[1]]  # type: ignore[index]
-    # The temporary file and the lock sit beside the file, not the link.
-    assert sorted(p.name for p in key_file.parent.iterdir()) == [
-        "etc",
-        "keys.json",
-        "keys.json.lock",
-    ]
+    # The temporary file sat beside the file, not the link.
+    assert sorted(p.name for p in key_file.parent.iterdir()) == ["etc", "keys.json"]
     assert [p.name for p in linked_key_file.parent.iterdir()] == ["link.json"]
 
 
@@ -272,10 +286,8 @@ def test_a_change_through_a_link_waits_for_the_lock_of_the_file_it_names(
 ) -> None:
     """One lock guards the file whatever path names it: else `keys add` through the link
     and through the file at once could lose a key."""
-    import fcntl
-
     _add(key_file, capsys, TENANT_A)
-    with (key_file.parent / "keys.json.lock").open("a") as lock:
+    with key_file.open("rb") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         adding = threading.Thread(
             target=add_key, args=(linked_key_file, [TenantId(uuid.UUID(TENANT_B))], Role.READ)
@@ -287,6 +299,191 @@ def test_a_change_through_a_link_waits_for_the_lock_of_the_file_it_names(
     adding.join(timeout=10)
     assert not adding.is_alive()
     assert len(json.loads(key_file.read_text())["keys"]) == 2
+
+
+# The lock: the key file itself, whoever may change it ------------------------------------
+
+
+def _ids(key_file: Path) -> list[str]:
+    return [record["id"] for record in json.loads(key_file.read_text())["keys"]]
+
+
+def _record(key_id: str) -> KeyRecord:
+    return KeyRecord(
+        id=key_id,
+        role=Role.READ,
+        tenants=(uuid.UUID(TENANT_A),),
+        created=datetime.now(UTC).replace(microsecond=0),
+        sha256="0" * 64,
+    )
+
+
+def test_a_change_that_waited_for_a_file_replaced_meanwhile_locks_the_new_one(
+    key_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The lock of a file another change replaced guards nothing: a change that waited for
+    it and went on would read the new file beside a third change holding the new file's
+    lock, and one of the two would lose the other's key."""
+    kept = KEY_SHAPE.match(_add(key_file, capsys, TENANT_A).strip())[1]  # type: ignore[index]
+    with key_file.open("rb") as first:
+        fcntl.flock(first.fileno(), fcntl.LOCK_EX)
+        waiting = threading.Thread(
+            target=add_key, args=(key_file, [TenantId(uuid.UUID(TENANT_B))], Role.READ)
+        )
+        waiting.start()
+        waiting.join(timeout=0.5)
+        assert waiting.is_alive(), "the change did not wait for the lock"
+        content = read_key_file(key_file)
+        write_key_file(key_file, content)  # another change replaced the file
+        with key_file.open("rb") as third:
+            fcntl.flock(third.fileno(), fcntl.LOCK_EX)
+            fcntl.flock(first.fileno(), fcntl.LOCK_UN)
+            waiting.join(timeout=0.5)
+            assert waiting.is_alive(), "the change went on under the lock of a replaced file"
+            added = content.model_copy(update={"keys": (*content.keys, _record("0" * 12))})
+            write_key_file(key_file, added)
+            fcntl.flock(third.fileno(), fcntl.LOCK_UN)
+    waiting.join(timeout=10)
+    assert not waiting.is_alive()
+    ids = _ids(key_file)
+    assert ids[:2] == [kept, "0" * 12]
+    assert len(ids) == 3
+
+
+def test_a_change_finding_the_missing_file_made_meanwhile_adds_to_it(
+    key_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two `keys add` to a file that does not exist yet: the one that finds it made by the
+    other when it writes adds its key to the other's rather than replace them."""
+    mkstemp = tempfile.mkstemp
+    made: list[bool] = []
+
+    def racing_mkstemp(*args: Any, **kwargs: Any) -> tuple[int, str]:
+        if not made:  # another change makes the file just now
+            made.append(True)
+            write_key_file(key_file, KeyFileContent(keys=(_record("0" * 12),)))
+        return mkstemp(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", racing_mkstemp)
+    issued = add_key(key_file, [TenantId(uuid.UUID(TENANT_B))], Role.WRITE)
+    assert _ids(key_file) == ["0" * 12, issued.record.id]
+    assert [p.name for p in key_file.parent.iterdir()] == ["keys.json"]
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+
+
+def test_a_key_file_that_is_not_a_regular_file_is_refused_without_waiting(
+    key_file: Path,
+) -> None:
+    """A FIFO at the key file's path (root opening it to read would wait for a writer)."""
+    os.mkfifo(key_file)
+    refused: list[str] = []
+
+    def add() -> None:
+        try:
+            add_key(key_file, [TenantId(uuid.UUID(TENANT_A))], Role.READ)
+        except InvalidInputError as exc:
+            refused.append(str(exc))
+
+    adding = threading.Thread(target=add)
+    adding.start()
+    adding.join(timeout=5)
+    if adding.is_alive():  # give the waiting read a writer, and so an end
+        os.close(os.open(key_file, os.O_WRONLY | os.O_NONBLOCK))
+        adding.join(timeout=10)
+        pytest.fail("add_key waited on a FIFO")
+    assert refused == [f"{key_file} is not an API key file: not a regular file"]
+
+
+# The key file's owner (not root), its group, and a member of the group (not its owner).
+OWNER, GROUP, MEMBER = 65534, 48150, 48151
+
+
+@pytest.fixture
+def group_key_file() -> Iterator[Path]:
+    """`keys.json` holding one key added by root, `0660` and owned by `OWNER:GROUP`, in a
+    folder of theirs (`0770`) that other users can reach (pytest's folders are root's
+    alone)."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another owner, and acting as another user, need root")
+    folder = Path(tempfile.mkdtemp(prefix="redstring-keys-"))
+    try:
+        if any(not p.stat().st_mode & stat.S_IXOTH for p in folder.parents):
+            pytest.skip(f"other users cannot reach {folder}")
+        os.chown(folder, OWNER, GROUP)
+        folder.chmod(0o770)
+        key_file = folder / "keys.json"
+        add_key(key_file, [TenantId(uuid.UUID(TENANT_A))], Role.READ)
+        os.chown(key_file, OWNER, GROUP)
+        key_file.chmod(0o660)
+        yield key_file
+    finally:
+        shutil.rmtree(folder)
+
+
+def _as_member(run: Callable[[], str]) -> tuple[int, str]:
+    """`run` in a child process (forked, so it needs no file under root's home) as `MEMBER`,
+    whose groups are its own and `GROUP`: its exit status, and what it returned or
+    raised."""
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child process
+        status, said = 1, "nothing said"
+        try:
+            signal.alarm(60)  # a child waiting for ever is killed
+            os.close(reader)
+            os.setgroups([GROUP])
+            os.setgid(MEMBER)
+            os.setuid(MEMBER)
+            said, status = run(), 0
+        except BaseException as exc:
+            said = repr(exc)
+        finally:
+            os.write(writer, said.encode())
+            os._exit(status)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as pipe:
+        said = pipe.read().decode()
+    _, status = os.waitpid(child, 0)
+    return os.waitstatus_to_exitcode(status), said
+
+
+def test_root_changes_a_key_file_of_another_owner_without_a_file_of_its_own(
+    group_key_file: Path,
+) -> None:
+    """Root's change (`keys add` as root is the usual first one) leaves no lock file whose
+    owner or mode would shut the file's group out; the file keeps its owner, group and
+    mode."""
+    add_key(group_key_file, [TenantId(uuid.UUID(TENANT_B))], Role.READ)
+    assert [p.name for p in group_key_file.parent.iterdir()] == ["keys.json"]
+    after = group_key_file.stat()
+    assert (after.st_uid, after.st_gid, stat.S_IMODE(after.st_mode)) == (OWNER, GROUP, 0o660)
+    assert len(_ids(group_key_file)) == 2
+
+
+def test_a_member_of_the_key_file_s_group_changes_it_after_root(group_key_file: Path) -> None:
+    """The file's group may write it (`0660`) and its folder: a member who is not its
+    owner takes the lock after root's change and adds a key. It keeps the group and the
+    mode, not the owner, and warns of it as ever."""
+    root_key = _ids(group_key_file)
+
+    def add() -> str:
+        warned: list[str] = []
+        handler = logging.Handler(logging.WARNING)
+        handler.emit = lambda record: warned.append(record.getMessage())  # type: ignore[method-assign]
+        logging.getLogger("redstring.api").addHandler(handler)
+        issued = add_key(group_key_file, [TenantId(uuid.UUID(TENANT_B))], Role.READ)
+        return json.dumps({"id": issued.record.id, "warned": warned})
+
+    status, said = _as_member(add)
+    assert status == 0, said
+    added = json.loads(said)
+    assert _ids(group_key_file) == [*root_key, added["id"]]
+    after = group_key_file.stat()
+    assert (after.st_uid, after.st_gid, stat.S_IMODE(after.st_mode)) == (MEMBER, GROUP, 0o660)
+    assert added["warned"] == [
+        _owner_warning(group_key_file, _name_owner((OWNER, GROUP)), _name_owner((MEMBER, GROUP)))
+    ]
+    assert [p.name for p in group_key_file.parent.iterdir()] == ["keys.json"]
 
 
 # The mode, owner and group of a key file a command replaces -------------------------------

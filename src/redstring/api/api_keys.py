@@ -19,9 +19,11 @@ the link stays, so a server reading either path sees every change. The verifier 
 file's `stat` on each request and reads it again when it changed, so a revoked
 key stops working at once, without a restart.
 
-`add_key` and `revoke_key` lock the file with POSIX `fcntl.flock`; on a platform
-without `fcntl` (Windows, which redstring does not claim) they refuse with an
-`OSError` before touching anything, while reading keys and serving work as
+`add_key` and `revoke_key` lock the key file itself with POSIX `fcntl.flock`, so
+whoever may read and replace it may change it, with no lock file of its own whose
+owner or mode could shut out another writer (docs/adr/0011-key-file-locks-itself.md).
+On a platform without `fcntl` (Windows, which redstring does not claim) they refuse
+with an `OSError` before touching anything, while reading keys and serving work as
 anywhere.
 """
 
@@ -36,11 +38,11 @@ import re
 import secrets
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -206,8 +208,10 @@ def write_key_file(path: Path, content: KeyFileContent) -> None:
     _write(_real_path(path), content, path)
 
 
-def _write(target: Path, content: KeyFileContent, path: Path) -> None:
-    """`write_key_file` of `target`, the real path of `path`, the name its warning says."""
+def _write(target: Path, content: KeyFileContent, path: Path, *, create: bool = False) -> bool:
+    """`write_key_file` of `target`, the real path of `path`, the name its warning says.
+    With `create`, the file is made only where there is none (a hard link, which never
+    replaces, in place of `os.replace`): False, and nothing written, when there is one."""
     text = content.model_dump_json(indent=2) + "\n"
     descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     try:
@@ -216,7 +220,15 @@ def _write(target: Path, content: KeyFileContent, path: Path) -> None:
             file.write(text)
             file.flush()
             os.fsync(file.fileno())
-        os.replace(temporary, target)
+        if not create:
+            os.replace(temporary, target)
+        else:
+            try:
+                os.link(temporary, target)
+            except FileExistsError:  # another change made the file first
+                os.unlink(temporary)
+                return False
+            os.unlink(temporary)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
@@ -231,6 +243,7 @@ def _write(target: Path, content: KeyFileContent, path: Path) -> None:
             _name_owner(before),
             _name_owner(after),
         )
+    return True
 
 
 def _sync_folder(folder: Path) -> None:
@@ -244,12 +257,18 @@ def _sync_folder(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def _locked(target: Path, path: Path) -> Iterator[None]:
-    """Serialises read-modify-write cycles of `target` (the real path of `path`) between
-    processes (`keys add` run twice at once would otherwise lose a key, or undo a
-    revocation), through a lock on `target.lock`: one lock whatever link names the file.
-    An `OSError` where `fcntl` is missing, since an unlocked change is not safe."""
-    lock_path = target.with_name(target.name + ".lock")
+def _locked(target: Path, path: Path) -> Iterator[bool]:
+    """Hold an exclusive `flock` of the key file at `target` (the real path of `path`) while
+    it is the file there; True, or False when there is none.
+
+    Every change locks the file it replaces, so a change that waited for the lock of a
+    file replaced meanwhile lets it go and locks the new one: two changes never read the
+    same file at once (`keys add` run twice would lose a key, or undo a revocation). A
+    missing file is not locked: `_write` makes it with `create`, which refuses when
+    another change made it first. The descriptor is opened for reading only, which
+    whoever changes the file needs anyway, without following a link (`target` has none)
+    and without blocking on a FIFO. An `OSError` where `fcntl` is missing, since an
+    unlocked change is not safe."""
     try:
         import fcntl  # POSIX only: imported here so the server imports this module anywhere
     except ImportError:
@@ -257,13 +276,53 @@ def _locked(target: Path, path: Path) -> Iterator[None]:
             f"cannot change {path}: locking it needs POSIX file locks (fcntl), "
             "which this platform lacks; change it on a POSIX system"
         ) from None
-    with lock_path.open("a") as lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        yield
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    while True:
+        try:
+            descriptor = os.open(target, flags)
+        except FileNotFoundError:
+            yield False
+            return
+        except OSError as exc:
+            raise InvalidInputError(
+                f"cannot read the API key file {path}: {exc.strerror}"
+            ) from None
+        try:
+            held = os.fstat(descriptor)
+            if not stat.S_ISREG(held.st_mode):
+                raise InvalidInputError(f"{path} is not an API key file: not a regular file")
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            if _is_at(held, target):
+                yield True
+                return
+        finally:
+            os.close(descriptor)
 
 
-def _current(path: Path) -> KeyFileContent:
-    return read_key_file(path) if path.exists() else KeyFileContent()
+def _is_at(held: os.stat_result, target: Path) -> bool:
+    """Whether the file `held` is the one at `target` (not replaced or removed since)."""
+    try:
+        now = os.stat(target, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
+
+
+Result = TypeVar("Result")
+
+
+def _change(
+    path: Path, change: Callable[[KeyFileContent], tuple[KeyFileContent, Result]]
+) -> Result:
+    """Write `change`'s content in place of the file `path` names, and return its result,
+    the read and the write under the file's lock (`_locked`); `change` runs again on the
+    new content when another change made the missing file first."""
+    target = _real_path(path)
+    while True:
+        with _locked(target, path) as found:
+            content, result = change(read_key_file(target) if found else KeyFileContent())
+            if _write(target, content, path, create=not found):
+                return result
 
 
 @dataclass(frozen=True)
@@ -280,9 +339,8 @@ def add_key(path: Path, tenants: Iterable[TenantId], role: Role, name: str = "")
     granted = tuple(dict.fromkeys(tenants))
     if not granted:
         raise InvalidInputError("a key needs at least one tenant")
-    target = _real_path(path)
-    with _locked(target, path):
-        content = _current(target)
+
+    def add(content: KeyFileContent) -> tuple[KeyFileContent, IssuedKey]:
         taken = {record.id for record in content.keys}
         key_id = secrets.token_hex(6)
         while key_id in taken:
@@ -296,26 +354,28 @@ def add_key(path: Path, tenants: Iterable[TenantId], role: Role, name: str = "")
             created=datetime.now(UTC).replace(microsecond=0),
             sha256=key_digest(key),
         )
-        _write(target, content.model_copy(update={"keys": (*content.keys, record)}), path)
-    return IssuedKey(key=key, record=record)
+        return content.model_copy(update={"keys": (*content.keys, record)}), IssuedKey(key, record)
+
+    return _change(path, add)
 
 
 def revoke_key(path: Path, key_id: str) -> KeyRecord:
     """Remove the key `key_id` from `path`, as `write_key_file` writes it; `UnknownKeyError`
     when there is none."""
-    target = _real_path(path)
-    with _locked(target, path):
-        content = _current(target)
-        kept = tuple(record for record in content.keys if record.id != key_id)
-        if len(kept) == len(content.keys):
+
+    def revoke(content: KeyFileContent) -> tuple[KeyFileContent, KeyRecord]:
+        gone = [record for record in content.keys if record.id == key_id]
+        if not gone:
             raise UnknownKeyError(f"no key with id {key_id!r} in {path}")
-        _write(target, content.model_copy(update={"keys": kept}), path)
-    return next(record for record in content.keys if record.id == key_id)
+        kept = tuple(record for record in content.keys if record.id != key_id)
+        return content.model_copy(update={"keys": kept}), gone[0]
+
+    return _change(path, revoke)
 
 
 def list_keys(path: Path) -> tuple[KeyRecord, ...]:
     """The records in `path` (none when it does not exist yet)."""
-    return _current(path).keys
+    return (read_key_file(path) if path.exists() else KeyFileContent()).keys
 
 
 def _records_of(path: Path) -> dict[str, KeyRecord]:
