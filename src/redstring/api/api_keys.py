@@ -110,7 +110,16 @@ def read_key_file(path: Path) -> KeyFileContent:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise InvalidInputError(f"cannot read the API key file {path}: {exc.strerror}") from None
+        raise _unreadable(path, exc) from None
+    return _parsed(raw, path)
+
+
+def _unreadable(path: Path, exc: OSError) -> InvalidInputError:
+    return InvalidInputError(f"cannot read the API key file {path}: {exc.strerror}")
+
+
+def _parsed(raw: bytes, path: Path) -> KeyFileContent:
+    """The keys `raw`, read from `path`, holds; `InvalidInputError` when it is not a key file."""
     try:
         return KeyFileContent.model_validate_json(raw)
     except ValidationError as exc:
@@ -257,18 +266,21 @@ def _sync_folder(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def _locked(target: Path, path: Path) -> Iterator[bool]:
+def _locked(target: Path, path: Path) -> Iterator[bytes | None]:
     """Hold an exclusive `flock` of the key file at `target` (the real path of `path`) while
-    it is the file there; True, or False when there is none.
+    it is the file there; what it holds, read through the locked descriptor, or None when
+    there is no file.
 
-    Every change locks the file it replaces, so a change that waited for the lock of a
-    file replaced meanwhile lets it go and locks the new one: two changes never read the
-    same file at once (`keys add` run twice would lose a key, or undo a revocation). A
+    A change replaces the file only while it holds the lock of the file in place, so one
+    change at a time does; a change that waited for the lock of a file replaced meanwhile
+    lets it go and tries again (else it would read beside the change holding the new
+    file's lock, and one of them would lose the other's key or undo its revocation). A
     missing file is not locked: `_write` makes it with `create`, which refuses when
     another change made it first. The descriptor is opened for reading only, which
     whoever changes the file needs anyway, without following a link (`target` has none)
-    and without blocking on a FIFO. An `OSError` where `fcntl` is missing, since an
-    unlocked change is not safe."""
+    and without waiting on a FIFO. `flock`, not `fcntl` record locks: the process closing
+    any other descriptor of the file would drop those. An `OSError` where `fcntl` is
+    missing, since an unlocked change is not safe."""
     try:
         import fcntl  # POSIX only: imported here so the server imports this module anywhere
     except ImportError:
@@ -281,19 +293,22 @@ def _locked(target: Path, path: Path) -> Iterator[bool]:
         try:
             descriptor = os.open(target, flags)
         except FileNotFoundError:
-            yield False
+            yield None
             return
         except OSError as exc:
-            raise InvalidInputError(
-                f"cannot read the API key file {path}: {exc.strerror}"
-            ) from None
+            raise _unreadable(path, exc) from None
         try:
             held = os.fstat(descriptor)
             if not stat.S_ISREG(held.st_mode):
                 raise InvalidInputError(f"{path} is not an API key file: not a regular file")
             fcntl.flock(descriptor, fcntl.LOCK_EX)
             if _is_at(held, target):
-                yield True
+                with open(descriptor, "rb", closefd=False) as file:
+                    try:
+                        raw = file.read()
+                    except OSError as exc:
+                        raise _unreadable(path, exc) from None
+                yield raw
                 return
         finally:
             os.close(descriptor)
@@ -319,9 +334,9 @@ def _change(
     new content when another change made the missing file first."""
     target = _real_path(path)
     while True:
-        with _locked(target, path) as found:
-            content, result = change(read_key_file(target) if found else KeyFileContent())
-            if _write(target, content, path, create=not found):
+        with _locked(target, path) as raw:
+            content, result = change(KeyFileContent() if raw is None else _parsed(raw, path))
+            if _write(target, content, path, create=raw is None):
                 return result
 
 
