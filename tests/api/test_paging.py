@@ -176,33 +176,43 @@ def _spare_bits_set(cursor: str) -> str:
         "A",
         _encoded(b"\xff\xfe"),
         _encoded(b"KNOWS"),
-        _encoded(["KNOWS"]),
-        _encoded(["KNOWS", "not-a-uuid"]),
-        _encoded(["KNOWS", str(uuid.uuid4()), "more"]),
-        _encoded({"type": "KNOWS", "id": str(uuid.uuid4())}),
-        _encoded([7, str(uuid.uuid4())]),
-        _encoded(json.dumps(["KN\ud800", str(uuid.uuid4())], separators=(",", ":")).encode()),
+        _encoded([1, "KNOWS"]),
+        _encoded([1, "KNOWS", "not-a-uuid"]),
+        _encoded([1, "KNOWS", str(uuid.uuid4()), "more"]),
+        _encoded({"v": 1, "type": "KNOWS", "id": str(uuid.uuid4())}),
+        _encoded([1, 7, str(uuid.uuid4())]),
+        _encoded(json.dumps([1, "KN\ud800", str(uuid.uuid4())], separators=(",", ":")).encode()),
         _encoded(b"[" * 100_000),
         relationship_cursor(make_relationship(make_entity(new_tenant(), "A"), make_entity(new_tenant(), "B"))) + "==",
-        _encoded(f'["KNOWS", "{_ID}"]'.encode()),
-        _encoded(f'["\\u0057ORKS_AT","{_ID}"]'.encode()),
-        _encoded(f'["KNOWS","{_ID}"] '.encode()),
-        _encoded(["KNOWS", str(_ID).upper()]),
-        _encoded(["KNOWS", "{" + str(_ID) + "}"]),
-        _encoded(["KNOWS", _ID.urn]),
-        _encoded(["KNOWS", _ID.hex]),
-        _encoded(["", str(_ID)]),
-        _encoded(["   ", str(_ID)]),
-        _encoded([" KNOWS", str(_ID)]),
-        _encoded(["KNOWS\n", str(_ID)]),
-        _encoded(["KN\x00OWS", str(_ID)]),
-        _spare_bits_set(_encoded(["KNOWSX", str(_ID)])),
+        _encoded(f'[1, "KNOWS", "{_ID}"]'.encode()),
+        _encoded(f'[1,"\\u0057ORKS_AT","{_ID}"]'.encode()),
+        _encoded(f'[1,"KNOWS","{_ID}"] '.encode()),
+        _encoded([1, "KNOWS", str(_ID).upper()]),
+        _encoded([1, "KNOWS", "{" + str(_ID) + "}"]),
+        _encoded([1, "KNOWS", _ID.urn]),
+        _encoded([1, "KNOWS", _ID.hex]),
+        _encoded([1, "", str(_ID)]),
+        _encoded([1, "   ", str(_ID)]),
+        _encoded([1, " KNOWS", str(_ID)]),
+        _encoded([1, "KNOWS\n", str(_ID)]),
+        _encoded([1, "KN\x00OWS", str(_ID)]),
+        _spare_bits_set(_encoded([1, "KNOWSXY", str(_ID)])),
+        _encoded(["KNOWS", str(_ID)]),
+        _encoded([2, "KNOWS", str(_ID)]),
+        _encoded([0, "KNOWS", str(_ID)]),
+        _encoded(["1", "KNOWS", str(_ID)]),
+        _encoded(f'[1.0,"KNOWS","{_ID}"]'.encode()),
+        _encoded(f'[true,"KNOWS","{_ID}"]'.encode()),
+        _encoded(f'[01,"KNOWS","{_ID}"]'.encode()),
+        _encoded([]),
     ],
     ids=["empty", "spaces", "bang", "one-char", "not-utf8", "not-json", "short", "bad-id",
          "long", "object", "number", "lone-surrogate", "deep", "padded", "json-spaces",
          "json-escape", "json-trailing-space", "upper-case-id", "braced-id", "urn-id",
          "hex-id", "empty-type", "blank-type", "type-spaced-before", "type-spaced-after",
-         "nul-type", "base64-spare-bits"],
+         "nul-type", "base64-spare-bits", "no-version", "version-2", "version-0",
+         "version-string", "version-float", "version-true", "version-leading-zero",
+         "empty-array"],
 )  # fmt: skip
 async def test_a_malformed_cursor_is_bad_user_input_before_any_store_call(
     make_client: MakeClient, demo_services: Redstring, cursor: str
@@ -228,7 +238,7 @@ def test_the_cursors_it_writes_are_read_back_exactly() -> None:
     for kind in ["KNOWS", "a\nb", '"\\/\u2028\x7f', "\U0001f600\uffff", "K" * 100_000]:
         relationship = make_relationship(a, b, kind, relationship_id=_ID)
         cursor = relationship_cursor(relationship)
-        assert cursor == _encoded([kind, str(_ID)])
+        assert cursor == _encoded([1, kind, str(_ID)])
         assert place_of_cursor(cursor) == RelationshipPlace(kind, _ID)
 
 
@@ -237,19 +247,19 @@ async def test_a_cursor_of_a_100_000_character_type_pages_on_from_there(
 ) -> None:
     """Such a type can be stored, so its cursor is one the server may have written."""
     client = make_client(fresh_services)
-    after = _encoded(["K" * 100_000, str(_ID)])  # between EMPLOYS and KNOWS
+    after = _encoded([1, "K" * 100_000, str(_ID)])  # between EMPLOYS and KNOWS
     page = await _page(client, hub, first=50, after=after)
     assert [r["id"] for r in page["relationships"]] == hub.ordered()[1:]
 
 
-def test_a_cursor_is_url_safe_base64_of_the_type_and_id() -> None:
+def test_a_cursor_is_url_safe_base64_of_its_version_type_and_id() -> None:
     tenant = new_tenant()
     a, b = make_entity(tenant, "A"), make_entity(tenant, "B")
     relationship = make_relationship(a, b, "KNOWS 😀 ~?/+", relationship_id=uuid.UUID(int=3))
     cursor = relationship_cursor(relationship)
     assert set(cursor) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
     padded = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-    assert json.loads(padded) == ["KNOWS 😀 ~?/+", str(uuid.UUID(int=3))]
+    assert json.loads(padded) == [1, "KNOWS 😀 ~?/+", str(uuid.UUID(int=3))]
     assert place_of_cursor(cursor) == RelationshipPlace.of(relationship)
 
 

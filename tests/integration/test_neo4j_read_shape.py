@@ -487,7 +487,7 @@ async def test_the_candidate_reader_asks_again_when_the_cut_is_tied_past_its_fet
 async def test_a_place_from_u_e000_up_sends_no_ascii_typed_edge_nor_type(
     driver: neo4j.AsyncDriver, answered: Answered
 ) -> None:
-    """A crafted cursor `["\\uffff", id]` over a hub whose edges are all ASCII-typed reads
+    """A crafted cursor `[1, "\\uffff", id]` over a hub whose edges are all ASCII-typed reads
     no edge row, nor any far end, from the server (`string_order.server_bound`): before,
     its bound was "" and every page of every hub sent all the hub's edges. A type from
     U+E000 up after the bound is still sent, and cut here. `entity_types(after=)` alike."""
@@ -500,7 +500,9 @@ async def test_a_place_from_u_e000_up_sends_no_ascii_typed_edge_nor_type(
     ascii_typed = [make_relationship(hub, s, f"T{i % 3}") for i, s in enumerate(spokes[:6])]
     wide = make_relationship(spokes[6], hub, "\uff5a")  # after the bound, before the place
     await graph.upsert_relationships([*ascii_typed, wide])
-    crafted = json.dumps(["\uffff", str(uuid.uuid4())], ensure_ascii=False, separators=(",", ":"))
+    crafted = json.dumps(
+        [1, "\uffff", str(uuid.uuid4())], ensure_ascii=False, separators=(",", ":")
+    )
     cursor = base64.urlsafe_b64encode(crafted.encode())
     place = place_of_cursor(cursor.decode().rstrip("="))
     for limit in (None, 50):

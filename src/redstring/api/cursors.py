@@ -2,11 +2,14 @@
 relationships' order as an opaque string.
 
 A cursor is the URL-safe base64 (RFC 4648 section 5, without `=` padding) of the
-compact UTF-8 JSON array `[relationship type, relationship id]`, the id a UUID's
-canonical string. Clients treat it as opaque; the server reads back what it wrote and
-refuses anything else as `InvalidInputError` (`BAD_USER_INPUT`), never a guessed place:
-a cursor is read only when writing its place again gives it back, and when its type is
-one a relationship can have (`check_nonblank`: not blank, nothing around it to strip).
+compact UTF-8 JSON array `[version, relationship type, relationship id]`: the version
+of its format, `CURSOR_VERSION` (1), then the place, the id a UUID's canonical string.
+Clients treat it as opaque; the server reads back what it wrote and refuses anything
+else as `InvalidInputError` (`BAD_USER_INPUT`), never a guessed place: a cursor is read
+only when its version is one this module reads, when writing its place again gives it
+back, and when its type is one a relationship can have (`check_nonblank`: not blank,
+nothing around it to strip). A later format takes the next version and still reads the
+cursors of this one, which clients may hold.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ from redstring.domain.text import check_nonblank
 
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
 
+# The format `relationship_cursor` writes, the first member of the array.
+CURSOR_VERSION = 1
+
 
 def relationship_cursor(relationship: Relationship) -> str:
     """The cursor naming `relationship`'s place: a page read `after` it begins with the
@@ -33,15 +39,16 @@ def relationship_cursor(relationship: Relationship) -> str:
 
 
 def _cursor_of(relationship_type: str, relationship_id: uuid.UUID) -> str:
-    place = [relationship_type, id_text(relationship_id)]
+    place = [CURSOR_VERSION, relationship_type, id_text(relationship_id)]
     text = json.dumps(place, ensure_ascii=False, separators=(",", ":"))
     return base64.urlsafe_b64encode(text.encode()).decode("ascii").rstrip("=")
 
 
 def place_of_cursor(cursor: str, argument: str = "after") -> RelationshipPlace:
     """The place a cursor names; `InvalidInputError` naming `argument` when `cursor` is
-    not one `relationship_cursor` makes (any alphabet, padding, JSON spelling, id
-    spelling or shape that it does not write, or a type no relationship has)."""
+    not one `relationship_cursor` makes (another version, or any alphabet, padding,
+    JSON spelling, id spelling or shape that it does not write, or a type no
+    relationship has)."""
     refused = InvalidInputError(
         f"{argument} is not a relationship cursor: pass a relationship's `cursor` as it came"
     )
@@ -52,10 +59,14 @@ def place_of_cursor(cursor: str, argument: str = "after") -> RelationshipPlace:
         place = json.loads(text)
     except (binascii.Error, ValueError, RecursionError):  # a JSON decode error is a ValueError
         raise refused from None
-    if not (isinstance(place, list) and len(place) == 2 and all(isinstance(p, str) for p in place)):
+    # The version first, which says what the rest is: only `CURSOR_VERSION` is read
+    # (`1.0` and `true` equal 1 to Python, and writing the place again refuses them).
+    if not (isinstance(place, list) and place and place[0] == CURSOR_VERSION):
+        raise refused
+    if not (len(place) == 3 and all(isinstance(p, str) for p in place[1:])):
         raise refused
     try:
-        read = RelationshipPlace(place[0], place[1])
+        read = RelationshipPlace(place[1], place[2])
         stored = check_nonblank(read.relationship_type, "relationship_type")
     except (InvalidInputError, ValueError):
         raise refused from None
