@@ -80,6 +80,10 @@ def test_a_record_refused_by_the_domain_is_named_in_the_files_terms() -> None:
         '{"kind": "entity", "name": " ", "entity_type": "x"}': "name: name must not be blank",
         f'{{"kind": "relationship", "relationship_type": "R", "source_id": "{same}", '
         f'"target_id": "{same}"}}': "a relationship cannot connect an entity to itself",
+        f'{{"kind": "relationship", "relationship_type": "{"R" * 201}", '
+        f'"source_id": "{same}", "target_id": "{uuid.uuid4()}"}}': (
+            "relationship_type: relationship_type must be at most 200 characters, got 201"
+        ),
     }
     for text, reason in lines.items():
         with pytest.raises(InvalidLineError) as raised:

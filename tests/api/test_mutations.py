@@ -178,6 +178,20 @@ async def test_invalid_inputs_say_which_input_and_field(
     assert long_type["message"] == (
         "entities[0].entityType: entity_type must be at most 200 characters, got 40000"
     )
+    ends = {"sourceId": str(uuid.uuid4()), "targetId": str(uuid.uuid4())}
+    long_relationship_type = await client.error(
+        UPSERT_RELATIONSHIPS,
+        t=tenant,
+        relationships=[
+            {**ends, "relationshipType": "R" * 200},
+            {**ends, "relationshipType": "R" * 201},
+        ],
+    )
+    assert long_relationship_type["extensions"]["code"] == "BAD_USER_INPUT"
+    assert long_relationship_type["message"] == (
+        "relationships[1].relationshipType: relationship_type must be at most 200 characters, "
+        "got 201"
+    )
     long_name = await client.error(
         UPSERT_ENTITIES, t=tenant, entities=[{"name": "n" * 900_000, "entityType": "thing"}]
     )

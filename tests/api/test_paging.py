@@ -13,9 +13,13 @@ from typing import Any
 import pytest
 
 from redstring import Direction, EntityId
+from redstring.api import cursors
 from redstring.api.cursors import place_of_cursor, relationship_cursor
 from redstring.composition.client import Redstring
+from redstring.domain.errors import InvalidInputError
+from redstring.domain.relationship import Relationship
 from redstring.domain.relationship_order import RelationshipPlace, relationship_order_key
+from redstring.domain.text import MAX_TYPE_LENGTH
 from redstring.testing import make_entity, make_relationship, new_tenant
 from tests.api.conftest import MakeClient
 from tests.api.support import DEMO, GraphQLClient, counting_client
@@ -205,6 +209,9 @@ def _spare_bits_set(cursor: str) -> str:
         _encoded(f'[true,"KNOWS","{_ID}"]'.encode()),
         _encoded(f'[01,"KNOWS","{_ID}"]'.encode()),
         _encoded([]),
+        _encoded([1, "K" * (MAX_TYPE_LENGTH + 1), str(_ID)]),
+        _encoded([1, "\x01" * (MAX_TYPE_LENGTH + 1), str(_ID)]),
+        _encoded([1, "K" * 700_000, str(_ID)]),
     ],
     ids=["empty", "spaces", "bang", "one-char", "not-utf8", "not-json", "short", "bad-id",
          "long", "object", "number", "lone-surrogate", "deep", "padded", "json-spaces",
@@ -212,7 +219,7 @@ def _spare_bits_set(cursor: str) -> str:
          "hex-id", "empty-type", "blank-type", "type-spaced-before", "type-spaced-after",
          "nul-type", "base64-spare-bits", "no-version", "version-2", "version-0",
          "version-string", "version-float", "version-true", "version-leading-zero",
-         "empty-array"],
+         "empty-array", "type-over-cap", "escaped-type-over-cap", "type-of-700-000"],
 )  # fmt: skip
 async def test_a_malformed_cursor_is_bad_user_input_before_any_store_call(
     make_client: MakeClient, demo_services: Redstring, cursor: str
@@ -231,25 +238,42 @@ async def test_a_malformed_cursor_is_bad_user_input_before_any_store_call(
 
 
 def test_the_cursors_it_writes_are_read_back_exactly() -> None:
-    """What `relationship_cursor` writes for any type a relationship can have, a long one
-    too (relationship types have no length cap), `place_of_cursor` reads back."""
+    """What `relationship_cursor` writes for any type a relationship can have, one of
+    `MAX_TYPE_LENGTH` characters too (of control characters, which JSON spells longest,
+    or of emoji), `place_of_cursor` reads back."""
     tenant = new_tenant()
     a, b = make_entity(tenant, "A"), make_entity(tenant, "B")
-    for kind in ["KNOWS", "a\nb", '"\\/\u2028\x7f', "\U0001f600\uffff", "K" * 100_000]:
+    longest = ["K" * MAX_TYPE_LENGTH, "\x01" * MAX_TYPE_LENGTH, "\U0001f600" * MAX_TYPE_LENGTH]
+    for kind in ["KNOWS", "a\nb", '"\\/\u2028\x7f', "\U0001f600\uffff", *longest]:
         relationship = make_relationship(a, b, kind, relationship_id=_ID)
         cursor = relationship_cursor(relationship)
         assert cursor == _encoded([1, kind, str(_ID)])
         assert place_of_cursor(cursor) == RelationshipPlace(kind, _ID)
 
 
-async def test_a_cursor_of_a_100_000_character_type_pages_on_from_there(
+async def test_a_cursor_of_a_type_of_the_longest_length_pages_on_from_there(
     make_client: MakeClient, fresh_services: Redstring, hub: Hub
 ) -> None:
     """Such a type can be stored, so its cursor is one the server may have written."""
     client = make_client(fresh_services)
-    after = _encoded([1, "K" * 100_000, str(_ID)])  # between EMPLOYS and KNOWS
+    after = _encoded([1, "K" * MAX_TYPE_LENGTH, str(_ID)])  # between EMPLOYS and KNOWS
     page = await _page(client, hub, first=50, after=after)
     assert [r["id"] for r in page["relationships"]] == hub.ordered()[1:]
+
+
+def test_a_cursor_longer_than_any_the_server_writes_is_refused_undecoded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cursor of a type over the cap, up to the body limit, costs no decoding: its
+    length alone refuses it."""
+    huge = _encoded([1, "K" * 700_000, str(_ID)])
+
+    def undecodable(*_: object) -> bytes:
+        raise AssertionError("decoded")
+
+    monkeypatch.setattr(cursors.base64, "urlsafe_b64decode", undecodable)
+    with pytest.raises(InvalidInputError, match=r"^after is not a relationship cursor"):
+        place_of_cursor(huge)
 
 
 def test_a_cursor_is_url_safe_base64_of_its_version_type_and_id() -> None:
@@ -342,6 +366,67 @@ async def test_counts_are_the_stores_and_only_the_tenants(
     assert [r["id"] for r in mine["relationships"]] == hub.ordered()
     theirs = await client.data(PAGE, t=str(other), id=str(twin.id), first=50)
     assert theirs["entity"]["relationshipCount"] == 1
+
+
+async def test_a_relationship_of_a_type_stored_before_the_cap_is_listed_and_counted(
+    make_client: MakeClient, fresh_services: Redstring, hub: Hub
+) -> None:
+    """A store written before relationship types had a cap may hold a longer one (built
+    here unchecked, as no `Relationship` can now be): `relationships` lists it with a
+    cursor, the pages before it reach it, `relationshipCount` counts it and a `types`
+    filter naming it finds it; its own cursor is refused as `after`."""
+    kind = "L" * (MAX_TYPE_LENGTH + 1)
+    made = make_relationship(hub.spokes[0], hub.hub, "LONG")
+    kept = Relationship.model_construct(**{**dict(made), "relationship_type": kind})
+    await fresh_services.upsert([], [kept])
+    client = make_client(fresh_services)
+    ordered = [str(r.id) for r in sorted([*hub.relationships, kept], key=relationship_order_key)]
+    assert ordered.index(str(kept.id)) == 4  # after the three KNOWS, before OWNS
+    whole = await _page(client, hub, first=50)
+    assert [r["id"] for r in whole["relationships"]] == ordered
+    assert whole["relationshipCount"] == len(ordered)
+    named = await _page(client, hub, first=50, types=[kind])
+    assert [(r["id"], r["relationshipType"]) for r in named["relationships"]] == [
+        (str(kept.id), kind)
+    ]
+    assert named["relationshipCount"] == 1
+    before = whole["relationships"][3]["cursor"]
+    reached = await _page(client, hub, first=1, after=before)
+    assert [r["id"] for r in reached["relationships"]] == [str(kept.id)]
+    body = await client.execute(
+        PAGE,
+        t=str(hub.tenant),
+        id=str(hub.hub.id),
+        first=5,
+        after=named["relationships"][0]["cursor"],
+    )
+    [error] = body["errors"]
+    assert error["extensions"] == {"code": "BAD_USER_INPUT"}
+    assert error["message"].startswith("after is not a relationship cursor")
+
+
+@pytest.mark.parametrize(
+    ("field", "short"),
+    [("relationships", "WORKS_AT"), ("relationshipCount", "WORKS_AT"), ("retrieve", "company")],
+)
+async def test_a_type_filter_longer_than_a_type_may_be_finds_only_what_it_names(
+    make_client: MakeClient, demo_services: Redstring, field: str, short: str
+) -> None:
+    """A `types` (or `entityTypes`) entry over `MAX_TYPE_LENGTH` characters is a type no
+    new relationship (entity) can have, and not refused: a store written before the cap
+    may hold it. Beside a short type, the answer is the short type's alone."""
+    client = make_client(demo_services)
+    acme = str((await demo_services.retrieve("Acme Corp", DEMO, k=1)).matches[0].entity.id)
+    answers = []
+    for types in ([short], [short, short[0] * (MAX_TYPE_LENGTH + 1)]):
+        variables: dict[str, Any] = {"t": DEMO, "types": types}
+        if field != "retrieve":
+            variables["id"] = acme
+        answers.append(await client.data(OF_TYPES[field], **variables))
+    assert answers[0] == answers[1]
+    assert answers[0] != await client.data(
+        OF_TYPES[field], **{**variables, "types": [short[0] * (MAX_TYPE_LENGTH + 1)]}
+    )
 
 
 async def test_entity_types_page_after_the_last_type(client: GraphQLClient) -> None:

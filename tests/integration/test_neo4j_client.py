@@ -15,7 +15,7 @@ from redstring import (
     Relationship,
     RetrievalMode,
 )
-from redstring.domain.text import MAX_ENTITY_TYPE_LENGTH, MAX_NAME_LENGTH
+from redstring.domain.text import MAX_NAME_LENGTH, MAX_TYPE_LENGTH
 from redstring.testing import new_tenant
 
 DIMENSION = 384  # the dimension of the shared database's vector index
@@ -89,7 +89,7 @@ async def test_the_longest_names_are_stored_and_longer_names_or_types_refused(
     uri, auth = neo4j_auth
     tenant = new_tenant()
     latin = Entity.create(tenant, "Acme " + "z" * (MAX_NAME_LENGTH - 5), "company")
-    han = Entity.create(tenant, "腾讯" + "控" * (MAX_NAME_LENGTH - 2), "T" * MAX_ENTITY_TYPE_LENGTH)
+    han = Entity.create(tenant, "腾讯" + "控" * (MAX_NAME_LENGTH - 2), "T" * MAX_TYPE_LENGTH)
     async with Redstring.neo4j(uri, auth, embeddings=HashingEmbeddingProvider(DIMENSION)) as rs:
         await rs.upsert([latin, han])
         stored = await rs.graph.get_entities([latin.id, han.id], tenant)

@@ -24,7 +24,7 @@ from redstring import (
 from redstring.domain.blocking import MAX_KEYED_ALIASES, blocking_keys_for
 from redstring.domain.ids import entity_id_for, relationship_id_for
 from redstring.domain.properties import alias_names
-from redstring.domain.text import MAX_ENTITY_TYPE_LENGTH, MAX_NAME_LENGTH
+from redstring.domain.text import MAX_NAME_LENGTH, MAX_TYPE_LENGTH
 from redstring.testing import make_entity, make_relationship, new_tenant
 
 
@@ -59,14 +59,31 @@ def test_blocking_keys_are_derived_from_the_aliases_too(aliases: object, keyed: 
 
 def test_an_entity_type_longer_than_a_label_is_refused_by_entity_and_vector_record() -> None:
     tenant = new_tenant()
-    assert make_entity(tenant, "Acme", "T" * MAX_ENTITY_TYPE_LENGTH).entity_type
-    message = rf"entity_type must be at most {MAX_ENTITY_TYPE_LENGTH} characters, got 40000$"
+    assert make_entity(tenant, "Acme", "T" * MAX_TYPE_LENGTH).entity_type
+    message = rf"entity_type must be at most {MAX_TYPE_LENGTH} characters, got 40000$"
     with pytest.raises(InvalidFieldsError, match=message):
         make_entity(tenant, "Acme", "T" * 40_000)
     with pytest.raises(InvalidFieldsError, match=message):
         VectorRecord(
             entity_id=uuid.uuid4(), tenant_id=tenant, vector=(1.0,), entity_type="T" * 40_000
         )
+
+
+def test_a_relationship_type_longer_than_a_label_is_refused() -> None:
+    """The cap of an entity type, counted as it is, after stripping; the same however the
+    relationship is made (a copy with changes too)."""
+    tenant = new_tenant()
+    a, b = make_entity(tenant, "A"), make_entity(tenant, "B")
+    longest = "\U0001f600" * MAX_TYPE_LENGTH
+    assert make_relationship(a, b, f" {longest}\n").relationship_type == longest
+    made = Relationship.create(tenant, a.id, longest, b.id)
+    message = rf"relationship_type must be at most {MAX_TYPE_LENGTH} characters, got 201$"
+    with pytest.raises(InvalidFieldsError, match=message):
+        make_relationship(a, b, longest + "x")
+    with pytest.raises(InvalidFieldsError, match=message):
+        Relationship.create(tenant, a.id, "R" * 201, b.id)
+    with pytest.raises(InvalidFieldsError, match=message):
+        made.model_copy(update={"relationship_type": "R" * 201})
 
 
 def test_a_name_or_alias_longer_than_a_name_is_refused() -> None:

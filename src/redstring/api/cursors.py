@@ -7,9 +7,9 @@ of its format, `CURSOR_VERSION` (1), then the place, the id a UUID's canonical s
 Clients treat it as opaque; the server reads back what it wrote and refuses anything
 else as `InvalidInputError` (`BAD_USER_INPUT`), never a guessed place: a cursor is read
 only when its version is one this module reads, when writing its place again gives it
-back, and when its type is one a relationship can have (`check_nonblank`: not blank,
-nothing around it to strip). A later format takes the next version and still reads the
-cursors of this one, which clients may hold.
+back, and when its type is one a relationship can have (`check_type`: not blank,
+nothing around it to strip, at most `MAX_TYPE_LENGTH` characters). A later format
+takes the next version and still reads the cursors of this one, which clients may hold.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import id_text
 from redstring.domain.relationship import Relationship
 from redstring.domain.relationship_order import RelationshipPlace
-from redstring.domain.text import check_nonblank
+from redstring.domain.text import MAX_TYPE_LENGTH, check_type
 
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
 
@@ -34,7 +34,8 @@ CURSOR_VERSION = 1
 
 def relationship_cursor(relationship: Relationship) -> str:
     """The cursor naming `relationship`'s place: a page read `after` it begins with the
-    next relationship."""
+    next relationship. A relationship of a type over `MAX_TYPE_LENGTH` characters, stored
+    before that cap, gets one too, which `place_of_cursor` refuses."""
     return _cursor_of(relationship.relationship_type, relationship.id)
 
 
@@ -44,15 +45,22 @@ def _cursor_of(relationship_type: str, relationship_id: uuid.UUID) -> str:
     return base64.urlsafe_b64encode(text.encode()).decode("ascii").rstrip("=")
 
 
+# The longest cursor of a type a relationship can have: JSON spells no character longer
+# than a control character (`\u0001`, six bytes), so a string longer than this is
+# refused before it is decoded.
+_LONGEST = len(_cursor_of("\x01" * MAX_TYPE_LENGTH, uuid.UUID(int=0)))
+
+
 def place_of_cursor(cursor: str, argument: str = "after") -> RelationshipPlace:
     """The place a cursor names; `InvalidInputError` naming `argument` when `cursor` is
     not one `relationship_cursor` makes (another version, or any alphabet, padding,
     JSON spelling, id spelling or shape that it does not write, or a type no
-    relationship has)."""
+    relationship can have: blank, with spaces around it, or over `MAX_TYPE_LENGTH`
+    characters)."""
     refused = InvalidInputError(
         f"{argument} is not a relationship cursor: pass a relationship's `cursor` as it came"
     )
-    if not _BASE64URL.fullmatch(cursor) or len(cursor) % 4 == 1:
+    if len(cursor) > _LONGEST or not _BASE64URL.fullmatch(cursor) or len(cursor) % 4 == 1:
         raise refused
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
@@ -67,7 +75,7 @@ def place_of_cursor(cursor: str, argument: str = "after") -> RelationshipPlace:
         raise refused
     try:
         read = RelationshipPlace(place[1], place[2])
-        stored = check_nonblank(read.relationship_type, "relationship_type")
+        stored = check_type(read.relationship_type, "relationship_type")
     except (InvalidInputError, ValueError):
         raise refused from None
     if stored != read.relationship_type or _cursor_of(read.relationship_type, read.id) != cursor:

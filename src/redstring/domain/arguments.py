@@ -70,7 +70,9 @@ def names_of(values: object, argument: str) -> list[str] | None:
     A string is refused rather than read as its letters, and so is anything whose
     items are not strings, or an item no stored type can equal: a blank one, or one
     holding a NUL or a lone surrogate (`check_storable`), which some stores cannot even
-    be asked about.
+    be asked about. An item longer than a type may now be (`MAX_TYPE_LENGTH`) is kept:
+    a store written before the cap may hold such a type, and a filter naming one finds
+    what it names, nothing when the store holds none.
     """
     if values is None:
         return None

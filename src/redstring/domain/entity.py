@@ -21,7 +21,7 @@ from redstring.domain.properties import (
     string_values,
 )
 from redstring.domain.record import EntityIdField, Record, TenantIdField
-from redstring.domain.text import check_entity_type, check_name, check_storable
+from redstring.domain.text import check_name, check_storable, check_type
 
 # The fields an entity derives, and those it derives them from.
 _DERIVED = frozenset({"normalized_name", "blocking_keys"})
@@ -85,7 +85,7 @@ class Entity(Record):
     @field_validator("entity_type")
     @classmethod
     def _type(cls, value: str) -> str:
-        return check_entity_type(value)
+        return check_type(value, "entity_type")
 
     @field_validator("description")
     @classmethod

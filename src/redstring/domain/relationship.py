@@ -16,7 +16,7 @@ from redstring.domain.ids import (
 )
 from redstring.domain.properties import Properties, no_properties
 from redstring.domain.record import EntityIdField, Record, RelationshipIdField, TenantIdField
-from redstring.domain.text import check_nonblank
+from redstring.domain.text import check_type
 
 
 class Direction(StrEnum):
@@ -44,7 +44,8 @@ def relationship_filters_of(
 class Relationship(Record):
     """`source -[relationship_type]-> target`; identity is `(tenant_id, id)`.
 
-    Confidence lies in 0..1; self-loops are refused.
+    The type is stripped, not blank and at most `MAX_TYPE_LENGTH` characters, as an
+    entity's is; confidence lies in 0..1; self-loops are refused.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -84,8 +85,8 @@ class Relationship(Record):
 
     @field_validator("relationship_type")
     @classmethod
-    def _nonblank(cls, value: str) -> str:
-        return check_nonblank(value, "relationship_type")
+    def _type(cls, value: str) -> str:
+        return check_type(value, "relationship_type")
 
     @model_validator(mode="after")
     def _no_self_loop(self) -> Self:

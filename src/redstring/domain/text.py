@@ -46,17 +46,19 @@ def check_name(value: str, what: str) -> str:
     return stripped
 
 
-# A type is a label, and the Neo4j vector index holds it as one term of its filter
-# (Lucene refuses a term over 32,766 bytes, and Neo4j then stops the database).
-MAX_ENTITY_TYPE_LENGTH = 200
+# A type (an entity's or a relationship's) is a label. The Neo4j vector index holds an
+# entity's type as one term of its filter (Lucene refuses a term over 32,766 bytes, and
+# Neo4j then stops the database); a relationship's type is in its cursor, which a client
+# sends back, so the same bound keeps every cursor short.
+MAX_TYPE_LENGTH = 200
 
 
-def check_entity_type(value: str) -> str:
-    """An entity type stripped, or `ValueError` when it is blank or longer than
-    `MAX_ENTITY_TYPE_LENGTH` characters."""
-    stripped = check_nonblank(value, "entity_type")
-    if len(stripped) > MAX_ENTITY_TYPE_LENGTH:
+def check_type(value: str, what: str) -> str:
+    """A type stripped, or `ValueError` naming `what` when it is blank or longer than
+    `MAX_TYPE_LENGTH` characters."""
+    stripped = check_nonblank(value, what)
+    if len(stripped) > MAX_TYPE_LENGTH:
         raise ValueError(
-            f"entity_type must be at most {MAX_ENTITY_TYPE_LENGTH} characters, got {len(stripped)}"
+            f"{what} must be at most {MAX_TYPE_LENGTH} characters, got {len(stripped)}"
         )
     return stripped

@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field, field_validator
 from redstring.domain.errors import DimensionMismatchError
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.record import EntityIdField, FrozenModel, Record, TenantIdField
-from redstring.domain.text import check_entity_type
+from redstring.domain.text import check_type
 
 
 def cosine_to_unit(cosine: float) -> float:
@@ -144,7 +144,7 @@ class VectorRecord(Record):
     @field_validator("entity_type")
     @classmethod
     def _type(cls, value: str) -> str:
-        return check_entity_type(value)
+        return check_type(value, "entity_type")
 
 
 class VectorMatch(FrozenModel):

@@ -16,6 +16,7 @@ from redstring.domain.ids import EntityId, TenantId, id_order_key
 from redstring.domain.neighbourhood import far_end
 from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.relationship_order import RelationshipPlace, relationship_order_key
+from redstring.domain.text import MAX_TYPE_LENGTH
 from redstring.ports.graph_store import EndReads, GraphStore
 from redstring.testing.factories import make_entity, make_relationship, new_tenant
 
@@ -971,6 +972,46 @@ class GraphStoreCompliance:
         for message, arguments in wrong[:6]:  # the direction's and the types'
             with pytest.raises(InvalidInputError, match=f"^{message}"):
                 await store.relationship_counts([hub.id], tenant, **arguments)
+
+    async def test_types_of_the_longest_length_and_longer_ones_stored_before_the_cap(
+        self, graph_store: GraphStore
+    ) -> None:
+        """A relationship type of `MAX_TYPE_LENGTH` characters (each four UTF-8 bytes) is
+        stored and read back. One longer, which a store written before the cap may hold
+        (built here unchecked, as no `Relationship` can now be), is still read, listed,
+        counted, found by a `types` filter naming it and paged past from its place; a
+        filter naming a longer type the store does not hold finds nothing."""
+        tenant = new_tenant()
+        hub, x, y, z = (make_entity(tenant, n) for n in ("Hub", "X", "Y", "Z"))
+        await graph_store.upsert_entities([hub, x, y, z])
+        longest = make_relationship(hub, x, "\U0001f600" * MAX_TYPE_LENGTH)
+        kept = Relationship.model_construct(
+            **{**dict(make_relationship(y, hub, "KNOWS")), "relationship_type": "L" * 300}
+        )
+        short = make_relationship(hub, z, "A")
+        await graph_store.upsert_relationships([longest, kept, short])
+        ordered = [short, kept, longest]
+        read = await graph_store.relationships_of([hub.id], tenant)
+        assert read == {hub.id: ordered}
+        reads: list[Any] = [graph_store.relationships_of]
+        if isinstance(graph_store, EndReads):
+            ends = graph_store
+
+            async def with_ends(*args: Any, **kwargs: Any) -> Any:
+                return (await ends.relationships_with_ends(*args, **kwargs)).relationships
+
+            reads.append(with_ends)
+        for read_of in reads:
+            named = await read_of([hub.id, y.id], tenant, types=["L" * 300])
+            assert named == {hub.id: [kept], y.id: [kept]}
+            after = await read_of([hub.id], tenant, after=RelationshipPlace.of(kept))
+            assert after == {hub.id: [longest]}
+            assert await read_of([hub.id], tenant, types=["L" * 301]) == {hub.id: []}
+        assert await graph_store.relationship_counts([hub.id], tenant) == {hub.id: 3}
+        counted = await graph_store.relationship_counts(
+            [hub.id], tenant, types=["L" * 300, longest.relationship_type, "L" * 301]
+        )
+        assert counted == {hub.id: 2}
 
     async def test_relationships_with_ends_read_relationships_of_and_their_far_ends(
         self, graph_store: GraphStore

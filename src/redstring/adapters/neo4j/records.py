@@ -307,12 +307,17 @@ def relationship_row(relationship: Relationship) -> dict[str, Any]:
 
 
 def relationship_from(stored: Mapping[str, Any]) -> Relationship:
-    return Relationship(
+    """The relationship as written by `relationship_row`, from its whole property map
+    (`whole_relationships`), built without re-validation (`model_construct`), as a
+    stored entity is: every stored relationship was validated on its way in, by the
+    rules of its day, and one whose type is longer than today's cap (`MAX_TYPE_LENGTH`)
+    is still read."""
+    return Relationship.model_construct(
         id=RelationshipId(uuid.UUID(stored["id"])),
         tenant_id=TenantId(uuid.UUID(stored["tenant_id"])),
         source_entity_id=EntityId(uuid.UUID(stored["source"])),
         target_entity_id=EntityId(uuid.UUID(stored["target"])),
         relationship_type=stored["relationship_type"],
-        confidence=stored["confidence"],
-        properties=_properties(stored.get("properties")),
+        confidence=float(stored["confidence"]),
+        properties=freeze_properties(_properties(stored.get("properties"))),
     )
