@@ -133,6 +133,54 @@ def test_rekey_vectors_embeds_each_entity_again(capsys: pytest.CaptureFixture[st
     )
 
 
+def test_rekey_vectors_leaves_text_without_direction_without_a_vector(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`!` embeds to no direction, so has no vector: without one it is current on every run;
+    renamed to such text with its old name's vector kept, it is stale until that vector
+    is deleted, and the summary says it was deleted, not written."""
+    tenant = new_tenant()
+    acme, bare = make_entity(tenant, "Acme Widgets", "org"), make_entity(tenant, "!", "…")
+    blue = make_entity(tenant, "Blue Harbour Bank", "org")
+    renamed = make_entity(tenant, "!!!", "…", entity_id=blue.id)
+
+    async def write() -> None:
+        client = await open_client(Settings())
+        try:
+            await client.upsert([acme, bare, blue])
+            await client.graph.upsert_entities([renamed])  # a writer that failed before its vector
+        finally:
+            await client.aclose()
+
+    async def vector_ids() -> set[object]:
+        client = await open_client(Settings())
+        try:
+            return set(await client.vectors.sources([acme.id, bare.id, blue.id], tenant))
+        finally:
+            await client.aclose()
+
+    asyncio.run(write())
+    assert asyncio.run(vector_ids()) == {acme.id, blue.id}
+    argv = ["rekey", "--tenant", str(tenant), "--vectors"]
+    stale = "; 1 entity with a vector of another text or model, or none"
+
+    assert main([*argv, "--dry-run"]) == EXIT_OK
+    assert f"read 3 entities: every key is current, nothing to rewrite{stale}: run without" in (
+        capsys.readouterr().err
+    )
+
+    assert main(argv) == EXIT_OK
+    said = capsys.readouterr().err
+    assert f"{stale}: 1 embedded again, 1 of them to no direction (vector deleted)" in said
+    assert asyncio.run(vector_ids()) == {acme.id}
+
+    for dry_run in (["--dry-run"], []):
+        assert main([*argv, *dry_run]) == EXIT_OK
+        assert "read 3 entities: every key is current, nothing to rewrite; every vector is " in (
+            capsys.readouterr().err
+        )
+
+
 def test_rekey_all_tenants_goes_through_each(
     neo4j_auth: tuple[str, tuple[str, str]], capsys: pytest.CaptureFixture[str]
 ) -> None:

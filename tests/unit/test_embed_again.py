@@ -256,6 +256,38 @@ async def test_rekey_with_vectors_embeds_those_not_made_as_stored() -> None:
     assert report == RekeyReport(read=5, stale_vectors=5, embedded=5)
 
 
+async def test_rekey_leaves_an_entity_without_direction_and_without_a_vector_current() -> None:
+    """Text that embeds to no direction is to have no vector (`EntityVectors`): without one
+    it is current, on every run; with the vector of an earlier text it is stale, and that
+    vector is deleted. An entity without a vector is embedded once a run, not once to
+    tell whether it has a direction and again to write its vector."""
+    tenant = new_tenant()
+    graph, vectors, embeddings = InMemoryGraphStore(), InMemoryVectorStore(DIMENSION), Embeddings()
+    acme = make_entity(tenant, "Acme Widgets", "org")
+    bare = make_entity(tenant, "!", "…")  # the hashing provider embeds it to zeros
+    was = make_entity(tenant, "Acme Gadgets", "org")
+    blue = make_entity(tenant, "Blue Harbour Bank", "org")
+    for entity in (acme, was):
+        await _written(entity, graph, vectors)
+    renamed = make_entity(tenant, "!!!", "…", entity_id=was.id)
+    await graph.upsert_entities([bare, renamed, blue])  # `was` keeps its old name's vector
+
+    dry = await rekey(graph, tenant, dry_run=True, embeddings=embeddings, vectors=vectors)
+    assert dry == RekeyReport(read=4, stale_vectors=2)
+    assert embeddings.documents == 2  # `bare` and `blue`, which have no vector
+
+    report = await rekey(graph, tenant, embeddings=embeddings, vectors=vectors)
+    assert report == RekeyReport(read=4, stale_vectors=2, embedded=2, directionless=1)
+    assert embeddings.documents == 2 + 3  # `bare`, `blue` and `renamed`, once each
+    ids = [acme.id, bare.id, was.id, blue.id]
+    assert set(await vectors.sources(ids, tenant)) == {acme.id, blue.id}
+    assert await _stored_as(vectors, blue)
+
+    again = await rekey(graph, tenant, dry_run=True, embeddings=embeddings, vectors=vectors)
+    assert again == RekeyReport(read=4)
+    assert await rekey(graph, tenant, embeddings=embeddings, vectors=vectors) == RekeyReport(read=4)
+
+
 async def test_rekey_embeds_with_both_parts_or_neither_and_of_one_dimension() -> None:
     graph, tenant = InMemoryGraphStore(), new_tenant()
     with pytest.raises(ValueError, match="both embeddings and vectors, or neither"):

@@ -56,7 +56,8 @@ def add_rekey_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "--vectors",
         action="store_true",
         help="also embed again, with the configured provider, the entities whose stored "
-        "vector is of another text or model, or missing",
+        "vector is of another text or model, or missing (but for text that embeds to no "
+        "direction, which has none)",
     )
     rekey.add_argument(
         "--page-size",
@@ -67,7 +68,8 @@ def add_rekey_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     rekey.add_argument(
         "--dry-run",
         action="store_true",
-        help="count the entities whose keys (or vectors) are stale, rewrite and embed none",
+        help="count the entities whose keys (or vectors) are stale; rewrite none, and embed "
+        "none but those without a vector",
     )
     rekey.set_defaults(run=_rekey)
 
@@ -106,6 +108,9 @@ def _vectors_summary(report: RekeyReport, *, dry_run: bool) -> str:
     if dry_run:
         return f"{stale}, or none: run without --dry-run to embed them again"
     summary = f"{stale}, or none: {report.embedded:,} embedded again"
+    if report.directionless:
+        deleted = "vector" if report.directionless == 1 else "vectors"
+        summary += f", {report.directionless:,} of them to no direction ({deleted} deleted)"
     if report.unsettled:
         summary += (
             f", {report.unsettled:,} of them written by another writer throughout: "
@@ -123,6 +128,7 @@ def _sum(reports: Iterable[RekeyReport]) -> RekeyReport:
         stale_vectors=sum(r.stale_vectors for r in listed),
         embedded=sum(r.embedded for r in listed),
         unsettled=sum(r.unsettled for r in listed),
+        directionless=sum(r.directionless for r in listed),
     )
 
 

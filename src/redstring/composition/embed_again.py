@@ -19,7 +19,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from redstring.composition.entity_vectors import embed_entities, ids_by_tenant, outdated
+from redstring.composition.entity_vectors import (
+    EntityVectors,
+    embed_entities,
+    ids_by_tenant,
+    outdated,
+)
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
 from redstring.ports.embedding_provider import EmbeddingProvider
@@ -49,10 +54,13 @@ async def embed_again(
     embeddings: EmbeddingProvider,
     vectors: VectorStore,
     graph: GraphReader,
+    embedded: EntityVectors | None = None,
 ) -> EmbeddedAgain:
     """Embed `entities` (one tenant's, as read from `graph`) and write their vectors,
     then read them back from `graph` until each is stored as the text last embedded:
     one renamed meanwhile is embedded again, one deleted meanwhile loses its vector.
+    `embedded`, when given, is `embed_entities` of `entities`, made already: the
+    first write is of it, and nothing of `entities` is embedded twice.
 
     A vector we write after a delete removed the vectors and before it removed the
     entity, read back before that removal, goes with the delete's second removal
@@ -66,6 +74,7 @@ async def embed_again(
         embeddings=embeddings,
         vectors=vectors,
         graph=graph,
+        embedded=embedded,
     )
     return EmbeddedAgain(embedded=len(entities), unsettled=unsettled)
 
@@ -78,14 +87,18 @@ async def _write_until_read_back(
     embeddings: EmbeddingProvider,
     vectors: VectorStore,
     graph: GraphReader,
+    embedded: EntityVectors | None = None,
 ) -> int:
-    """Write the vectors of `to_embed` and delete those of `to_delete` (ids the graph
-    lacks), then read all of them back from `graph` and do the same for those that
-    differ: renamed, deleted, or made again since. How many still differ after
-    `MAX_PASSES` writes."""
+    """Write the vectors of `to_embed` (the first time `embedded`, when given) and delete
+    those of `to_delete` (ids the graph lacks), then read all of them back from `graph`
+    and do the same for those that differ: renamed, deleted, or made again since. How
+    many still differ after `MAX_PASSES` writes."""
     written: dict[EntityId, str | None] = {}  # None: the vector was deleted
     for _ in range(MAX_PASSES):
-        await (await embed_entities(to_embed, embeddings)).write(vectors)
+        if embedded is None:
+            embedded = await embed_entities(to_embed, embeddings)
+        await embedded.write(vectors)
+        embedded = None
         if to_delete:
             await vectors.delete(to_delete, tenant_id)
         written.update((e.id, e.embedding_text()) for e in to_embed)

@@ -58,10 +58,10 @@ class Outdated:
     """What one read of a batch's stored sources found (`outdated`).
 
     `entities`: the last entity of each id whose stored vector is not the one its text
-    embeds to, those worth embedding (`not_current`). Of their keys, `replaced` have a
-    vector of another text or model (or of no source), and `pending` are being written
-    by the batch before (`being_written`), so what they have is not known until that
-    write ends. Both are the vectors to delete before the entities are written
+    embeds to (or who has none), those worth embedding. Of their keys, `replaced` have
+    a vector of another text or model (or of no source), and `pending` are being
+    written by the batch before (`being_written`), so what they have is not known until
+    that write ends. Both are the vectors to delete before the entities are written
     (`delete_replaced`); an entity with no vector, or whose vector is current, costs none.
     """
 
@@ -105,18 +105,6 @@ async def outdated(
             continue  # current
         changed.append(entity)
     return Outdated(changed, tuple(replaced), tuple(pending))
-
-
-async def not_current(
-    entities: Sequence[Entity],
-    embeddings: EmbeddingProvider,
-    vectors: VectorStore,
-    *,
-    being_written: Collection[EntityKey] = frozenset(),
-) -> list[Entity]:
-    """The entities of `entities` worth embedding (`outdated(...).entities`)."""
-    found = await outdated(entities, embeddings, vectors, being_written=being_written)
-    return found.entities
 
 
 async def delete_replaced(
@@ -171,6 +159,24 @@ class EntityVectors:
         await self.upsert(store)
         for tenant_id, entity_ids in self.directionless.items():
             await store.delete(entity_ids, tenant_id)
+
+    def keys_without_direction(self) -> frozenset[EntityKey]:
+        """The `(tenant_id, id)` of each of `directionless`."""
+        return frozenset(
+            (tenant_id, entity_id)
+            for tenant_id, entity_ids in self.directionless.items()
+            for entity_id in entity_ids
+        )
+
+    def leaving_out(self, keys: Collection[EntityKey]) -> EntityVectors:
+        """These vectors without those of `keys`, in `records` or `directionless`."""
+        records = [r for r in self.records if (r.tenant_id, r.entity_id) not in keys]
+        directionless: dict[TenantId, list[EntityId]] = {}
+        for tenant_id, entity_ids in self.directionless.items():
+            kept = [entity_id for entity_id in entity_ids if (tenant_id, entity_id) not in keys]
+            if kept:
+                directionless[tenant_id] = kept
+        return EntityVectors(records, directionless)
 
     async def upsert(self, store: VectorStore) -> None:
         """Upsert `records` alone (no call when there are none): for a writer that has

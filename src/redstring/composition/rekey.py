@@ -8,7 +8,9 @@ written before keep the older keys until written again; `rekey` rewrites
 them in place, page by page, without touching anything else of the entity.
 With an embedding provider and a vector store it also embeds again the
 entities whose vector this provider would not make as stored (another text,
-another model, no vector, or one stored without its source) (`embed_again`).
+another model, or one stored without its source), and those without a vector
+whose text embeds to a direction (`embed_again`); a vector is deleted where the
+text embeds to none.
 """
 
 from __future__ import annotations
@@ -18,7 +20,12 @@ from dataclasses import dataclass
 
 from redstring.composition.build_graph import DEFAULT_BATCH_SIZE
 from redstring.composition.embed_again import NOTHING_EMBEDDED, EmbeddedAgain, embed_again
-from redstring.composition.entity_vectors import check_fits, not_current
+from redstring.composition.entity_vectors import (
+    EntityVectors,
+    check_fits,
+    embed_entities,
+    outdated,
+)
 from redstring.domain.arguments import page_size_of
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId, tenant_id_of
@@ -39,8 +46,11 @@ class RekeyReport:
     rewritten was written, or deleted, between its read and its rewrite: its writer
     derived its keys. With vectors, `stale_vectors` entities had a vector this
     provider would not make as stored; `embedded` of them were embedded and written
-    again, `unsettled` of those changed by another writer on every read-back
-    (`embed_again`). A dry run rewrites and embeds none."""
+    again, `directionless` of those to a vector without direction, so their vectors were
+    deleted and none written, and `unsettled` of them changed by another writer on every
+    read-back (`embed_again`). An entity whose text embeds to no direction is to have
+    no vector: without one, it is current. A dry run rewrites none, and embeds only the
+    entities without a vector (to tell whether their text has a direction)."""
 
     read: int = 0
     stale: int = 0
@@ -48,6 +58,20 @@ class RekeyReport:
     stale_vectors: int = 0
     embedded: int = 0
     unsettled: int = 0
+    directionless: int = 0
+
+
+@dataclass(frozen=True)
+class _Stale:
+    """The entities of a page whose vectors are stale (`_Vectors.stale`), and their vectors
+    when they were embedded to find them."""
+
+    entities: list[Entity]
+    embedded: EntityVectors | None = None
+
+    def without_direction(self) -> int:
+        """How many of `entities` embedded to no direction (0 when not embedded)."""
+        return 0 if self.embedded is None else len(self.embedded.keys_without_direction())
 
 
 class _Vectors:
@@ -58,14 +82,27 @@ class _Vectors:
         self.embeddings = embeddings
         self.store = vectors
 
-    async def stale(self, page: Sequence[Entity]) -> list[Entity]:
+    async def stale(self, page: Sequence[Entity], *, dry_run: bool) -> _Stale:
         """The entities of `page` whose stored vector this provider would not make as
-        stored, or who have none."""
-        return await not_current(page, self.embeddings, self.store)
+        stored (another text or model, no source), and those without one whose text embeds
+        to a direction: one whose text embeds to none is to have none (`EntityVectors`).
+        The entities without a vector are embedded to tell them apart; unless `dry_run`,
+        so are the others, and their vectors are kept for the write (`embed_again`)."""
+        found = await outdated(page, self.embeddings, self.store)
+        holding = set(found.replaced)  # the others have no vector
+        to_embed = [e for e in found.entities if not dry_run or (e.tenant_id, e.id) not in holding]
+        embedded = await embed_entities(to_embed, self.embeddings)
+        current = embedded.keys_without_direction() - holding
+        stale = [e for e in found.entities if (e.tenant_id, e.id) not in current]
+        return _Stale(stale, None if dry_run else embedded.leaving_out(current))
 
-    async def embed_again(self, entities: list[Entity], graph: GraphStore) -> EmbeddedAgain:
+    async def embed_again(self, stale: _Stale, graph: GraphStore) -> EmbeddedAgain:
         return await embed_again(
-            entities, embeddings=self.embeddings, vectors=self.store, graph=graph
+            stale.entities,
+            embeddings=self.embeddings,
+            vectors=self.store,
+            graph=graph,
+            embedded=stale.embedded,
         )
 
 
@@ -102,7 +139,7 @@ async def rekey(
             return report
         stale = [entity for entity in page if not entity.has_current_keys()]
         rewritten = await graph.rewrite_keys(stale) if stale and not dry_run else 0
-        stale_vectors = [] if again is None else await again.stale(page)
+        stale_vectors = _Stale([]) if again is None else await again.stale(page, dry_run=dry_run)
         embedded = (
             NOTHING_EMBEDDED
             if again is None or dry_run
@@ -112,8 +149,9 @@ async def rekey(
             read=report.read + len(page),
             stale=report.stale + len(stale),
             rewritten=report.rewritten + rewritten,
-            stale_vectors=report.stale_vectors + len(stale_vectors),
+            stale_vectors=report.stale_vectors + len(stale_vectors.entities),
             embedded=report.embedded + embedded.embedded,
+            directionless=report.directionless + stale_vectors.without_direction(),
             unsettled=report.unsettled + embedded.unsettled,
         )
         if on_page is not None:
