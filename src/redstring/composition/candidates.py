@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from redstring.composition.concurrency import concurrently
+from redstring.domain.arguments import count_of
+from redstring.domain.blocking import block_caps_of
 from redstring.domain.candidates import Candidates
 from redstring.domain.ids import TenantId
 from redstring.domain.lexical import LexicalCandidate
@@ -43,6 +45,9 @@ class SeparateReads:
         limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> Candidates:
+        # Checked here too, so that a count is refused alike when its read is skipped.
+        k = count_of(k, "k")
+        limit_per_key, limit_per_prefix = block_caps_of(limit_per_key, limit_per_prefix)
         semantic, lexical = await concurrently(
             _no_matches()
             if vector is None

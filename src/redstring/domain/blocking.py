@@ -27,6 +27,7 @@ from functools import lru_cache
 
 import jellyfish
 
+from redstring.domain.arguments import optional_count_of
 from redstring.domain.name_forms import canonical_tokens, identifying_tokens
 from redstring.domain.normalization import (
     ampersand_joined,
@@ -62,6 +63,19 @@ MAX_BLOCK_SIZE = 300
 # whole last word seeks its own block first, and a common one filled the cap with
 # names that share nothing else with the query (docs/adr/0003).
 MAX_PREFIX_SIZE = 100
+
+
+def block_caps_of(limit_per_key: object, limit_per_prefix: object) -> tuple[int | None, int | None]:
+    """A lexical lookup's caps (`find_lexical_candidates`) by `redstring.domain.arguments`'
+    rule: each None (no cap) or an integer from 0 to 2**63 - 1 (`count_of`). Every graph
+    store and candidate reader reads them through this, so that a slip is the same
+    `InvalidInputError` on each, whether or not anything is read with them."""
+    return (
+        optional_count_of(limit_per_key, "limit_per_key"),
+        optional_count_of(limit_per_prefix, "limit_per_prefix"),
+    )
+
+
 _MIN_TOKEN_LENGTH = 2
 # An initials (`i:`) key is the first letters of 2 to 6 identifying words; a query of
 # one word of as many letters asks for it (`query_initials`).

@@ -32,7 +32,9 @@ class CandidateReader(Protocol):
         prefixes=prefixes, limit_per_key=limit_per_key, limit_per_prefix=limit_per_prefix,
         entity_types=entity_types)`
         answers (nothing when there are neither keys nor prefixes). `entities`:
-        whole entities of the tenant read along, any (`Candidates`)."""
+        whole entities of the tenant read along, any (`Candidates`). `k` and the caps
+        are read by `count_of`'s rule (`block_caps_of`) whether or not a vector or a
+        key is given: a slip is `InvalidInputError` on every reader."""
         ...
 
 

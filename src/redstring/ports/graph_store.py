@@ -54,7 +54,8 @@ class GraphReader(Protocol):
         entity counted once per block it is in (the order of an index on
         `(key, id)`, so that the cut is the same on every backend). The two caps are
         independent: `limit_per_key` does not bound a prefix, nor `limit_per_prefix`
-        a key; `None` is no cap.
+        a key; `None` is no cap. A cap is read by `block_caps_of`'s rule (an integer
+        from 0 to 2**63 - 1, else `InvalidInputError`), whatever is read.
 
         A candidate may be the `Entity` itself or a lighter object with the same
         id, tenant, type, names and string properties; the `Retriever` fetches whole

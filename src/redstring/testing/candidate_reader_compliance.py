@@ -8,15 +8,19 @@ equal to the graph store's. The suite writes through the stores and compares.
 from __future__ import annotations
 
 import math
+import re
 import uuid
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
 from redstring.domain.blocking import query_blocking_keys, query_prefix
 from redstring.domain.candidates import Candidates
 from redstring.domain.entity import Entity
+from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import EntityId, TenantId, id_order_key
 from redstring.domain.vectors import VectorRecord
 from redstring.ports.candidate_reader import CandidateReader
@@ -52,6 +56,11 @@ NAMES = (
     "Gamma Ray Partners",
     "Delta Freight",
 )
+
+
+def _refused(message: str) -> AbstractContextManager[pytest.ExceptionInfo[InvalidInputError]]:
+    """An `InvalidInputError` of exactly `message` expected."""
+    return pytest.raises(InvalidInputError, match=f"^{re.escape(message)}$")
 
 
 class CandidateReaderCompliance:
@@ -171,6 +180,53 @@ class CandidateReaderCompliance:
             assert len(ids) == len(set(ids))
             assert set(ids) == lexical
             await self._check_entities(under_test, tenant, found)
+
+    async def test_counts_are_integers_up_to_the_largest_a_store_holds(
+        self, under_test: ReaderUnderTest
+    ) -> None:
+        """`k`, `limit_per_key` and `limit_per_prefix` are integers from 0 to 2**63 - 1
+        (Neo4j's largest), else `InvalidInputError` naming the argument (`count_of`):
+        alike from the reader and from each store asked alone, and whether or not
+        anything is read with them. The largest reads as no cap."""
+        tenant = new_tenant()
+        await self._load(under_test, tenant)
+        vector = _tilted(under_test.vectors.dimension, 0, 1.0)
+        largest = 2**63 - 1
+        every = await self._read(under_test, tenant, "Acm", vector, len(NAMES))
+        found = await self._read(under_test, tenant, "Acm", vector, largest, None, (largest,) * 2)
+        assert found.semantic == every.semantic
+        assert {c.id for c in found.lexical} == {c.id for c in every.lexical}
+        semantic, lexical = await self._apart(
+            under_test, tenant, "Acm", vector, largest, None, (largest, largest)
+        )
+        assert [e for e, _ in semantic] == [m.entity_id for m in every.semantic]
+        assert lexical == {c.id for c in every.lexical}
+        wrong: list[tuple[Any, str]] = [
+            (-1, "must not be negative, got -1"),
+            (1.5, "must be an integer, got 1.5"),
+            (True, "must be an integer, got True"),
+            ("3", "must be an integer, got '3'"),
+            (2**63, "must be at most 2**63 - 1, got 9223372036854775808"),
+        ]
+        reader, graph, vectors = under_test.reader, under_test.graph, under_test.vectors
+        for value, message in wrong:
+            for argument in ("limit_per_key", "limit_per_prefix"):
+                caps = {argument: value}
+                for keys, prefixes in ((["w:acme"], ["w:acm"]), ([], [])):
+                    with _refused(f"{argument} {message}"):
+                        await reader.find_candidates(
+                            tenant, vector=vector, k=5, keys=keys, prefixes=prefixes, **caps
+                        )
+                    with _refused(f"{argument} {message}"):
+                        await graph.find_lexical_candidates(keys, tenant, prefixes=prefixes, **caps)
+                with _refused(f"{argument} {message}"):  # a tenant of nothing
+                    await graph.find_lexical_candidates(["w:acme"], new_tenant(), **caps)
+            for query in (vector, None):
+                with _refused(f"k {message}"):
+                    await reader.find_candidates(tenant, vector=query, k=value, keys=["w:acme"])
+            for of_tenant in (tenant, new_tenant()):
+                with _refused(f"k {message}"):
+                    await vectors.search(vector, of_tenant, k=value)
 
     async def test_lexical_candidates_carry_what_the_score_reads(
         self, under_test: ReaderUnderTest

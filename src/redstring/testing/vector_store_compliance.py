@@ -88,6 +88,20 @@ class VectorStoreCompliance:
         assert [m.entity_id for m in await vector_store.search(query, tenant, k=50)] == [
             r.entity_id for r in records
         ]
+        # Neo4j's largest integer answers as any `k` past the corpus; past it, or not an
+        # integer of 0 or more, is `InvalidInputError` (`count_of`).
+        assert await vector_store.search(query, tenant, k=2**63 - 1) == (
+            await vector_store.search(query, tenant, k=50)
+        )
+        wrong_ks: list[tuple[Any, str]] = [
+            (-1, "k must not be negative, got -1"),
+            (1.5, "k must be an integer, got 1.5"),
+            (True, "k must be an integer, got True"),
+            (2**63, "k must be at most 2**63 - 1, got 9223372036854775808"),
+        ]
+        for wrong, message in wrong_ks:
+            with pytest.raises(InvalidInputError, match=f"^{re.escape(message)}$"):
+                await vector_store.search(query, tenant, k=wrong)
 
     async def test_filters_apply_before_k_against_a_nearer_flood(
         self, vector_store: VectorStore

@@ -10,6 +10,7 @@ from itertools import islice
 from sortedcontainers import SortedDict, SortedList
 
 from redstring.domain.arguments import items_of, optional_count_of, page_size_of
+from redstring.domain.blocking import block_caps_of
 from redstring.domain.entity import Entity
 from redstring.domain.entity_types import type_after_of
 from redstring.domain.errors import MissingEndpointError
@@ -241,6 +242,7 @@ class InMemoryGraphStore:
         limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
+        limit_per_key, limit_per_prefix = block_caps_of(limit_per_key, limit_per_prefix)
         tenant = self._tenants.get(tenant_id_of(tenant_id))
         if tenant is None:
             return []

@@ -152,8 +152,7 @@ class InMemoryVectorStore:
         k: int,
         entity_types: Sequence[str] | None = None,
     ) -> list[VectorMatch]:
-        if k < 0:
-            raise ValueError("k must not be negative")
+        k = count_of(k, "k")
         checked = checked_vector(vector, self._dimension, "query vector")
         matrix = self._tenants.get(tenant_id_of(tenant_id))
         if matrix is None or k == 0 or matrix.size == 0 or not has_direction(checked):

@@ -14,6 +14,7 @@ from redstring.adapters.neo4j.fallback_episode import FallbackEpisode
 from redstring.adapters.neo4j.graph_store import Neo4jGraphStore, block_lookup
 from redstring.adapters.neo4j.records import StoredEntities, candidates_from_columns
 from redstring.adapters.neo4j.vector_store import NearestSearch, Neo4jVectorStore, matches_from
+from redstring.domain.arguments import count_of
 from redstring.domain.candidates import Candidates
 from redstring.domain.ids import TenantId, tenant_id_of
 from redstring.domain.vectors import VectorMatch
@@ -55,7 +56,7 @@ class Neo4jCandidateReader:
         limit_per_prefix: int | None = None,
         entity_types: Sequence[str] | None = None,
     ) -> Candidates:
-        tenant_id = tenant_id_of(tenant_id)
+        k, tenant_id = count_of(k, "k"), tenant_id_of(tenant_id)
         search = (
             None
             if vector is None

@@ -32,6 +32,7 @@ from redstring.adapters.neo4j.records import (
 from redstring.adapters.neo4j.string_order import server_bound
 from redstring.adapters.neo4j.vector_store import Neo4jVectorStore
 from redstring.domain.arguments import items_of, optional_count_of, page_size_of
+from redstring.domain.blocking import block_caps_of
 from redstring.domain.entity import Entity
 from redstring.domain.entity_types import in_type_order, type_after_of
 from redstring.domain.errors import MissingEndpointError
@@ -84,7 +85,9 @@ def block_lookup(
     entity_types: Sequence[str] | None,
 ) -> dict[str, Any] | None:
     """The parameters of `cypher.FIND_LEXICAL_CANDIDATES`; None when it can find nothing
-    (neither keys nor prefixes, or an empty type filter)."""
+    (neither keys nor prefixes, or an empty type filter). The caps are checked first
+    (`block_caps_of`), whatever is read."""
+    limit_per_key, limit_per_prefix = block_caps_of(limit_per_key, limit_per_prefix)
     if (not keys and not prefixes) or (entity_types is not None and not entity_types):
         return None
     return {

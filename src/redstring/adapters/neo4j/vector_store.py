@@ -87,6 +87,11 @@ SAMPLE_PROBES = 8
 _INDEX_NOT_FOUND = "Neo.ClientError.Schema.IndexNotFound"
 
 
+# The largest `LIMIT` a vector index's `SEARCH` takes (a 32-bit integer; a larger one is
+# refused). No tenant holds more vectors, so asking for it asks for them all.
+_MAX_INDEX_LIMIT = 2**31 - 1
+
+
 def _first_fetch(k: int) -> int:
     """How many matches `search` asks for first: `k`, one more to see whether the `k`-th
     is tied past the cut, and a quarter of `k` more. Equal vectors (entities of the
@@ -140,7 +145,7 @@ class NearestSearch:
             "k": self.fetch,
             "types": self.types,
             "exact_below": self.exact_below,
-            "index_k": min(self.fetch * self.search_ratio, MAX_COUNT),
+            "index_k": min(self.fetch * self.search_ratio, _MAX_INDEX_LIMIT),
         }
 
     def ranked(self, rows: list[tuple[EntityId, float]]) -> list[VectorMatch] | None:
@@ -435,8 +440,7 @@ class Neo4jVectorStore(OwnedConnection):
         of its first round trip; None when it can find nothing (`k == 0`, no types, a
         vector without direction). For a reader that runs the search inside a statement
         of its own (`Neo4jCandidateReader`)."""
-        if k < 0:
-            raise ValueError("k must not be negative")
+        k = count_of(k, "k")
         checked = checked_vector(vector, self._dimension, "query vector")
         tenant_id = tenant_id_of(tenant_id)
         if k == 0 or (entity_types is not None and len(entity_types) == 0):
