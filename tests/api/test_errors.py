@@ -123,7 +123,11 @@ async def test_store_down_is_service_unavailable(
     down = FailingGraphStore(lambda: StoreUnavailableError("bolt://10.1.2.3:7687 refused"))
     client = make_client(services_with_graph(demo_services, down))
     with caplog.at_level(logging.WARNING, logger="redstring.api"):
-        body = await client.execute(RETRIEVE, q="Acme", t=DEMO, k=5)
+        response = await client.http.post(
+            "/graphql", json={"query": RETRIEVE, "variables": {"q": "Acme", "t": DEMO, "k": 5}}
+        )
+    assert response.status_code == 503  # no data: the whole request failed for the store
+    body = response.json()
     [error] = body["errors"]
     assert error["extensions"] == {"code": "SERVICE_UNAVAILABLE"}
     assert body["data"] is None  # failed while executing: `data` is there, null

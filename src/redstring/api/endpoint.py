@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Any
 
 import strawberry
@@ -22,7 +23,13 @@ from redstring.api import bookmarks, json_body, request_body
 from redstring.api.authentication import NO_AUTHENTICATION, Authenticator
 from redstring.api.authorization import Caller, Role
 from redstring.api.context import RequestContext
-from redstring.api.errors import ErrorCode, RequestRefusedError, public_error
+from redstring.api.errors import (
+    ErrorCode,
+    RequestRefusedError,
+    failed_only_for_unavailable,
+    public_error,
+    unavailable_headers,
+)
 from redstring.api.limits import Limits
 from redstring.api.operation_choice import provide_operation_name
 from redstring.api.refusals import internal_error, refusal_response, view_refusal
@@ -113,6 +120,21 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
             f"The request did not finish within {self._limits.request_timeout:g} s;"
             " its work was cancelled",
         )
+
+    def create_response(
+        self,
+        response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse],
+        sub_response: Response,
+    ) -> Response:
+        """Strawberry's response to a result, a 200, unless the result failed only because
+        a store did not answer (`failed_only_for_unavailable`): then 503 with
+        `Retry-After`, the same body. A result with data stays a 200, as GraphQL over
+        HTTP asks of any with `data` not null."""
+        response = super().create_response(response_data, sub_response)
+        if isinstance(response_data, dict) and failed_only_for_unavailable(response_data):
+            response.status_code = HTTPStatus.SERVICE_UNAVAILABLE
+            response.headers.update(unavailable_headers())
+        return response
 
     def encode_json(self, data: object) -> bytes:
         """A result's body, in ASCII as every body of the API (`json_body`): an error

@@ -19,9 +19,17 @@
 |                             | a pydantic `ValidationError`, a variable of the wrong type, |
 |                             | an argument graphql-core cannot coerce while executing)     |
 | `FORBIDDEN`                 | the caller may not use the tenant                           |
-| `SERVICE_UNAVAILABLE`       | a store did not answer (`StoreUnavailableError`)            |
+| `SERVICE_UNAVAILABLE`       | a store did not answer (`StoreUnavailableError`); HTTP 503  |
+|                             | with `Retry-After` when it alone failed the whole request   |
+|                             | (`data` null or absent, every error this code), and when    |
+|                             | the JWKS cannot be fetched                                  |
 | `INTERNAL_SERVER_ERROR`     | anything else: message masked, cause logged server-side     |
-|                             | (HTTP 500 when it fails the whole request)                  |
+|                             | (HTTP 500 when raised outside the operation's execution,    |
+|                             | building its context or encoding its response)              |
+
+Every other error met while executing an operation comes with HTTP 200, as does every
+result with data: GraphQL over HTTP asks a 200 of an `application/json` response whose
+`data` is not null.
 
 Plain `ValueError`s are not trusted as bad input: only the error types above
 are, so a bug deep in a library never leaks its message to a client.
@@ -32,6 +40,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from enum import StrEnum
+from typing import Any
 
 from graphql import GraphQLError, GraphQLSyntaxError
 from graphql.execution import values as graphql_values
@@ -50,6 +59,15 @@ logger = logging.getLogger("redstring.api")
 
 INTERNAL_MESSAGE = "Internal server error"
 UNAVAILABLE_MESSAGE = "A backing store is unavailable; try again later"
+
+# The seconds a 503 asks a client to wait (`Retry-After`) before it sends the request
+# again. The outages behind one (a Neo4j restart or leader election, an embedding server
+# coming back) last seconds to tens of seconds: long enough that waiting clients do not
+# come back in a burst, short enough that the first try after a short outage comes soon.
+# Not `REDSTRING_NEO4J_OUTAGE_RETRY`: that is how long a request itself keeps trying (0
+# for a server, which answers a lost Neo4j in milliseconds), no estimate of an outage.
+RETRY_AFTER_SECONDS = 5
+RETRY_AFTER_HEADER = "Retry-After"
 
 
 def one_line(error: BaseException) -> str:
@@ -123,6 +141,23 @@ _CODE_OF_STATUS = {
     503: ErrorCode.SERVICE_UNAVAILABLE,
     504: ErrorCode.REQUEST_TIMEOUT,
 }
+
+
+def unavailable_headers() -> dict[str, str]:
+    """The headers of a 503: `Retry-After` in seconds (`RETRY_AFTER_SECONDS`)."""
+    return {RETRY_AFTER_HEADER: str(RETRY_AFTER_SECONDS)}
+
+
+def failed_only_for_unavailable(body: Mapping[str, Any]) -> bool:
+    """Whether the GraphQL response `body` holds no data (`data` null or left out) and
+    only `SERVICE_UNAVAILABLE` errors: the request failed only because a store did not
+    answer, so the same request may succeed later. Such a response is a 503
+    (`GraphQLEndpoint`); one with data, or with another error beside, is a 200."""
+    errors = body.get("errors")
+    if body.get("data") is not None or not isinstance(errors, list) or not errors:
+        return False
+    unavailable = ErrorCode.SERVICE_UNAVAILABLE.value
+    return all((error.get("extensions") or {}).get("code") == unavailable for error in errors)
 
 
 def code_for_status(status: int) -> ErrorCode:
