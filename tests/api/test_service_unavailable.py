@@ -237,6 +237,23 @@ async def test_the_503_is_logged_and_counted_as_answered(
     assert counted == {"SERVICE_UNAVAILABLE": 1.0}
 
 
+async def test_a_page_of_a_listed_origin_reads_the_503_and_its_retry_after(
+    demo_services: Redstring,
+) -> None:
+    settings = Settings(cors_origins="https://app.example")  # type: ignore[arg-type]
+    async with _http(services_with_graph(demo_services, _down()), settings) as http:
+        response = await http.post(
+            "/graphql",
+            json={"query": RETRIEVE, "variables": {"t": DEMO}},
+            headers={"origin": "https://app.example"},
+        )
+    assert response.status_code == 503
+    assert response.headers["access-control-allow-origin"] == "https://app.example"
+    exposed = response.headers["access-control-expose-headers"].lower().replace(" ", "")
+    assert "retry-after" in exposed.split(",")
+    assert response.headers["retry-after"] == "5"
+
+
 async def test_a_gateway_s_fetches_on_a_store_down(demo_services: Redstring) -> None:
     """`_entities` answers its list, each item null with its error: a 200. A root field
     the store alone failed is a 503, for a gateway as for any client."""

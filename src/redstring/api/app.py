@@ -24,7 +24,7 @@ from redstring.api.access_log import AccessLog
 from redstring.api.authentication import NO_AUTH_WARNING, build_authenticator
 from redstring.api.demo import load_demo
 from redstring.api.endpoint import GraphQLEndpoint
-from redstring.api.errors import RequestRefusedError, code_for_status
+from redstring.api.errors import RETRY_AFTER_HEADER, RequestRefusedError, code_for_status
 from redstring.api.graphiql import AssetSource, asset_route, graphiql_page
 from redstring.api.health import Readiness, healthz_endpoint
 from redstring.api.landing import landing_routes
@@ -252,8 +252,8 @@ async def checked_in_background(services: Redstring) -> AsyncIterator[None]:
 def cors_middleware(origins: Sequence[str]) -> list[Middleware]:
     """Starlette's CORS middleware for `origins` (none: no CORS headers at all, so no
     browser page of another origin may call the API): `GET` and `POST` with the
-    headers the API reads, its bookmark and request id exposed, a preflight kept ten
-    minutes. Credentials are headers (`Authorization`), never cookies."""
+    headers the API reads, its bookmark, request id and a 503's `Retry-After` exposed, a
+    preflight kept ten minutes. Credentials are headers (`Authorization`), never cookies."""
     if not origins:
         return []
     return [
@@ -262,7 +262,7 @@ def cors_middleware(origins: Sequence[str]) -> list[Middleware]:
             allow_origins=list(origins),
             allow_methods=["GET", "POST"],
             allow_headers=["authorization", "content-type", bookmarks.HEADER, REQUEST_ID_HEADER],
-            expose_headers=[bookmarks.HEADER, REQUEST_ID_HEADER],
+            expose_headers=[bookmarks.HEADER, REQUEST_ID_HEADER, RETRY_AFTER_HEADER],
             max_age=600,
         )
     ]
