@@ -831,6 +831,7 @@ async def test_an_rs256_token_checked_against_a_jwks_url_fetches_the_keys_once(
         async with _http(seeded.services, settings) as http:
             response = await _post(http, RETRIEVE, token, t=A, q=A_NAME)
             assert response.status_code == 503
+            assert response.headers["retry-after"] == "5"
             [error] = response.json()["errors"]
             assert error["extensions"] == {"code": "SERVICE_UNAVAILABLE"}
             assert "127.0.0.1" not in error["message"]

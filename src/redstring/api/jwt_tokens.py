@@ -29,7 +29,7 @@ from jwt import PyJWK, PyJWKClient, PyJWKClientConnectionError, PyJWKSet, PyJWTE
 
 from redstring.api.authorization import Caller, Role
 from redstring.api.credentials import CredentialsRefusedError
-from redstring.api.errors import ErrorCode, RequestRefusedError
+from redstring.api.errors import ErrorCode, RequestRefusedError, unavailable_headers
 from redstring.api.protections import is_loopback_name
 from redstring.api.settings import Settings
 from redstring.api.watched_file import WatchedFile
@@ -149,6 +149,7 @@ class JwksUrl:
                 503,
                 ErrorCode.SERVICE_UNAVAILABLE,
                 "the keys that check tokens are unavailable; try again later",
+                headers=unavailable_headers(),
             ) from None
         except PyJWTError as exc:
             raise CredentialsRefusedError(f"no usable key in the JWKS: {exc}") from None
