@@ -13,13 +13,16 @@ id form never changes, whatever `normalize_name` learns.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from functools import lru_cache
+from typing import NamedTuple
 
 from anyascii import anyascii
 
 _NON_WORD = re.compile(r"[\W_]+")
+_WORD = re.compile(r"[^\W_]+")  # what `_NON_WORD` separates
 # Words of one or two letters joined by `&`, spaced or not: `AT&T`, `S&P`, `H & M`.
 # One- or two-letter words joined by `&` (spaced or not), or else by a spaced `and`:
 # `AT&T and M&S` is two groups.
@@ -86,8 +89,66 @@ def normalize_name(name: str) -> str:
     `  ACME Corp.` and `acme corp` both become `acme corp`, `Łódź` `lodz`; letters of
     other scripts survive, so `東京` stays `東京`.
     """
-    folded = name.lower() if name.isascii() else fold_latin(name).casefold()
-    return " ".join(_NON_WORD.sub(" ", folded).split())
+    return " ".join(_NON_WORD.sub(" ", _folded(name)).split())
+
+
+def _folded(text: str) -> str:
+    """`text` case-folded with its Latin letters folded to ASCII: `normalize_name` before
+    punctuation is read. Each character folds alone (no rule reads its neighbours), so
+    `folded_words` can fold a text character by character."""
+    return text.lower() if text.isascii() else fold_latin(text).casefold()
+
+
+class TracedText(NamedTuple):
+    """A form of a text (the text itself or one of its `other_forms`) with, for each of
+    its characters, the index in the text of the character it is written from."""
+
+    text: str
+    origins: tuple[int, ...]
+
+
+class FoldedWord(NamedTuple):
+    """A word of `normalize_name(form.text)` with, for each of its characters, the index
+    in the original text of the character it folds from (`TracedText.origins`)."""
+
+    text: str
+    origins: tuple[int, ...]
+
+
+def traced_forms(text: str) -> list[TracedText]:
+    """`text` and its `other_forms`, in that order, each traced back to `text`: `ATT` of
+    `AT&T` comes from indexes 0, 1 and 3, `Shchuka` of `Щука` from 0, 0, 0, 0, 1, 2, 3."""
+    forms = [TracedText(text, tuple(range(len(text))))]
+    if text.isascii() and not _may_join(text):  # as `other_forms`: neither form
+        return forms
+    joins = _ampersand_join_spans(text)
+    if joins:
+        removed = {i for start, end in joins for i in range(start, end)}
+        kept = [i for i in range(len(text)) if i not in removed]
+        forms.append(TracedText("".join(text[i] for i in kept), tuple(kept)))
+    written = romanised(text)
+    if written is not None:
+        origins = tuple(i for i, ch in enumerate(text) for _ in _romanised_letter(ch))
+        forms.append(TracedText(written, origins))
+    return forms
+
+
+def folded_words(form: TracedText) -> list[FoldedWord]:
+    """The words of `normalize_name(form.text)`, in order, each traced back to the
+    original text: `Straße` is `strasse` from indexes 0, 1, 2, 3, 4, 4, 5 (`ß` folds to
+    `ss`), `Café` written with a combining accent `cafe` from 0, 1, 2, 3 (the accent
+    folds to nothing). The same folding as `normalize_name`, a character at a time."""
+    letters: list[str] = []
+    origins: list[int] = []
+    for ch, origin in zip(form.text, form.origins, strict=True):
+        folded = _folded(ch)
+        letters.append(folded)
+        origins.extend(itertools.repeat(origin, len(folded)))
+    joined = "".join(letters)
+    return [
+        FoldedWord(word[0], tuple(origins[word.start() : word.end()]))
+        for word in _WORD.finditer(joined)
+    ]
 
 
 def id_form(name: str) -> str:
@@ -125,8 +186,31 @@ def ampersand_joined(text: str) -> str | None:
     as another form of the name."""
     if not _may_join(text):
         return None
-    joined = _AMPERSAND_GROUP.sub(lambda group: _AMPERSAND_JOIN.sub("", group[0]), text)
-    return None if joined == text else joined
+    joins = _ampersand_join_spans(text)
+    if not joins:
+        return None
+    return _without(text, joins)
+
+
+def _without(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` without the characters of `spans` (in order, not overlapping)."""
+    kept: list[str] = []
+    start = 0
+    for end, resume in spans:
+        kept.append(text[start:end])
+        start = resume
+    kept.append(text[start:])
+    return "".join(kept)
+
+
+def _ampersand_join_spans(text: str) -> list[tuple[int, int]]:
+    """Where in `text` the `&` or spaced `and` of each group `ampersand_joined` joins is,
+    with the spaces around it, in order: what joining the group removes."""
+    return [
+        (group.start() + join.start(), group.start() + join.end())
+        for group in _AMPERSAND_GROUP.finditer(text)
+        for join in _AMPERSAND_JOIN.finditer(group[0])
+    ]
 
 
 def romanised(text: str) -> str | None:
