@@ -2,8 +2,9 @@
 
 A semantic channel (embedding + vector search) and a lexical channel (name
 similarity over blocking-key candidates) are fused by reciprocal rank fusion.
-Start from `Redstring`; the helpers (blocking keys, scores, id derivation)
-are importable from their modules under `redstring.domain`.
+Start from `Redstring`; `highlight_ranges` says where a match's text matched the
+query. The helpers (blocking keys, scores, id derivation) are importable from their
+modules under `redstring.domain`.
 """
 
 from typing import TYPE_CHECKING
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
         StoreUnavailableError,
         VectorIndexMismatchError,
     )
+    from redstring.domain.highlight import TextRange, highlight_ranges
     from redstring.domain.ids import EntityId, RelationshipId, TenantId
     from redstring.domain.lexical import LexicalCandidate
     from redstring.domain.neighbourhood import Neighbourhood
@@ -89,6 +91,7 @@ __all__ = [
     "StoreUnavailableError",
     "StoredSource",
     "TenantId",
+    "TextRange",
     "VectorIndexMismatchError",
     "VectorMatch",
     "VectorProvenance",
@@ -96,6 +99,7 @@ __all__ = [
     "VectorStore",
     "__version__",
     "build_graph",
+    "highlight_ranges",
 ]
 
 # Where each exported name lives. Imported on first use (`__getattr__`), so that importing
@@ -127,6 +131,8 @@ _HOMES: dict[str, str] = {
     "RedstringError": "redstring.domain.errors",
     "StoreUnavailableError": "redstring.domain.errors",
     "VectorIndexMismatchError": "redstring.domain.errors",
+    "TextRange": "redstring.domain.highlight",
+    "highlight_ranges": "redstring.domain.highlight",
     "EntityId": "redstring.domain.ids",
     "RelationshipId": "redstring.domain.ids",
     "TenantId": "redstring.domain.ids",

@@ -1,0 +1,263 @@
+"""`highlight_ranges`: where a query matched a text, word by word, mapped back through the
+normalisation to the text's own characters; and the traced forms it reads."""
+
+from __future__ import annotations
+
+import itertools
+import unicodedata
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from redstring import TextRange, highlight_ranges
+from redstring.domain.blocking import query_initials
+from redstring.domain.name_forms import ABBREVIATIONS
+from redstring.domain.normalization import (
+    ampersand_joined,
+    folded_words,
+    name_tokens,
+    normalize_name,
+    traced_forms,
+)
+from redstring.domain.text import MAX_NAME_LENGTH
+
+
+def marked(query: str, text: str) -> str:
+    """`text` with each range `highlight_ranges` gives in brackets."""
+    shown, last = "", 0
+    for start, end in highlight_ranges(query, text):
+        shown += f"{text[last:start]}[{text[start:end]}]"
+        last = end
+    return shown + text[last:]
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "expected"),
+    [
+        # A query word that begins a text word marks that beginning, mapped back through
+        # folding: case, accents, Latin letters written in ASCII.
+        ("acme", "Acme Corporation", "[Acme] Corporation"),
+        ("fjall", "Fjällräven", "[Fjäll]räven"),
+        ("Lodz", "Łódź", "[Łódź]"),
+        ("nae", "Næstved", "[Næ]stved"),
+        ("Ada Lov", "Ada Lovelace", "[Ada] [Lov]elace"),
+        ("Acme", "acme ACME AcMe", "[acme] [ACME] [AcMe]"),
+        # Folding changes lengths: `ß` is `ss`, `ﬁ` is `fi`, a combining accent is
+        # nothing. A character is marked whole when any letter it folds to matched, and
+        # the marks that follow a marked character go with it.
+        ("stras", "Straße", "[Straß]e"),
+        ("strass", "Straße", "[Straß]e"),
+        ("strasse", "Straße", "[Straße]"),
+        ("f", "ﬁsh", "[ﬁ]sh"),
+        ("fish", "ﬁsh market", "[ﬁsh] market"),
+        ("caf", "Cafe\u0301", "[Caf]e\u0301"),
+        ("cafe", "Cafe\u0301s", "[Cafe\u0301]s"),
+        # A text word read as the query word: an abbreviation written out or not, a word
+        # that begins the query word, a one-edit typo (not a word the query word begins).
+        ("ACME Corporation", "Acme Corp", "[Acme] [Corp]"),
+        ("St Petersburg", "Saint Petersburg", "[Saint] [Petersburg]"),
+        ("Saint Petersburg", "St. Petersburg", "[St]. [Petersburg]"),
+        ("international", "Intl Paper", "[Intl] Paper"),
+        ("acmeson", "Acme", "[Acme]"),
+        ("thermo", "The Thermo Company", "The [Thermo] Company"),
+        ("Holdngs", "Acme Holdings", "Acme [Holdings]"),
+        ("acme", "Acmes", "[Acme]s"),
+        # The unfinished last word one edit from a beginning.
+        ("glasw", "Glasswing Software", "[Glassw]ing Software"),
+        ("glasw ", "Glasswing Software", "Glasswing Software"),
+        ("acme corp", "Acme Coral Reef", "[Acme] Coral Reef"),  # `corp`: too short for it
+        # Words spelled together: a query word over several text words, several query
+        # words over one text word.
+        ("cocacola", "Coca-Cola", "[Coca-Cola]"),
+        ("cocac", "Coca-Cola Company", "[Coca-C]ola Company"),
+        ("obrien", "O'Brien", "[O'Brien]"),
+        ("o'brien", "O'Brien", "[O]'[Brien]"),
+        ("mac donald", "MacDonald", "[MacDonald]"),
+        ("mac don", "MacDonald's", "[MacDon]ald's"),
+        # `&` groups read joined, either side.
+        ("att", "AT&T Inc.", "[AT&T] Inc."),
+        ("AT&T", "AT and T", "[AT and T]"),
+        ("AT&T", "AT&T Telecom", "[AT&T] Telecom"),
+        # Other scripts romanised, either side.
+        ("Gazprom", "Газпром", "[Газпром]"),
+        ("gazp", "Газпром нефть", "[Газп]ром нефть"),
+        ("газп", "Gazprom Neft", "[Gazp]rom Neft"),
+        ("東", "東京", "[東]京"),
+        # Initials: the first letter of each identifying word.
+        ("ABF", "Alder & Birchwood Foods Ltd", "[A]lder & [B]irchwood [F]oods Ltd"),
+        # Nothing to point at.
+        ("xyz", "Acme Corp", "Acme Corp"),
+        ("Acme Corp", "Acme Co", "[Acme] Co"),
+        ("Athina", "Athens", "Athens"),
+    ],
+)
+def test_marks(query: str, text: str, expected: str) -> None:
+    assert marked(query, text) == expected
+
+
+def test_an_empty_query_or_text_marks_nothing() -> None:
+    assert highlight_ranges("", "Acme") == []
+    assert highlight_ranges("...", "Acme") == []
+    assert highlight_ranges("acme", "") == []
+
+
+def test_only_what_the_score_reads_is_marked() -> None:
+    text = "x " * (MAX_NAME_LENGTH // 2) + "Acme"
+    assert highlight_ranges("acme", text) == []
+    assert highlight_ranges("x", text)[-1].end <= MAX_NAME_LENGTH
+
+
+def test_utf16_offsets_count_a_character_outside_the_bmp_twice() -> None:
+    text = "😀 Acme \U0001d538cme"  # MATHEMATICAL DOUBLE-STRUCK CAPITAL A: it folds to A
+    [acme, other] = highlight_ranges("acme", text)
+    assert (acme, other) == (TextRange(2, 6), TextRange(7, 11))
+    assert acme.in_utf16(text) == TextRange(3, 7)
+    assert other.in_utf16(text) == TextRange(8, 13)
+
+
+# Any text, whatever it holds: every script, marks, ligatures, emoji.
+texts = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=40)
+
+
+def _check_shape(text: str, ranges: list[TextRange]) -> None:
+    read = min(len(text), MAX_NAME_LENGTH)
+    for first, second in itertools.pairwise(ranges):
+        assert first.end < second.start  # sorted, apart: neither overlapping nor touching
+    for start, end in ranges:
+        assert 0 <= start < end <= read
+
+
+@given(texts, texts)
+@example("acme", "Acme Corp")
+@example("stras", "Straße")
+@example("a", "A\u0301\u0301 a")
+def test_ranges_lie_within_the_text_sorted_and_apart(query: str, text: str) -> None:
+    ranges = highlight_ranges(query, text)
+    _check_shape(text, ranges)
+    for part in ranges:
+        start, end = part.in_utf16(text)
+        units = text.encode("utf-16-le", "surrogatepass")
+        assert (
+            units[2 * start : 2 * end].decode("utf-16-le", "surrogatepass")
+            == text[part.start : part.end]
+        )
+
+
+# ASCII names: words of a few letters (a small alphabet, so that words meet), apart
+# by spaces and punctuation.
+ascii_words = st.text("abcdeor", min_size=1, max_size=7)
+separators = st.sampled_from([" ", " ", "-", ". ", "'", " & ", ", "])
+
+
+@st.composite
+def ascii_names(draw: st.DrawFn) -> str:
+    words = draw(st.lists(ascii_words, min_size=1, max_size=6))
+    cased = [w.upper() if draw(st.booleans()) else w.capitalize() for w in words]
+    return "".join(w + draw(separators) for w in cased[:-1]) + cased[-1]
+
+
+def _query_words(query: str) -> list[list[str]]:
+    joined = ampersand_joined(query)
+    return [name_tokens(query), *([name_tokens(joined)] if joined else [])]
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether `b` is `a` with one letter deleted, inserted, replaced, or two swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    if len(a) < len(b):
+        return any(b[:i] + b[i + 1 :] == a for i in range(len(b)))
+    differ = [i for i in range(len(a)) if a[i] != b[i]]
+    return len(differ) == 1 or (
+        len(differ) == 2 and differ[1] == differ[0] + 1 and a[differ[0]] == b[differ[1]]
+    )
+
+
+def _explained(piece: str, whole: str, first: bool, query: str) -> bool:
+    """Whether a marked `piece` of the word `whole` (folded) is what the query matched:
+    letters the query typed, its words written together; or the whole word, which a
+    query word reads as (an abbreviation, a typo, a word it begins) or which begins with
+    a mistyped last query word; or the first letter of the word, the query being
+    initials."""
+    forms = _query_words(query)
+    if any(piece in "".join(words) for words in forms):
+        return True
+    query_words = [w for words in forms for w in words]
+    if piece == whole and any(
+        ABBREVIATIONS.get(w, w) == ABBREVIATIONS.get(whole, whole)
+        or _one_edit(w, whole)
+        or w.startswith(whole)
+        for w in query_words
+    ):
+        return True
+    if query_words and _one_edit(query_words[-1], piece):
+        return True
+    initials = query_initials(query)
+    return first and len(piece) == 1 and initials is not None and piece in initials
+
+
+@given(ascii_names(), st.one_of(ascii_names(), ascii_words))
+@example("Acme Corp", "ACME Corporation")
+@example("Coca-Cola Co", "cocac")
+@example("AT & T Tel", "att")
+@example("Abc Dec Eb", "ade")
+def test_an_ascii_text_is_marked_where_the_query_matched(text: str, query: str) -> None:
+    """Each word a range touches is marked from its beginning, and what is marked of it
+    folds to what the query matched."""
+    ranges = highlight_ranges(query, text)
+    _check_shape(text, ranges)
+    [form] = traced_forms(text)[:1]
+    for word in folded_words(form):
+        start, end = word.origins[0], word.origins[-1] + 1
+        covering = [r for r in ranges if r.start < end and start < r.end]
+        if not covering:
+            continue
+        [part] = covering
+        assert part.start <= start  # from the word's beginning
+        piece = normalize_name(text[start : min(end, part.end)])
+        assert _explained(piece, word.text, part.start == start, query), (piece, word.text)
+
+
+@given(ascii_names(), st.data())
+def test_a_query_word_that_begins_a_text_word_marks_at_least_its_length(
+    text: str, data: st.DataObject
+) -> None:
+    words = normalize_name(text).split()
+    word = data.draw(st.sampled_from(words))
+    typed = word[: data.draw(st.integers(1, len(word)))]
+    ranges = highlight_ranges(typed, text)
+    [form] = traced_forms(text)[:1]
+    for folded in folded_words(form):
+        if folded.text.startswith(typed):
+            start = folded.origins[0]
+            assert any(r.start <= start and start + len(typed) <= r.end for r in ranges)
+
+
+accented = st.text("aeosßæøłﬁ\u0301\u0308ÄÉØ", min_size=1, max_size=8).filter(
+    lambda word: normalize_name(word) != "" and " " not in normalize_name(word)
+)
+
+
+def _mark(ch: str) -> bool:
+    return unicodedata.category(ch).startswith("M")
+
+
+@given(accented, st.integers(1, 20))
+@example("Straße", 5)
+@example("ﬁsh", 1)
+@example("Cafe\u0301s", 4)
+def test_a_folded_beginning_marks_the_characters_it_folds_from(word: str, length: int) -> None:
+    """Typed as it folds (`stras` for `Straße`), a beginning of a word marks the fewest
+    of its characters that fold to it, with the marks that follow them."""
+    typed = normalize_name(word)[:length]
+    [part] = highlight_ranges(typed, word)
+    assert normalize_name(word[: part.start]) == ""
+    assert normalize_name(word[: part.end]).startswith(typed)
+    assert part.end == len(word) or not _mark(word[part.end])
+    last = part.end - 1  # the last marked character that is no mark
+    while _mark(word[last]):
+        last -= 1
+    assert not normalize_name(word[:last]).startswith(typed)
