@@ -5,7 +5,9 @@ from __future__ import annotations
 import uuid
 
 from redstring.api.demo import DEMO_TENANT_ID
+from redstring.composition.client import Redstring
 from redstring.domain.ids import entity_id_for
+from tests.api.conftest import MakeClient
 from tests.api.support import DEMO, README_QUERY, GraphQLClient
 
 ACME_ID = str(entity_id_for(DEMO_TENANT_ID, "company", "Acme Corp"))
@@ -195,3 +197,59 @@ async def test_a_match_says_which_of_its_texts_the_query_matched(client: GraphQL
     assert semantic["retrieve"]["matches"] == [
         {"lexical": None, "matchedText": None, "matchedProperty": None}
     ]
+
+
+async def test_a_match_says_where_its_text_matched_the_query(client: GraphQLClient) -> None:
+    data = await client.data(
+        """query ($tenant: ID!) {
+             retrieve(query: "ACME Corporation", tenantId: $tenant, k: 5) {
+               matches { entity { name } matchedText matchedRanges { start end } }
+             }
+           }""",
+        tenant=DEMO,
+    )
+    [top, *others] = data["retrieve"]["matches"]
+    # `Corp` is read as `Corporation`: the whole word is marked.
+    assert top == {
+        "entity": {"name": "Acme Corp"},
+        "matchedText": "Acme Corp",
+        "matchedRanges": [{"start": 0, "end": 4}, {"start": 5, "end": 9}],
+    }
+    # A match of the semantic channel alone has no text, so no ranges.
+    assert {"matchedText": None, "matchedRanges": None} in [
+        {k: m[k] for k in ("matchedText", "matchedRanges")} for m in others
+    ]
+
+
+async def test_matched_ranges_count_utf16_code_units(
+    make_client: MakeClient, fresh_services: Redstring
+) -> None:
+    """A JavaScript client slices `matchedText` with the ranges as they come: a character
+    outside the Basic Multilingual Plane counts two, a folded one as it is written."""
+    client = make_client(fresh_services)
+    tenant = str(uuid.uuid4())
+    await client.data(
+        """mutation ($t: ID!, $entities: [EntityInput!]!) {
+             upsertEntities(tenantId: $t, entities: $entities) { count }
+           }""",
+        t=tenant,
+        entities=[
+            {"name": "\U0001f332 Fjällräven", "entityType": "company"},
+            {"name": "International Paper", "entityType": "company"},
+        ],
+    )
+    query = """query ($t: ID!, $q: String!) {
+                 retrieve(query: $q, tenantId: $t, k: 1, mode: LEXICAL) {
+                   matches { lexical matchedText matchedRanges { start end } }
+                 }
+               }"""
+    [match] = (await client.data(query, t=tenant, q="fjall"))["retrieve"]["matches"]
+    text = match["matchedText"]
+    assert text == "\U0001f332 Fjällräven"
+    assert match["matchedRanges"] == [{"start": 3, "end": 8}]
+    units = text.encode("utf-16-le")
+    assert units[3 * 2 : 8 * 2].decode("utf-16-le") == "Fjäll"
+    # Two letters off: the score reads it as the name, yet no word can be pointed at.
+    [match] = (await client.data(query, t=tenant, q="Internashional"))["retrieve"]["matches"]
+    assert match["lexical"] > 0
+    assert (match["matchedText"], match["matchedRanges"]) == ("International Paper", [])

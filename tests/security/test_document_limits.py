@@ -310,6 +310,7 @@ SEARCH = 500  # a retrieve's search, whatever its k, plus 1 per character of its
 ENTITY_TYPES = 3_000  # a scan of the tenant's entities, whatever the tenant's size
 TYPES_FIRST = 100  # entityTypes' default `first`: the types it may return
 COUNT = 10  # a relationshipCount's call, for each entity it is asked of
+RANGES = 3  # a matchedRanges' call, for each match it is asked of
 
 
 def retrieve_cost(k: int, query: str = "a") -> int:
@@ -377,13 +378,16 @@ def retrieve_cost(k: int, query: str = "a") -> int:
         ('{ retrieve(query: "a", tenantId: "t", k: 7) { matches { entity { '
          "relationshipCount relationships(first: 2) { target { relationshipCount } } } } } }",
          {}, retrieve_cost(7) + 7 * (COUNT + 10 + 2 * (2 + COUNT))),
+        # the ranges of each match: its call, and its list as one object
+        ('{ retrieve(query: "a", tenantId: "t", k: 7) { matches { matchedRanges { start } } } }',
+         {}, SEARCH + 1 + 7 * (1 + 1 + 1 + RANGES + 1)),
     ],
     ids=["literal", "variable", "variable-default", "k-default", "no-match-selected", "k-zero", "query-length",
          "first-default", "first-zero", "aliases-fragments", "query-words", "spread-twice", "scalar",
          "mutation-variable", "mutation-literal", "entity-types", "entity-types-first",
          "entity-types-first-zero", "entity-types-aliased", "entity-types-after",
          "relationships-after", "relationship-count", "relationship-counts-aliased",
-         "relationship-counts-walked"],
+         "relationship-counts-walked", "matched-ranges"],
 )  # fmt: skip
 def test_the_cost_formula(schema: Any, query: str, variables: dict[str, Any], cost: int) -> None:
     assert _cost(schema, query, **variables) == cost

@@ -25,7 +25,8 @@ candidates and fusion ranks them, and `SEARCH_COST_PER_CHARACTER` for each
 character of its query; nothing at `k: 0`, which searches nothing),
 `relationships` resolves and batches its call (`RELATIONSHIPS_CALL_COST`, even
 at `first: 0`), `relationshipCount` resolves, batches and counts
-(`RELATIONSHIP_COUNT_COST`), `entityTypes` scans the tenant (`ENTITY_TYPES_COST`;
+(`RELATIONSHIP_COUNT_COST`), `matchedRanges` reads its match's text against the
+query (`MATCHED_RANGES_COST`), `entityTypes` scans the tenant (`ENTITY_TYPES_COST`;
 nothing at `first: 0`, which reads nothing); every other field's is 0. An `after`
 (the next page of `relationships` or `entityTypes`) costs what the first page
 does: the store reads as much to find where it begins.
@@ -101,6 +102,12 @@ RELATIONSHIPS_CALL_COST = 10
 # of each of the entity's edges on the server (without, its degree), which a
 # `relationships` field makes too and is not weighed by the entity's degree either.
 RELATIONSHIP_COUNT_COST = 10
+# What one `matchedRanges` costs per match on top of the 1 its list counts: its reading
+# of `matchedText` against the query (`highlight_ranges`, about 30 µs over the demo's
+# names) and its ranges, about 60 µs a match in all in memory over the demo (under 10 µs
+# for a match without a `matchedText`). A text of hundreds of one-letter words takes up
+# to 1.5 ms; what is read of it is cut as the lexical score cuts it (500 characters).
+MATCHED_RANGES_COST = 3
 # What one `entityTypes` costs apart from the `first` types it may return: over Neo4j a
 # scan of the tenant's entities, about 1 µs of the server an entity (15 ms at 10,000,
 # 100 ms at 100,000 of few types; about 10 µs an entity when each is of a type of its
@@ -137,6 +144,7 @@ CALL_COSTS: Mapping[tuple[str, str], CallCost] = {
     ),
     ("Entity", "relationships"): CallCost(RELATIONSHIPS_CALL_COST),
     ("Entity", "relationshipCount"): CallCost(RELATIONSHIP_COUNT_COST),
+    ("ScoredEntity", "matchedRanges"): CallCost(MATCHED_RANGES_COST),
     ("Query", "entityTypes"): CallCost(
         ENTITY_TYPES_COST,
         idle_at_zero=True,  # `first: 0` answers no types without reading the tenant

@@ -1,5 +1,5 @@
-"""The schema's output types: `Entity`, `Relationship`, `ScoredEntity`, `RetrievalResult`,
-`EntityTypeCount`.
+"""The schema's output types: `Entity`, `Relationship`, `ScoredEntity`, `TextRange`,
+`RetrievalResult`, `EntityTypeCount`.
 
 Each wraps the frozen domain object it shows (a `Private` field) and is made
 by `from_domain`. Edges resolve through the request's DataLoaders, so a query
@@ -21,6 +21,8 @@ from redstring.api.fragment_order import child_field_names
 from redstring.api.loaders import EntityKey, RelationshipCountKey, RelationshipsKey
 from redstring.api.schema.enums import Direction
 from redstring.domain.entity import Entity as DomainEntity
+from redstring.domain.highlight import TextRange as DomainTextRange
+from redstring.domain.highlight import highlight_ranges
 from redstring.domain.ids import EntityId
 from redstring.domain.properties import thaw_properties
 from redstring.domain.relationship import Relationship as DomainRelationship
@@ -240,6 +242,30 @@ class Relationship:
 
 @strawberry.type(
     description=(
+        "A part of a text: from `start` up to, not including, `end`, counted in UTF-16 code "
+        "units as JavaScript indexes strings (`text.slice(start, end)`); a character outside "
+        "the Basic Multilingual Plane, such as an emoji, counts two."
+    )
+)
+class TextRange:
+    start: int
+    end: int
+
+    @classmethod
+    def from_domain(cls, text: str, part: DomainTextRange) -> TextRange:
+        start, end = part.in_utf16(text)
+        return cls(start=start, end=end)
+
+
+def _matched_ranges(root: ScoredEntity) -> list[TextRange] | None:
+    text = root.matched_text
+    if text is None:
+        return None
+    return [TextRange.from_domain(text, part) for part in highlight_ranges(root.query, text)]
+
+
+@strawberry.type(
+    description=(
         "A match: `score` is the fused reciprocal-rank score (ordinal, unbounded); "
         "`semantic` and `lexical` are the channel scores on 0..1, null when that "
         "channel did not rank the entity."
@@ -264,8 +290,23 @@ class ScoredEntity:
         )
     )
 
+    matched_ranges: list[TextRange] | None = strawberry.field(
+        resolver=_matched_ranges,
+        description=(
+            "Where in `matchedText` the query matched, for a search box to mark: the parts "
+            "of its words that words of the query equal, begin, spell without spaces or "
+            "punctuation, or are one typo from, read as the `lexical` score reads them (case, "
+            "accents, other scripts romanised, `&` groups joined, `Corp` for `Corporation`), "
+            "and the first letters of its words when the query is their initials; in UTF-16 "
+            "code units (`TextRange`), sorted, not overlapping. `[]` when no word can be "
+            "pointed at; null when `matchedText` is."
+        ),
+    )
+    # The query the match is of, which `matchedRanges` reads.
+    query: strawberry.Private[str]
+
     @classmethod
-    def from_domain(cls, scored: DomainScoredEntity) -> ScoredEntity:
+    def from_domain(cls, scored: DomainScoredEntity, query: str) -> ScoredEntity:
         return cls(
             entity=Entity.from_domain(scored.entity),
             score=scored.score,
@@ -273,6 +314,7 @@ class ScoredEntity:
             lexical=scored.lexical,
             matched_text=scored.matched_text,
             matched_property=scored.matched_property,
+            query=query,
         )
 
 
@@ -285,7 +327,7 @@ class RetrievalResult:
     def from_domain(cls, result: DomainRetrievalResult) -> RetrievalResult:
         return cls(
             query=result.query,
-            matches=[ScoredEntity.from_domain(m) for m in result.matches],
+            matches=[ScoredEntity.from_domain(m, result.query) for m in result.matches],
         )
 
 
