@@ -66,7 +66,7 @@ def marked(query: str, text: str) -> str:
         # The unfinished last word one edit from a beginning.
         ("glasw", "Glasswing Software", "[Glassw]ing Software"),
         ("glasw ", "Glasswing Software", "Glasswing Software"),
-        ("acme corp", "Acme Coral Reef", "[Acme] Coral Reef"),  # `corp`: too short for it
+        ("acme bank", "Acme Bandwidth", "[Acme] Bandwidth"),  # `bank`: too short for it
         # Words spelled together: a query word over several text words, several query
         # words over one text word.
         ("cocacola", "Coca-Cola", "[Coca-Cola]"),
