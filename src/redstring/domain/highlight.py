@@ -1,5 +1,5 @@
 """`highlight_ranges`: where in a text a query matched, for a search box to mark
-(docs/adr/0011).
+(docs/adr/0012).
 
 The score compares normalised forms, so a client cannot find the query in the text
 by itself. Words are marked, read as the score reads them (`traced_forms`,
