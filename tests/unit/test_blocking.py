@@ -215,6 +215,8 @@ def test_query_prefix_is_the_last_word_when_unfinished() -> None:
     assert query_prefix("腾") is None
     assert query_prefix("삼") == "w:" + normalize_name("삼")  # a syllable is 3 jamo
     assert query_prefix("ab") is None
+    # A word typed up to a vowel sign (a combining mark) is unfinished too.
+    assert query_prefix("दुनि") == "w:दुनि"
     assert query_prefix("") is None
     assert "w:lov" not in query_blocking_keys("Ada Lov")  # the seek reads that block
     assert "w:lov" in query_blocking_keys("Ada Lov ")
@@ -412,3 +414,12 @@ def test_a_word_too_long_to_type_gets_no_key_and_a_long_one_no_typo_keys() -> No
     assert f"w:{long_word}" in keys
     assert not any(key.startswith("d:") for key in keys)
     assert query_prefix("Acme " + "z" * 101) is None
+
+
+def test_a_word_written_with_vowel_signs_is_keyed_whole() -> None:
+    """`दुनिया` (Devanagari vowel signs) is a word of its own, keyed and sought whole,
+    not the single consonants `द न य`."""
+    keys = set(blocking_keys_for("दुनिया बैंक", "company"))
+    assert {"w:दुनिया", "w:बैंक"} <= keys
+    assert "w:द" not in keys
+    assert keys & set(query_blocking_keys("दुनिया "))

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import sys
+import unicodedata
+
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from redstring.adapters.embeddings import StaticEmbeddingProvider
+from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
 from redstring.domain.normalization import (
+    _PLANES_WITH_MARKS,
     TracedText,
     ampersand_joined,
     folded_words,
+    id_form,
+    is_word_character,
+    normalize_for_vectors,
     normalize_name,
     other_forms,
     romanised,
@@ -58,3 +68,56 @@ def test_traced_forms_are_the_forms_the_score_reads(text: str) -> None:
                 assert letter in normalize_name(romanised(source) or source) + normalize_name(
                     source
                 )
+
+
+@pytest.mark.parametrize(
+    ("name", "normalised"),
+    [
+        ("दुनिया बैंक", "दुनिया बैंक"),  # Devanagari vowel signs (spacing and not)
+        ("Банк दुनिया", "банк दुनिया"),
+        ("சென்னை", "செனனை"),  # Tamil: the virama (class 9) folds away, as an accent does
+        ("สวัสดี", "สวัสดี"),  # Thai vowels above the letter, of combining class 0
+        ("ক্ষমতা", "কষমতা"),  # the virama (class 9) folds away, as an accent does
+    ],
+)
+def test_a_word_written_with_vowel_signs_is_one_word(name: str, normalised: str) -> None:
+    """A combining mark belongs to its word: `re`'s `\\w` takes none, which cut
+    `दुनिया` into `द न य`, single consonants that blocking keys and the score read."""
+    assert normalize_name(name) == normalised
+    assert " " not in normalize_name(name.split()[-1])
+    [form, *_] = traced_forms(name)
+    assert [word.text for word in folded_words(form)] == normalize_name(name).split()
+
+
+def test_the_id_form_reads_words_as_it_always_has() -> None:
+    """Ids derived from `id_form` are stored: it still cuts at marks, as when they were
+    derived."""
+    assert id_form("दुनिया बैंक") == "द न य ब क"
+    assert id_form("Café  Ñandú") == "cafe nandu"
+
+
+def test_every_combining_mark_is_in_a_plane_the_word_pattern_holds() -> None:
+    planes = set()
+    for code in range(sys.maxunicode + 1):
+        if unicodedata.category(chr(code)).startswith("M"):
+            planes.add(code >> 16)
+            assert is_word_character(chr(code))
+    held = {code >> 16 for plane in _PLANES_WITH_MARKS for code in (plane[0], plane[-1])}
+    assert planes <= held, planes - held
+
+
+@given(texts)
+def test_a_normalised_word_holds_only_word_characters(text: str) -> None:
+    for word in normalize_name(text).split():
+        assert all(is_word_character(ch) for ch in word), word
+
+
+async def test_the_vectors_of_a_text_with_marks_are_what_they_were() -> None:
+    """The `static` and `hashing` providers read words as before marks were kept in them
+    (`normalize_for_vectors`): their stored vectors stay the ones queries meet."""
+    hashing = HashingEmbeddingProvider(64)
+    static = StaticEmbeddingProvider()
+    for provider in (hashing, static):
+        [kept, cut] = await provider.embed_documents(["दुनिया बैंक", "द न य ब क"])
+        assert kept == cut
+    assert normalize_for_vectors("दुनिया बैंक") == id_form("दुनिया बैंक") == "द न य ब क"

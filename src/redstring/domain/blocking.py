@@ -33,6 +33,7 @@ from redstring.domain.normalization import (
     ampersand_joined,
     ampersand_words,
     ascii_letters,
+    is_word_character,
     name_tokens,
     normalize_name,
     other_forms,
@@ -238,7 +239,7 @@ def query_prefix(query: str) -> str | None:
     in `Acme Inc` only `Acme` is scored). A store reads the keys that begin with it in
     key order (so the word's own block first), the first `MAX_PREFIX_SIZE` rows
     (docs/adr/0003). A last word joined by `&` (`AT&T`) is read joined (`w:att`)."""
-    if not query or not query[-1].isalnum():
+    if not query or not is_word_character(query[-1]):
         return None
     tokens = name_tokens(ampersand_joined(query) or query)
     if not tokens:

@@ -21,7 +21,11 @@ from typing import NamedTuple
 
 from anyascii import anyascii
 
-_NON_WORD = re.compile(r"[\W_]+")
+# Between words: what is neither letter nor digit (`re`'s `\w`, but `_`). `id_form` reads
+# words so, and must go on doing so: ids derived from it are stored.
+_ID_NON_WORD = re.compile(r"[\W_]+")
+# ASCII text's words, as `normalize_name` reads them: the same.
+_NON_WORD = _ID_NON_WORD
 _WORD = re.compile(r"[^\W_]+")  # what `_NON_WORD` separates
 # Words of one or two letters joined by `&`, spaced or not: `AT&T`, `S&P`, `H & M`.
 # One- or two-letter words joined by `&` (spaced or not), or else by a spaced `and`:
@@ -32,6 +36,55 @@ _AMPERSAND_GROUP = re.compile(
 )
 _AMPERSAND_JOIN = re.compile(r"\s*&\s*|\s+[Aa][Nn][Dd]\s+")
 _NON_ASCII_LETTER = re.compile(r"[^a-z]+")
+
+
+# The planes that hold combining marks: the Basic and the Supplementary Multilingual
+# Planes, and the Supplementary Special-purpose Plane's variation selectors (the other
+# planes hold ideographs, private use or nothing). `test_normalization` checks this
+# against every code point of the running Python's Unicode.
+_PLANES_WITH_MARKS = (range(0x20000), range(0xE0000, 0xF0000))
+
+
+@lru_cache(maxsize=1)
+def _words_of_any_script() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Patterns of what separates words (`non_word`) and of a word (`word`) in text of
+    any script: as `_NON_WORD` and `_WORD`, and a combining mark (Unicode category M)
+    is part of its word. `re`'s `\\w` takes none: Devanagari, Tamil or Thai letters
+    written with a vowel sign (`दुनिया`, `தமிழ்நாடு`) would be cut into single
+    consonants at each. Built on first use (about 20 ms: a scan of the planes with marks)."""
+    marks = [
+        code
+        for plane in _PLANES_WITH_MARKS
+        for code in plane
+        if unicodedata.category(chr(code)).startswith("M")
+    ]
+    ranges: list[tuple[int, int]] = []
+    for code in marks:
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+    spelled = "".join(
+        f"\\U{first:08x}" if first == last else f"\\U{first:08x}-\\U{last:08x}"
+        for first, last in ranges
+    )
+    non_word = re.compile(rf"(?:[^\w{spelled}]|_)+")
+    word = re.compile(rf"(?:[^\W_]|[{spelled}])+")
+    return non_word, word
+
+
+def is_word_character(ch: str) -> bool:
+    """Whether `ch` is part of a word as `normalize_name` reads words: a letter, a digit
+    or a combining mark (`ि` of `दुनिया`)."""
+    return ch.isalnum() or unicodedata.category(ch).startswith("M")
+
+
+def _non_word(text: str) -> re.Pattern[str]:
+    return _NON_WORD if text.isascii() else _words_of_any_script()[0]
+
+
+def _word(text: str) -> re.Pattern[str]:
+    return _WORD if text.isascii() else _words_of_any_script()[1]
 
 
 def fold_diacritics(text: str) -> str:
@@ -89,7 +142,21 @@ def normalize_name(name: str) -> str:
     `  ACME Corp.` and `acme corp` both become `acme corp`, `Łódź` `lodz`; letters of
     other scripts survive, so `東京` stays `東京`.
     """
-    return " ".join(_NON_WORD.sub(" ", _folded(name)).split())
+    folded = _folded(name)
+    return " ".join(_non_word(folded).sub(" ", folded).split())
+
+
+@lru_cache(maxsize=1 << 16)
+def normalize_for_vectors(text: str) -> str:
+    """`normalize_name` as it read words before it kept combining marks in them: the
+    text the `static` and `hashing` providers embed. Their stored vectors are of it,
+    and a vector's source (`vectors.vector_source`) names the provider and the text, not
+    this reading: were it to change, stored vectors of texts with marks (`दुनिया`)
+    would differ from the ones queries meet, and nothing would say so. So it keeps
+    cutting words at marks, as `id_form` does; a provider that read words otherwise
+    would be another provider (another `identity`), whose vectors are made again."""
+    folded = _folded(text)
+    return " ".join(_ID_NON_WORD.sub(" ", folded).split())
 
 
 def _folded(text: str) -> str:
@@ -147,7 +214,7 @@ def folded_words(form: TracedText) -> list[FoldedWord]:
     joined = "".join(letters)
     return [
         FoldedWord(word[0], tuple(origins[word.start() : word.end()]))
-        for word in _WORD.finditer(joined)
+        for word in _word(joined).finditer(joined)
     ]
 
 
@@ -157,7 +224,7 @@ def id_form(name: str) -> str:
     punctuation turned into single spaces, trimmed. Fixed: ids derived from it are
     stored."""
     folded = name.lower() if name.isascii() else fold_diacritics(name).casefold()
-    return " ".join(_NON_WORD.sub(" ", folded).split())
+    return " ".join(_ID_NON_WORD.sub(" ", folded).split())
 
 
 def name_tokens(name: str) -> list[str]:

@@ -9,7 +9,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
-from redstring.domain.normalization import normalize_name
+from redstring.domain.normalization import normalize_for_vectors
 
 _NGRAM_SIZES = (3, 4)
 # Distinct n-grams remembered per provider before the memory is emptied (a few tens of MB).
@@ -91,7 +91,7 @@ class HashingEmbeddingProvider:
         found: list[int] = []
         counts: list[int] = []
         for text in texts:
-            padded = f" {normalize_name(text)} "
+            padded = f" {normalize_for_vectors(text)} "
             slices = _gram_slices(len(padded))
             found += map(codes.__getitem__, map(padded.__getitem__, slices))
             counts.append(len(slices))

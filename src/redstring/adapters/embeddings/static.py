@@ -17,7 +17,7 @@ import numpy as np
 
 from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
 from redstring.domain.errors import InvalidInputError
-from redstring.domain.normalization import normalize_name
+from redstring.domain.normalization import normalize_for_vectors
 
 MODEL_DIR = Path(__file__).with_name("static_model")
 """The shipped model: all-MiniLM-L6-v2 distilled by model2vec (`NOTICE` beside it)."""
@@ -68,7 +68,7 @@ class StaticEmbeddingProvider:
     distilled from a sentence-transformer, no torch) knows that `automobile`
     is near `car`; the n-gram part (`HashingEmbeddingProvider`'s) keeps a
     one-letter typo near its name, which the static model's subword tokens do
-    not. Both parts read the normalised text (`normalize_name`: case and
+    not. Both parts read the normalised text (`normalize_for_vectors`: case and
     diacritics folded, punctuation dropped). A part without direction (no
     known token, no n-gram) adds nothing, and the whole is scaled back to unit
     length; a text with neither (`...`) gets the zero vector. `dimension` is the
@@ -125,7 +125,7 @@ class StaticEmbeddingProvider:
             return []
         with self._lock:
             static = self._model.encode(
-                [normalize_name(text) for text in texts],
+                [normalize_for_vectors(text) for text in texts],
                 normalize=True,
                 batch_size=_ENCODE_BATCH,
                 use_multiprocessing=False,
