@@ -12,7 +12,11 @@ import pytest
 
 from redstring import DimensionMismatchError, EmbeddingProvider
 from redstring.adapters.embeddings import OpenAICompatibleEmbeddings, RetryPolicy
-from redstring.domain.errors import EmbeddingUnavailableError, StoreUnavailableError
+from redstring.domain.errors import (
+    EmbeddingRefusedError,
+    EmbeddingUnavailableError,
+    StoreUnavailableError,
+)
 
 from .fake_server import EmbeddingAPI, Failure, vector_for
 
@@ -151,17 +155,102 @@ async def test_a_timeout_ends_in_a_clear_error(
     assert api.requests == 2
 
 
-async def test_a_refusal_is_not_retried(
-    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+@pytest.mark.parametrize(
+    ("status", "options"),
+    [
+        (400, ("model", "base_url")),
+        (401, ("api_key_env",)),
+        (403, ("api_key_env", "model")),
+        (404, ("model", "base_url")),
+        (422, ("model", "base_url")),
+        (413, ("batch_size",)),
+    ],
+)
+async def test_a_refusal_is_raised_at_once_as_no_outage(
+    api: EmbeddingAPI,
+    make: Callable[..., OpenAICompatibleEmbeddings],
+    base_url: str,
+    status: int,
+    options: tuple[str, ...],
 ) -> None:
-    api.failures.append(Failure(401, body={"error": {"message": "bad key"}}))
+    """A wrong key, model or request: waiting cures none, so it is no `StoreUnavailableError`
+    and not retried; the message names the URL, the model, the status and the reply."""
+    api.failures.append(Failure(status, body={"error": {"message": "not for you"}}))
+    api.failures.append(Failure(status, body={"error": {"message": "not for you"}}))
     provider = make()
 
-    with pytest.raises(EmbeddingUnavailableError, match=r"HTTP 401.*bad key") as info:
+    with pytest.raises(EmbeddingRefusedError) as info:
         await provider.embed_query(["acme"])
-    assert info.value.attempts == 1
-    assert info.value.status_code == 401
+    assert not isinstance(info.value, StoreUnavailableError)
+    assert info.value.status_code == status
+    assert info.value.options == options
+    said = str(info.value)
+    assert (
+        f"at {base_url}/embeddings refused a request for model 'test-model' with HTTP {status}"
+        in said
+    )
+    assert said.endswith(f'not for you"}}}}; check {" or ".join(options)}')
     assert api.requests == 1
+
+
+async def test_a_refused_key_says_which_variable_it_came_from_but_never_the_key(
+    api: EmbeddingAPI,
+    make: Callable[..., OpenAICompatibleEmbeddings],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server that echoes the key it was sent: the message has it blanked out."""
+    monkeypatch.setenv("REDSTRING_TEST_EMBEDDING_KEY", "sk-wrong-4242")
+    echoed = {"error": {"message": "Incorrect API key provided: sk-wrong-4242"}}
+    api.failures.append(Failure(401, body=echoed))
+    api.failures.append(Failure(401))
+
+    with pytest.raises(EmbeddingRefusedError) as info:
+        await make(api_key_env="REDSTRING_TEST_EMBEDDING_KEY").embed_query(["acme"])
+    assert "sk-wrong-4242" not in str(info.value)
+    assert "with HTTP 401, sent with the key in REDSTRING_TEST_EMBEDDING_KEY: " in str(info.value)
+    assert "Incorrect API key provided: [key]" in str(info.value)
+    assert api.authorizations == ["Bearer sk-wrong-4242"]
+
+    monkeypatch.delenv("REDSTRING_TEST_EMBEDDING_KEY")
+    with pytest.raises(EmbeddingRefusedError, match=r"HTTP 401, sent without a key \("):
+        await make(api_key_env="REDSTRING_TEST_EMBEDDING_KEY").embed_query(["acme"])
+
+
+async def test_a_429_saying_the_quota_is_used_up_is_a_refusal(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    """OpenAI's `insufficient_quota`: the account must change, so it is not retried as a
+    rate limit is (a plain 429: `test_429_then_success_waits_the_retry_after_seconds`)."""
+    quota = {"error": {"message": "You exceeded your current quota", "code": "insufficient_quota"}}
+    api.failures.extend(Failure(429, body=quota) for _ in range(3))
+    sleep = SleepRecorder()
+
+    with pytest.raises(EmbeddingRefusedError, match=r"HTTP 429.*exceeded your current quota"):
+        await make(sleep=sleep).embed_query(["acme"])
+    assert (api.requests, sleep.delays) == (1, [])
+
+
+async def test_a_rate_limit_to_the_last_attempt_is_an_outage(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    limited = {"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}
+    api.failures.extend(Failure(429, body=limited) for _ in range(3))
+
+    with pytest.raises(EmbeddingUnavailableError, match=r"after 3 attempt\(s\): HTTP 429"):
+        await make().embed_query(["acme"])
+    assert api.requests == 3
+
+
+async def test_a_redirect_is_a_refusal_naming_where_it_leads(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    api.failures.append(Failure(308, {"Location": "https://127.0.0.1/v1/embeddings"}))
+
+    with pytest.raises(EmbeddingRefusedError) as info:
+        await make().embed_query(["acme"])
+    assert str(info.value).endswith(
+        "with HTTP 308: redirected to https://127.0.0.1/v1/embeddings; check base_url"
+    )
 
 
 async def test_the_wrong_dimension_is_a_clear_error(
@@ -180,18 +269,27 @@ async def test_an_answer_with_missing_embeddings_is_a_clear_error(
     one = {"object": "embedding", "index": 0, "embedding": vector_for("a", 8)}
     api.failures.append(Failure(200, body={"object": "list", "data": [one]}))
 
-    with pytest.raises(EmbeddingUnavailableError, match=r"1 embeddings .* for 2 inputs"):
+    with pytest.raises(EmbeddingRefusedError, match=r"1 embeddings .* for 2 inputs") as info:
         await make().embed_documents(["a", "b"])
+    assert info.value.options == ("base_url",)
     assert api.requests == 1
 
 
 async def test_an_answer_that_is_not_the_embeddings_api_is_a_clear_error(
     api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
 ) -> None:
+    """Most often a base URL of another server: no outage, and the message shows what it
+    answered, in one line."""
     api.failures.append(Failure(200, body={"unexpected": True}))
 
-    with pytest.raises(EmbeddingUnavailableError, match="not an embeddings response"):
+    with pytest.raises(EmbeddingRefusedError) as info:
         await make().embed_documents(["a"])
+    assert not isinstance(info.value, StoreUnavailableError)
+    assert (info.value.status_code, info.value.options) == (200, ("base_url",))
+    assert str(info.value).endswith(
+        'not an embeddings response (data: Field required): {"unexpected":true}; check base_url'
+    )
+    assert api.requests == 1
 
 
 async def test_the_api_key_is_read_from_the_named_variable(

@@ -15,6 +15,7 @@ from redstring.api.jsonl import InvalidLineError
 from redstring.domain import errors
 from redstring.domain.errors import (
     DimensionMismatchError,
+    EmbeddingRefusedError,
     EmbeddingUnavailableError,
     FrozenRecordError,
     InvalidFieldsError,
@@ -40,8 +41,10 @@ SAMPLES: list[RedstringError] = [
     errors.StoreUnavailableError("Neo4j did not answer"),
     errors.ClientClosedError("this client is closed"),
     errors.ClientStartFailedError("this client failed to start"),
-    EmbeddingUnavailableError("provider refused", attempts=3, status_code=429),
+    EmbeddingUnavailableError("rate-limited", attempts=3, status_code=429),
     EmbeddingUnavailableError("no reply", attempts=1),
+    EmbeddingRefusedError("HTTP 401: bad key", status_code=401, options=["api_key_env"]),
+    EmbeddingRefusedError("not embeddings", status_code=200),
     InvalidLineError(7, "name: must not be blank"),
     redstring.api.api_keys.UnknownKeyError("no key k_1"),
 ]

@@ -153,13 +153,13 @@ class ClientStartFailedError(ClientClosedError):
 
 
 class EmbeddingUnavailableError(StoreUnavailableError):
-    """The embedding provider gave no usable answer: down, timed out, refused, or malformed.
+    """The embedding provider gave no answer in time: down, unreachable, overloaded or
+    rate-limited (a 429, 408 or 5xx, a timeout, a connection error).
 
-    Raised once retrying cannot help any more: after the last attempt for a
-    transient failure (429, 5xx, timeout, connection error), at once for a
-    refusal (401, 400, ...) or a reply that is not the embeddings API.
-    `status_code` is the last HTTP status seen (None when no response came);
-    `attempts` is how many requests were made for the failing batch.
+    Raised after the last attempt, once retrying within the call cannot help any more;
+    the same call may succeed later. `status_code` is the last HTTP status seen (None
+    when no response came); `attempts` is how many requests were made for the failing
+    batch. A provider that refuses the requests raises `EmbeddingRefusedError`.
     """
 
     def __init__(self, message: str, *, attempts: int, status_code: int | None = None) -> None:
@@ -171,3 +171,29 @@ class EmbeddingUnavailableError(StoreUnavailableError):
         """Pickled as the arguments that build it (`attempts` is keyword-only)."""
         build = partial(type(self), attempts=self.attempts, status_code=self.status_code)
         return (build, self.args, self.__dict__)
+
+
+class EmbeddingRefusedError(RedstringError):
+    """The embedding provider refuses the requests, or answers them with something other
+    than embeddings: a wrong or missing API key, a model it does not serve, a request it
+    will not take, a base URL that is not the embeddings API, a quota used up.
+
+    No `StoreUnavailableError`: waiting does not cure it, the provider's settings (or
+    the account behind its key) must change, so it is raised at once and not retried.
+    `reason` says what the provider answered (never the key); `status_code` is its HTTP
+    status (200 for a reply that is not embeddings); `options` names the provider
+    options most likely at fault, as `make_embedding_provider` names them
+    (`api_key_env`, `model`, `base_url`, `batch_size`), and the message ends with them.
+    """
+
+    def __init__(self, reason: str, *, status_code: int, options: Sequence[str] = ()) -> None:
+        self.reason = reason
+        self.status_code = status_code
+        self.options = tuple(options)
+        checked = " or ".join(self.options)
+        super().__init__(f"{reason}; check {checked}" if checked else reason)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the arguments that build it (`args` holds only the message)."""
+        build = partial(type(self), status_code=self.status_code, options=self.options)
+        return (build, (self.reason,), self.__dict__)

@@ -14,7 +14,13 @@ from typing import Self
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from redstring.domain.errors import EmbeddingUnavailableError, InvalidInputError
+from redstring.domain.errors import (
+    EmbeddingRefusedError,
+    EmbeddingUnavailableError,
+    InvalidInputError,
+    describe_problems,
+)
+from redstring.domain.record import problems_of
 from redstring.domain.vectors import check_dimension
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
@@ -22,8 +28,18 @@ DEFAULT_BATCH_SIZE = 128
 DEFAULT_MAX_CONCURRENCY = 4
 DEFAULT_TIMEOUT = 30.0
 
+# A request timed out at the server (408) or came too often (429): another may pass. A
+# 5xx is retried too; any other status is a refusal.
 _RETRYABLE_STATUS = frozenset({408, 429})
 _BODY_EXCERPT = 300
+# The options to check when the provider answers with a status, by status; any other
+# 4xx is about the model or the URL, a 2xx other than 200 or a 3xx about the URL.
+_SUSPECTS_OF_STATUS: dict[int, tuple[str, ...]] = {
+    401: ("api_key_env",),
+    403: ("api_key_env", "model"),  # a key without access to the model
+    413: ("batch_size",),
+    429: ("api_key_env",),  # a quota used up: the account behind the key
+}
 
 
 @dataclass(frozen=True)
@@ -102,9 +118,12 @@ class OpenAICompatibleEmbeddings:
 
     429, 408, 5xx, timeouts and connection errors are retried per
     `RetryPolicy`; a batch keeps its concurrency slot while it waits, so a
-    rate-limited server sees fewer requests, not more. Anything else, or the
-    last failed attempt, raises `EmbeddingUnavailableError`; the other
-    batches of the call are then cancelled.
+    rate-limited server sees fewer requests, not more. The last failed attempt
+    raises `EmbeddingUnavailableError`. Any other status (401, 404, 400, ...), a
+    429 saying the quota is used up (`insufficient_quota`), and a reply that is
+    not the embeddings API raise `EmbeddingRefusedError` at once: no wait cures
+    a wrong key, model or URL. Either way the other batches of the call are
+    then cancelled.
 
     The API key is read once, at construction, from the environment
     variable `api_key_env` and sent as `Authorization: Bearer`; when the
@@ -149,7 +168,14 @@ class OpenAICompatibleEmbeddings:
         self._sleep = sleep
         self._slots = asyncio.Semaphore(max_concurrency)
         api_key = os.environ.get(api_key_env, "") if api_key_env else ""
+        self._api_key = api_key
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        if api_key:
+            self._key_said = f"sent with the key in {api_key_env}"
+        elif api_key_env:
+            self._key_said = f"sent without a key ({api_key_env} is unset or empty)"
+        else:
+            self._key_said = "sent without a key"
         self._owns_client = client is None
         self._client = client or httpx.AsyncClient(
             limits=httpx.Limits(
@@ -211,19 +237,19 @@ class OpenAICompatibleEmbeddings:
         async with self._slots:
             while True:
                 try:
-                    return await self._request(batch, attempt)
+                    return await self._request(batch)
                 except _RetryableError as failure:
                     if attempt >= self._retry.max_attempts:
                         raise EmbeddingUnavailableError(
-                            f"embedding request to {self._url} failed after {attempt} "
-                            f"attempt(s): {failure}",
+                            f"embedding request to {self._url} for model {self._model!r} "
+                            f"failed after {attempt} attempt(s): {failure}",
                             attempts=attempt,
                             status_code=failure.status_code,
                         ) from failure
                     await self._sleep(self._retry.delay(attempt, failure.retry_after))
                     attempt += 1
 
-    async def _request(self, batch: list[str], attempt: int) -> list[list[float]]:
+    async def _request(self, batch: list[str]) -> list[list[float]]:
         try:
             response = await self._client.post(
                 self._url,
@@ -234,31 +260,55 @@ class OpenAICompatibleEmbeddings:
         except httpx.TransportError as exc:
             raise _RetryableError(f"{type(exc).__name__}: {exc}", None, None) from exc
         status = response.status_code
-        if status in _RETRYABLE_STATUS or status >= 500:
+        if (status in _RETRYABLE_STATUS or status >= 500) and not _quota_used_up(response):
             raise _RetryableError(
-                f"HTTP {status}: {response.text[:_BODY_EXCERPT]}",
+                f"HTTP {status}: {self._excerpt(response)}",
                 status,
                 retry_after_seconds(response.headers.get("Retry-After")),
             )
         if status != 200:
-            raise EmbeddingUnavailableError(
-                f"embedding request to {self._url} was refused with HTTP {status}: "
-                f"{response.text[:_BODY_EXCERPT]}",
-                attempts=attempt,
-                status_code=status,
-            )
-        return self._vectors(response, len(batch), attempt)
+            raise self._refused(response)
+        return self._vectors(response, len(batch))
 
-    def _vectors(self, response: httpx.Response, expected: int, attempt: int) -> list[list[float]]:
+    def _excerpt(self, response: httpx.Response) -> str:
+        """The start of `response`'s body, for a message: the key is blanked out, should
+        the server echo it."""
+        text = response.text
+        if self._api_key:
+            text = text.replace(self._api_key, "[key]")
+        return text[:_BODY_EXCERPT]
+
+    def _refused(self, response: httpx.Response) -> EmbeddingRefusedError:
+        status = response.status_code
+        said = self._excerpt(response)
+        if 300 <= status < 400 and "Location" in response.headers:
+            said = f"redirected to {response.headers['Location']}"
+        if 400 <= status < 500:
+            suspects = _SUSPECTS_OF_STATUS.get(status, ("model", "base_url"))
+        else:
+            suspects = ("base_url",)
+        key = f", {self._key_said}" if "api_key_env" in suspects else ""
+        return EmbeddingRefusedError(
+            f"the embedding provider at {self._url} refused a request for model "
+            f"{self._model!r} with HTTP {status}{key}: {said}",
+            status_code=status,
+            options=suspects,
+        )
+
+    def _vectors(self, response: httpx.Response, expected: int) -> list[list[float]]:
         try:
             data = _EmbeddingsResponse.model_validate_json(response.content).data
         except ValidationError as exc:
-            raise self._malformed(f"not an embeddings response ({exc})", attempt) from exc
+            problems = problems_of(exc)
+            more = f" and {len(problems) - 3} more" if len(problems) > 3 else ""
+            raise self._malformed(
+                f"not an embeddings response ({describe_problems(problems[:3])}{more}): "
+                f"{self._excerpt(response)}"
+            ) from exc
         order = [item.index if item.index is not None else i for i, item in enumerate(data)]
         if sorted(order) != list(range(expected)):
             raise self._malformed(
-                f"{len(data)} embeddings with indexes {sorted(order)[:10]} for {expected} inputs",
-                attempt,
+                f"{len(data)} embeddings with indexes {sorted(order)[:10]} for {expected} inputs"
             )
         vectors: list[list[float]] = [[] for _ in range(expected)]
         what = f"the embedding of model {self._model!r} from {self._url}"
@@ -267,9 +317,28 @@ class OpenAICompatibleEmbeddings:
             vectors[position] = item.embedding
         return vectors
 
-    def _malformed(self, reason: str, attempt: int) -> EmbeddingUnavailableError:
-        return EmbeddingUnavailableError(
-            f"embedding response from {self._url} is unusable: {reason}",
-            attempts=attempt,
+    def _malformed(self, reason: str) -> EmbeddingRefusedError:
+        """A 200 that is not the embeddings API's answer: most often a base URL that is
+        some other server's (a web page, another API), which no wait cures."""
+        return EmbeddingRefusedError(
+            f"the embedding provider at {self._url} answered a request for model "
+            f"{self._model!r} with no usable embeddings: {reason}",
             status_code=200,
+            options=("base_url",),
         )
+
+
+def _quota_used_up(response: httpx.Response) -> bool:
+    """Whether a 429 says that the account's quota is used up (OpenAI's error code or type
+    `insufficient_quota`), which no wait within a call restores, unlike a rate limit."""
+    if response.status_code != 429:
+        return False
+    try:
+        body = response.json()
+    except ValueError:
+        return False
+    error = body.get("error") if isinstance(body, dict) else None
+    return isinstance(error, dict) and "insufficient_quota" in (
+        error.get("code"),
+        error.get("type"),
+    )
