@@ -13,6 +13,7 @@ from redstring.api.cli import EXIT_OK, main
 from redstring.api.settings import Settings
 from redstring.api.startup import open_client
 from redstring.testing import make_entity, new_tenant
+from tests.embeddings.fake_server import EmbeddingAPI, Failure, serving
 
 
 @pytest.fixture(autouse=True)
@@ -196,6 +197,43 @@ def test_rekey_all_tenants_goes_through_each(
     assert f"tenant {tenants[1]}: read 1 entity: 1 entity with keys" in err
     assert "in all: read " in err
     assert [_found(t, "Aeroskobing") for t in tenants] == [[f] for f in ferries]
+
+
+async def test_rekey_vectors_stops_at_a_refusing_provider_naming_the_settings(
+    neo4j_auth: tuple[str, tuple[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A model the provider does not serve: the first embedding request is refused, and
+    the run stops at once with the settings to fix, not waiting it out as an outage."""
+    tenant = new_tenant()
+    entity = make_entity(tenant, "Acme Widgets", "org")
+    async with connect_driver(*neo4j_auth) as driver:
+        await Neo4jGraphStore(driver).upsert_entities([entity])  # no vector: to embed
+    api = EmbeddingAPI(dimension=384)  # the suite's default vector label's
+    unknown = {"error": {"message": "The model `text-embedding-unknown` does not exist"}}
+    api.failures.extend(Failure(404, body=unknown) for _ in range(10))
+    async with serving(api) as base_url:
+        for name, value in {
+            "REDSTRING_EMBEDDINGS": "openai",
+            "REDSTRING_EMBEDDING_BASE_URL": base_url,
+            "REDSTRING_EMBEDDING_MODEL": "text-embedding-unknown",
+            "REDSTRING_EMBEDDING_DIMENSION": "384",
+        }.items():
+            monkeypatch.setenv(name, value)
+        argv = ["rekey", "--tenant", str(tenant), "--vectors"]
+        status = await asyncio.to_thread(main, argv)  # its own event loop; the server uses this
+
+    assert status == 1
+    assert api.requests == 1
+    said, stopped = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert said == (
+        f"error: the embedding provider at {base_url}/embeddings refused a request for model "
+        '\'text-embedding-unknown\' with HTTP 404: {"error":{"message":"The model '
+        '`text-embedding-unknown` does not exist"}}; check REDSTRING_EMBEDDING_MODEL, or '
+        "REDSTRING_EMBEDDING_BASE_URL"
+    )
+    assert stopped.endswith("nothing was rewritten")
 
 
 def test_rekey_fails_in_one_line_when_the_server_is_down(

@@ -12,6 +12,7 @@ from redstring import (
     ClientStartFailedError,
     DimensionMismatchError,
     Direction,
+    EmbeddingRefusedError,
     Entity,
     HashingEmbeddingProvider,
     InMemoryGraphStore,
@@ -29,7 +30,7 @@ from redstring.api.settings import Settings
 from redstring.composition.observer import NoObserver
 from redstring.ports.restarts import ServerStart
 from redstring.testing import new_tenant
-from tests.embeddings.fake_server import EmbeddingAPI, serving
+from tests.embeddings.fake_server import EmbeddingAPI, Failure, serving
 from tests.processes import free_loopback_port
 
 
@@ -158,6 +159,32 @@ async def test_aclose_closes_an_owned_provider_and_leaves_a_given_one_open() -> 
             pass
         assert len(await holder.embeddings.embed_query(["acme"])) == 1
         await holder.aclose()
+
+
+async def test_a_refusing_provider_fails_a_retrieve_and_an_upsert_as_no_outage() -> None:
+    """A wrong key: `EmbeddingRefusedError`, no `StoreUnavailableError`, nothing written;
+    a LEXICAL retrieve, which embeds nothing, still answers."""
+    api = EmbeddingAPI(dimension=8)
+    api.failures.extend(Failure(401, body={"error": {"message": "bad key"}}) for _ in range(3))
+    tenant = new_tenant()
+    acme = Entity.create(tenant, "Acme Corp", "company")
+    async with serving(api) as base_url:
+        settings = Settings(
+            embeddings="openai",
+            embedding_model="m",
+            embedding_base_url=base_url,
+            embedding_dimension=8,
+            embedding_api_key_env="REDSTRING_TEST_UNSET_KEY",
+        )
+        async with Redstring.from_settings(settings) as rs:
+            for call in (rs.upsert([acme]), rs.retrieve("acme", tenant)):
+                with pytest.raises(EmbeddingRefusedError, match="HTTP 401") as info:
+                    await call
+                assert not isinstance(info.value, StoreUnavailableError)
+            assert await rs.graph.get_entities([acme.id], tenant) == []
+            found = await rs.retrieve("acme", tenant, mode=RetrievalMode.LEXICAL)
+            assert found.matches == ()
+    assert api.requests == 2
 
 
 class _StartCounting:

@@ -48,7 +48,7 @@ from redstring.api.command_line import (
     error_console,
     open_command_client,
 )
-from redstring.api.errors import one_line
+from redstring.api.errors import described
 from redstring.api.key_commands import add_keys_command
 from redstring.api.load import CountedLines, load_jsonl
 from redstring.api.log_config import LogFormat, write_record
@@ -252,7 +252,7 @@ def _load(args: argparse.Namespace) -> int:
             err.print(f"[red]bad settings:[/red] {escape(str(exc))}", highlight=False)
             return EXIT_USAGE
         except (RedstringError, OSError) as exc:  # a store or provider down, a read error, ...
-            err.print(f"[red]error:[/red] {escape(one_line(exc))}", highlight=False)
+            err.print(f"[red]error:[/red] {escape(described(exc))}", highlight=False)
             run.print_interrupted()
             return EXIT_FAILED
         except KeyboardInterrupt:

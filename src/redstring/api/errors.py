@@ -19,13 +19,16 @@
 |                             | a pydantic `ValidationError`, a variable of the wrong type, |
 |                             | an argument graphql-core cannot coerce while executing)     |
 | `FORBIDDEN`                 | the caller may not use the tenant                           |
-| `SERVICE_UNAVAILABLE`       | a store did not answer (`StoreUnavailableError`); HTTP 503  |
-|                             | with `Retry-After` when it alone failed the whole request   |
-|                             | (`data` null or absent, every error this code), and when    |
-|                             | the JWKS cannot be fetched                                  |
+| `SERVICE_UNAVAILABLE`       | a store or the embedding provider did not answer            |
+|                             | (`StoreUnavailableError`); HTTP 503 with `Retry-After` when |
+|                             | it alone failed the whole request (`data` null or absent,   |
+|                             | every error this code), and when the JWKS cannot be fetched |
 | `INTERNAL_SERVER_ERROR`     | anything else: message masked, cause logged server-side     |
 |                             | (HTTP 500 when raised outside the operation's execution,    |
-|                             | building its context or encoding its response)              |
+|                             | building its context or encoding its response); among them  |
+|                             | a configuration fault, such as the embedding provider       |
+|                             | refusing the server's requests (`EmbeddingRefusedError`),   |
+|                             | which no wait cures                                         |
 
 Every other error met while executing an operation comes with HTTP 200, as does every
 result with data: GraphQL over HTTP asks a 200 of an `application/json` response whose
@@ -47,7 +50,9 @@ from graphql.execution import values as graphql_values
 from pydantic import ValidationError
 from strawberry.extensions import SchemaExtension
 
+from redstring.api.settings import EMBEDDING_OPTION_SETTINGS, variable_of
 from redstring.domain.errors import (
+    EmbeddingRefusedError,
     InvalidInputError,
     StoreUnavailableError,
     TenantAccessDeniedError,
@@ -74,6 +79,25 @@ def one_line(error: BaseException) -> str:
     """`error`'s message on one line, for a log line or a command's `error:` line (a
     Neo4j driver's message may span several), or `(no message)`."""
     return " ".join(str(error).split()) or "(no message)"
+
+
+def described(error: BaseException) -> str:
+    """`one_line(error)`, but for an embedding provider's refusal, which ends with the
+    settings to check rather than the provider's options: `...; check
+    REDSTRING_EMBEDDING_MODEL, or REDSTRING_EMBEDDING_BASE_URL`."""
+    if not isinstance(error, EmbeddingRefusedError) or not error.options:
+        return one_line(error)
+    checks = ", or ".join(_setting_to_check(option) for option in error.options)
+    return f"{' '.join(error.reason.split())}; check {checks}"
+
+
+def _setting_to_check(option: str) -> str:
+    setting = EMBEDDING_OPTION_SETTINGS.get(option)
+    if setting is None:
+        return option
+    if option == "api_key_env":  # the setting names the variable that holds the key
+        return f"{variable_of(setting)} and the key in the variable it names"
+    return variable_of(setting)
 
 
 class ErrorCode(StrEnum):
@@ -122,7 +146,9 @@ class RequestRefusedError(Exception):
 
 
 # The code of each error a resolver raises on purpose (redstring.domain.errors), first
-# match wins; any other exception is `INTERNAL_SERVER_ERROR`, its message masked.
+# match wins; any other exception is `INTERNAL_SERVER_ERROR`, its message masked, an
+# embedding provider's refusal (`EmbeddingRefusedError`) among them: no client can cure
+# it, and a wait does not, so it is not `SERVICE_UNAVAILABLE`.
 CODE_OF_ERROR: tuple[tuple[type[Exception], ErrorCode], ...] = (
     (InvalidInputError, ErrorCode.BAD_USER_INPUT),
     (ValidationError, ErrorCode.BAD_USER_INPUT),
@@ -247,11 +273,20 @@ def public_error(error: GraphQLError) -> GraphQLError:
 
 def log_errors(errors: Sequence[GraphQLError]) -> None:
     """Log each error server-side at a level fitting its code: internal ones at ERROR
-    with traceback, a store unavailable at WARNING, the client's own at DEBUG."""
+    with traceback, but an embedding provider's refusal at ERROR with the settings to
+    check instead (its traceback at DEBUG: a configuration fault, no bug), a store
+    unavailable at WARNING, the client's own at DEBUG."""
     for error in errors:
         code = error_code(error)
         original = error.original_error
-        if code is ErrorCode.INTERNAL_SERVER_ERROR:
+        if isinstance(original, EmbeddingRefusedError):
+            logger.error(
+                "the embedding provider refuses the server's requests, at %s: %s",
+                _where(error),
+                described(original),
+            )
+            logger.debug("the refusal's traceback", exc_info=original)
+        elif code is ErrorCode.INTERNAL_SERVER_ERROR:
             logger.error(
                 "internal error at %s: %s",
                 _where(error),

@@ -29,7 +29,7 @@ from redstring.api.command_line import (
     error_console,
     open_command_client,
 )
-from redstring.api.errors import one_line
+from redstring.api.errors import described
 from redstring.api.settings import Backend, Settings, for_long_command
 from redstring.composition.client import Redstring
 from redstring.composition.rekey import (
@@ -158,7 +158,7 @@ def _rekey(args: argparse.Namespace) -> int:
         err.print(f"[red]bad settings:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
     except (RedstringError, OSError) as exc:
-        err.print(f"[red]error:[/red] {escape(one_line(exc))}", highlight=False)
+        err.print(f"[red]error:[/red] {escape(described(exc))}", highlight=False)
         err.print(run.stopped(), highlight=False)
         return EXIT_FAILED
     except KeyboardInterrupt:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from starlette.types import Message, Send
 
-from redstring.api.errors import one_line
+from redstring.api.errors import described, one_line
 from redstring.domain.errors import RedstringError
 
 logger = logging.getLogger("redstring.api")
@@ -42,7 +42,7 @@ class StartFailure:
     def say(self, error: BaseException) -> None:
         """Log `error` as one line at ERROR (its traceback at DEBUG), and write that line
         into the file of `FAILURE_FILE_VARIABLE` when `serve` named one."""
-        line = f"cannot start: {one_line(error)}"
+        line = f"cannot start: {described(error)}"
         logger.error(line)
         logger.debug("the failed start's traceback", exc_info=error)
         self.said = True

@@ -1,0 +1,198 @@
+"""An embedding provider that refuses the server's requests (a wrong key, model or base URL)
+is a misconfiguration, not an outage: GraphQL answers `INTERNAL_SERVER_ERROR` with HTTP 200
+and no `Retry-After`, and the operator reads the cause in one ERROR line; a provider that
+does not answer stays `SERVICE_UNAVAILABLE`, a 503. Against a real HTTP server on a
+loopback port."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from redstring import EmbeddingRefusedError, Redstring
+from redstring.adapters.embeddings import OpenAICompatibleEmbeddings, RetryPolicy
+from redstring.api import create_app
+from redstring.api.errors import described
+from redstring.api.settings import EMBEDDING_OPTION_SETTINGS, Settings
+from redstring.testing import new_tenant
+from tests.embeddings.fake_server import EmbeddingAPI, Failure, serving
+
+KEY_VARIABLE = "REDSTRING_TEST_REFUSED_KEY"
+KEY = "sk-test-not-this-one-7731"
+RETRIEVE = """query ($t: ID!, $mode: RetrievalMode!) {
+  retrieve(query: "Acme", tenantId: $t, k: 3, mode: $mode) { matches { entity { name } } }
+}"""
+UPSERT = """mutation ($t: ID!) {
+  upsertEntities(tenantId: $t, entities: [{name: "Acme Corp", entityType: "company"}]) { count }
+}"""
+REFUSED_BODY = {
+    "message": "Internal server error",
+    "locations": [{"line": 2, "column": 3}],
+    "extensions": {"code": "INTERNAL_SERVER_ERROR"},
+}
+
+
+@pytest.fixture
+def api() -> EmbeddingAPI:
+    return EmbeddingAPI(dimension=8)
+
+
+@pytest.fixture
+async def http(
+    api: EmbeddingAPI, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[httpx.AsyncClient]:
+    """The app over in-memory stores and the `openai` provider of `api`, its key in
+    `KEY_VARIABLE`."""
+    monkeypatch.setenv(KEY_VARIABLE, KEY)
+    async with serving(api) as base_url:
+        provider = OpenAICompatibleEmbeddings(
+            base_url=base_url,
+            model="text-embedding-unknown",
+            dimension=8,
+            api_key_env=KEY_VARIABLE,
+            retry=RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.01),
+        )
+        async with Redstring.in_memory(provider) as services:
+            app = create_app(Settings(), services=services)
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+                yield http
+
+
+def _refusals(api: EmbeddingAPI, status: int = 401) -> None:
+    message = f"Incorrect API key provided: {KEY}"
+    api.failures.extend(Failure(status, body={"error": {"message": message}}) for _ in range(5))
+
+
+async def _post(http: httpx.AsyncClient, query: str, **variables: Any) -> httpx.Response:
+    return await http.post("/graphql", json={"query": query, "variables": variables})
+
+
+def _error_lines(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    """The records at ERROR or above, of any logger."""
+    return [record for record in caplog.records if record.levelno >= logging.ERROR]
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "variables"),
+    [(RETRIEVE, "retrieve", {"mode": "HYBRID"}), (UPSERT, "upsertEntities", {})],
+    ids=["retrieve", "upsert"],
+)
+async def test_a_refused_key_is_an_internal_error_with_200_and_its_cause_logged_once(
+    api: EmbeddingAPI,
+    http: httpx.AsyncClient,
+    caplog: pytest.LogCaptureFixture,
+    query: str,
+    field: str,
+    variables: dict[str, Any],
+) -> None:
+    _refusals(api)
+    caplog.set_level(logging.DEBUG, logger="redstring.api")
+
+    tenant = str(new_tenant())
+    response = await _post(http, query, t=tenant, **variables)
+
+    assert response.status_code == 200  # not a 503: a retry would be refused again
+    assert "retry-after" not in response.headers
+    assert response.json() == {"data": None, "errors": [REFUSED_BODY | {"path": [field]}]}
+    assert api.requests == 1  # refused once, not retried
+    [line] = _error_lines(caplog)
+    said = line.getMessage()
+    assert said.startswith(f"the embedding provider refuses the server's requests, at {field}: ")
+    refused = "/v1/embeddings refused a request for model 'text-embedding-unknown' with HTTP 401"
+    assert f"{refused}, sent with the key in {KEY_VARIABLE}: " in said
+    assert said.endswith(
+        "; check REDSTRING_EMBEDDING_API_KEY_ENV and the key in the variable it names"
+    )
+    assert line.exc_info is None  # a configuration fault, no bug: no traceback at ERROR
+    assert line.name == "redstring.api"
+    assert KEY not in response.text + caplog.text
+    found = await _post(http, RETRIEVE, t=tenant, mode="LEXICAL")
+    assert found.json() == {"data": {"retrieve": {"matches": []}}}  # nothing written
+
+
+async def test_a_base_url_that_is_not_the_embeddings_api_is_an_internal_error(
+    api: EmbeddingAPI, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    api.failures.append(Failure(200, body={"unexpected": True}))
+
+    response = await _post(http, RETRIEVE, t=str(new_tenant()), mode="SEMANTIC")
+
+    assert response.status_code == 200
+    assert [e["extensions"]["code"] for e in response.json()["errors"]] == ["INTERNAL_SERVER_ERROR"]
+    [line] = _error_lines(caplog)
+    assert "with no usable embeddings: not an embeddings response (data: Field required)" in (
+        line.getMessage()
+    )
+    assert line.getMessage().endswith("; check REDSTRING_EMBEDDING_BASE_URL")
+
+
+async def test_a_lexical_retrieve_does_not_ask_the_refusing_provider(
+    api: EmbeddingAPI, http: httpx.AsyncClient
+) -> None:
+    _refusals(api)
+
+    response = await _post(http, RETRIEVE, t=str(new_tenant()), mode="LEXICAL")
+
+    assert response.status_code == 200
+    assert response.json() == {"data": {"retrieve": {"matches": []}}}
+    assert api.requests == 0
+
+
+async def test_a_provider_that_does_not_answer_stays_a_503_with_retry_after(
+    api: EmbeddingAPI, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The other side of the line: 5xx to the last attempt is an outage."""
+    api.failures.extend(Failure(503) for _ in range(2))
+
+    response = await _post(http, UPSERT, t=str(new_tenant()))
+
+    assert response.status_code == 503
+    assert response.headers["retry-after"] == "5"
+    assert [e["extensions"]["code"] for e in response.json()["errors"]] == ["SERVICE_UNAVAILABLE"]
+    assert api.requests == 2
+    assert _error_lines(caplog) == []
+
+
+async def test_a_refusal_while_loading_the_demo_fails_the_start_in_one_line(
+    api: EmbeddingAPI, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`serve --demo` embeds the demo at start: a refused key stops the start with the
+    settings to fix (`StartFailure.say`), its traceback at DEBUG only."""
+    _refusals(api, 403)
+    monkeypatch.delenv(KEY_VARIABLE, raising=False)
+    async with serving(api) as base_url:
+        settings = Settings(
+            demo=True,
+            embeddings="openai",
+            embedding_base_url=base_url,
+            embedding_model="text-embedding-unknown",
+            embedding_dimension=8,
+            embedding_api_key_env=KEY_VARIABLE,
+        )
+        app = create_app(settings)
+        with pytest.raises(EmbeddingRefusedError):
+            async with app.router.lifespan_context(app):
+                pass
+
+    [line] = _error_lines(caplog)
+    said = line.getMessage()
+    assert said.startswith(f"cannot start: the embedding provider at {base_url}/embeddings ")
+    assert f"with HTTP 403, sent without a key ({KEY_VARIABLE} is unset or empty): " in said
+    assert said.endswith(
+        "; check REDSTRING_EMBEDDING_API_KEY_ENV and the key in the variable it names, or "
+        "REDSTRING_EMBEDDING_MODEL"
+    )
+    assert line.exc_info is None
+
+
+def test_each_provider_option_a_refusal_names_has_its_setting() -> None:
+    for option, setting in EMBEDDING_OPTION_SETTINGS.items():
+        assert setting in Settings.model_fields, option
+    unknown = EmbeddingRefusedError("HTTP 400", status_code=400, options=["model", "other"])
+    assert described(unknown) == "HTTP 400; check REDSTRING_EMBEDDING_MODEL, or other"
+    assert described(EmbeddingRefusedError("no options", status_code=400)) == "no options"
