@@ -35,6 +35,7 @@ from redstring.composition.client import Redstring
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import TenantId
 from tests.api.support import memory_services
+from tests.security.fifos import without_waiting_on
 
 TENANT_A = TenantId(uuid.UUID("0a000000-0000-4000-8000-00000000000a"))
 TENANT_B = TenantId(uuid.UUID("0b000000-0000-4000-8000-00000000000b"))
@@ -771,6 +772,19 @@ def test_settings_that_cannot_be_honoured_are_refused_at_start(
         check_settings(settings)
     with pytest.raises(InvalidInputError):
         create_app(settings, services=memory_services())
+
+
+def test_a_jwks_file_that_is_not_a_regular_file_is_refused_without_waiting(
+    tmp_path: Path,
+) -> None:
+    """A FIFO at the JWKS file's path: reading it would wait for a writer, at start and in
+    the request after each change of its `stat`."""
+    fifo = tmp_path / "jwks.json"
+    os.mkfifo(fifo)
+    settings = Settings(auth=AuthMode.JWT, jwt_jwks=str(fifo), jwt_audience=AUDIENCE)
+    with pytest.raises(InvalidInputError) as refused:
+        without_waiting_on(fifo, lambda: check_settings(settings))
+    assert str(refused.value) == f"{fifo} is not a JWKS: not a regular file"
 
 
 # --- RS256 through a JWKS URL (a loopback server) ---------------------------------------------

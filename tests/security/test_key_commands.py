@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import grp
 import hashlib
@@ -38,10 +39,12 @@ from redstring.api.api_keys import (
 )
 from redstring.api.authorization import Role
 from redstring.api.cli import main
+from redstring.api.credentials import CredentialsRefusedError
 from redstring.api.watched_file import FileSignature
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import TenantId
 from tests.processes import child_environment
+from tests.security.fifos import without_waiting_on
 
 TENANT_A, TENANT_B = str(uuid.uuid4()), str(uuid.uuid4())
 KEY_SHAPE = re.compile(r"^rs_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$")
@@ -376,22 +379,48 @@ def test_a_key_file_that_is_not_a_regular_file_is_refused_without_waiting(
 ) -> None:
     """A FIFO at the key file's path (root opening it to read would wait for a writer)."""
     os.mkfifo(key_file)
-    refused: list[str] = []
+    with pytest.raises(InvalidInputError) as refused:
+        without_waiting_on(
+            key_file, lambda: add_key(key_file, [TenantId(uuid.UUID(TENANT_A))], Role.READ)
+        )
+    assert str(refused.value) == f"{key_file} is not an API key file: not a regular file"
 
-    def add() -> None:
-        try:
-            add_key(key_file, [TenantId(uuid.UUID(TENANT_A))], Role.READ)
-        except InvalidInputError as exc:
-            refused.append(str(exc))
 
-    adding = threading.Thread(target=add)
-    adding.start()
-    adding.join(timeout=5)
-    if adding.is_alive():  # give the waiting read a writer, and so an end
-        os.close(os.open(key_file, os.O_WRONLY | os.O_NONBLOCK))
-        adding.join(timeout=10)
-        pytest.fail("add_key waited on a FIFO")
-    assert refused == [f"{key_file} is not an API key file: not a regular file"]
+@pytest.mark.parametrize("through_link", [False, True], ids=["the path", "a link to it"])
+def test_list_refuses_a_key_file_that_is_not_a_regular_file_without_waiting(
+    key_file: Path,
+    linked_key_file: Path,
+    capsys: pytest.CaptureFixture[str],
+    through_link: bool,
+) -> None:
+    os.mkfifo(key_file)
+    path = linked_key_file if through_link else key_file
+    assert without_waiting_on(key_file, lambda: main(["keys", "list", "--file", str(path)])) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert f"error: {path} is not an API key file: not a regular file" in captured.err
+
+
+def test_a_server_refuses_a_key_file_that_is_not_a_regular_file_at_start(key_file: Path) -> None:
+    os.mkfifo(key_file)
+    with pytest.raises(InvalidInputError, match="is not an API key file: not a regular file"):
+        without_waiting_on(key_file, lambda: ApiKeyVerifier(key_file))
+
+
+def test_a_running_server_refuses_every_key_when_a_fifo_replaces_the_key_file(
+    key_file: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """It reads the file again when its `stat` changes, in a request: that read must not
+    wait for a writer."""
+    issued = add_key(key_file, [TenantId(uuid.UUID(TENANT_A))], Role.READ)
+    verifier = ApiKeyVerifier(key_file)
+    assert asyncio.run(verifier.verify(issued.key)).role is Role.READ
+    fifo = key_file.with_name("fifo")
+    os.mkfifo(fifo)
+    os.replace(fifo, key_file)
+    with pytest.raises(CredentialsRefusedError, match=f"no key with id {issued.record.id}"):
+        without_waiting_on(key_file, lambda: asyncio.run(verifier.verify(issued.key)))
+    assert "is not an API key file: not a regular file" in caplog.text
 
 
 # The key file's owner (not root), its group, and a member of the group (not its owner).

@@ -50,7 +50,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redstring.api.authorization import Caller, Role
 from redstring.api.credentials import CredentialsRefusedError
 from redstring.api.errors import describe_validation_error
-from redstring.api.watched_file import FileSignature, Signature, WatchedFile
+from redstring.api.watched_file import (
+    FileSignature,
+    Signature,
+    WatchedFile,
+    read_regular_file,
+)
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import TenantId
 
@@ -106,16 +111,23 @@ def key_id_of(key: str) -> str | None:
 
 
 def read_key_file(path: Path) -> KeyFileContent:
-    """The keys in `path`; `InvalidInputError` when it cannot be read or is not a key file."""
+    """The keys in `path`; `InvalidInputError` when it cannot be read or is not a key file,
+    as whatever is not a regular file (a FIFO) is, refused without waiting for a writer."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular_file(path)
     except OSError as exc:
         raise _unreadable(path, exc) from None
+    if raw is None:
+        raise _not_regular(path)
     return _parsed(raw, path)
 
 
 def _unreadable(path: Path, exc: OSError) -> InvalidInputError:
     return InvalidInputError(f"cannot read the API key file {path}: {exc.strerror}")
+
+
+def _not_regular(path: Path) -> InvalidInputError:
+    return InvalidInputError(f"{path} is not an API key file: not a regular file")
 
 
 def _parsed(raw: bytes, path: Path) -> KeyFileContent:
@@ -300,7 +312,7 @@ def _locked(target: Path, path: Path) -> Iterator[bytes | None]:
         try:
             held = os.fstat(descriptor)
             if not stat.S_ISREG(held.st_mode):
-                raise InvalidInputError(f"{path} is not an API key file: not a regular file")
+                raise _not_regular(path)
             fcntl.flock(descriptor, fcntl.LOCK_EX)
             if _is_at(held, target):
                 with open(descriptor, "rb", closefd=False) as file:

@@ -32,7 +32,7 @@ from redstring.api.credentials import CredentialsRefusedError
 from redstring.api.errors import ErrorCode, RequestRefusedError, unavailable_headers
 from redstring.api.protections import is_loopback_name
 from redstring.api.settings import Settings
-from redstring.api.watched_file import WatchedFile
+from redstring.api.watched_file import WatchedFile, read_regular_file
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import TenantId
 
@@ -86,9 +86,13 @@ def _read_jwks_file(path: Path) -> dict[str | None, PyJWK]:
     """The RS256 keys of the JWKS file `path` by kid; `InvalidInputError` when it cannot
     be read or holds no usable key."""
     try:
-        key_set = PyJWKSet.from_json(path.read_text(encoding="utf-8"))
+        raw = read_regular_file(path)
     except OSError as exc:
         raise InvalidInputError(f"cannot read the JWKS file {path}: {exc.strerror}") from None
+    if raw is None:  # a FIFO, say: refused rather than waited on
+        raise InvalidInputError(f"{path} is not a JWKS: not a regular file")
+    try:
+        key_set = PyJWKSet.from_json(raw.decode("utf-8"))
     except (PyJWTError, ValueError) as exc:
         raise InvalidInputError(f"{path} is not a JWKS: {exc}") from None
     keys = _rs256_keys(key_set)
