@@ -35,7 +35,7 @@ from redstring.composition.client import Redstring
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import TenantId
 from tests.api.support import memory_services
-from tests.security.fifos import without_waiting_on
+from tests.security.waiting import without_waiting_on
 
 TENANT_A = TenantId(uuid.UUID("0a000000-0000-4000-8000-00000000000a"))
 TENANT_B = TenantId(uuid.UUID("0b000000-0000-4000-8000-00000000000b"))

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import grp
 import hashlib
 import json
 import logging
+import math
 import os
 import pwd
 import re
@@ -18,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -28,6 +31,7 @@ import pytest
 
 from redstring.api.api_keys import (
     ApiKeyVerifier,
+    KeyFileBusyError,
     KeyFileContent,
     KeyRecord,
     _exposure,
@@ -44,7 +48,7 @@ from redstring.api.watched_file import FileSignature
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import TenantId
 from tests.processes import child_environment
-from tests.security.fifos import without_waiting_on
+from tests.security.waiting import ended_within, without_waiting_on
 
 TENANT_A, TENANT_B = str(uuid.uuid4()), str(uuid.uuid4())
 KEY_SHAPE = re.compile(r"^rs_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$")
@@ -174,8 +178,40 @@ def test_the_file_comes_from_the_environment_without_file(
             ],
             "folder does not exist",
         ),
+        (
+            [
+                "keys",
+                "add",
+                "--file",
+                "{file}",
+                "--tenant",
+                TENANT_A,
+                "--role",
+                "read",
+                "--wait",
+                "-1",
+            ],
+            "--wait must be a number of seconds from 0 up, got '-1'",
+        ),
+        (
+            ["keys", "revoke", "0" * 12, "--file", "{file}", "--wait", "soon"],
+            "--wait must be a number of seconds from 0 up, got 'soon'",
+        ),
+        (
+            ["keys", "revoke", "0" * 12, "--file", "{file}", "--wait", "nan"],
+            "--wait must be a number of seconds from 0 up, got 'nan'",
+        ),
     ],
-    ids=["no file (add)", "no file (list)", "tenant not a UUID", "name not printable", "no folder"],
+    ids=[
+        "no file (add)",
+        "no file (list)",
+        "tenant not a UUID",
+        "name not printable",
+        "no folder",
+        "negative wait",
+        "wait not a number",
+        "wait not a number (nan)",
+    ],
 )
 def test_usage_errors_exit_2_with_a_clear_message(
     key_file: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
@@ -421,6 +457,168 @@ def test_a_running_server_refuses_every_key_when_a_fifo_replaces_the_key_file(
     with pytest.raises(CredentialsRefusedError, match=f"no key with id {issued.record.id}"):
         without_waiting_on(key_file, lambda: asyncio.run(verifier.verify(issued.key)))
     assert "is not an API key file: not a regular file" in caplog.text
+
+
+# Waiting for the lock: said once, bounded, nothing changed when given up ------------------
+
+
+@contextlib.contextmanager
+def _lock_held(key_file: Path) -> Iterator[Callable[[], None]]:
+    """The key file's lock held through a descriptor of this process opened for reading
+    only (as a reader of the file may hold it; `flock` belongs to the open file, so it
+    holds this process's changes off too); what lets it go, which the block's end does."""
+    descriptor = os.open(key_file, os.O_RDONLY)
+    fcntl.flock(descriptor, fcntl.LOCK_EX)
+    try:
+        yield lambda: fcntl.flock(descriptor, fcntl.LOCK_UN)
+    finally:
+        os.close(descriptor)
+
+
+@contextlib.contextmanager
+def _lock_held_by_another_process(key_file: Path) -> Iterator[Callable[[], None]]:
+    """The key file's lock held by a child process that opened it for reading only; what
+    lets it go (the child ends), which the block's end does."""
+    code = (
+        "import fcntl, sys\n"
+        "file = open(sys.argv[1], 'rb')\n"
+        "fcntl.flock(file, fcntl.LOCK_EX)\n"
+        "print('held', flush=True)\n"
+        "sys.stdin.read()\n"  # until the test closes it
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(key_file)],
+        env=child_environment(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdin is not None
+    assert holder.stdout is not None
+    try:
+        assert holder.stdout.readline() == "held\n"
+        yield holder.stdin.close
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=10)
+
+
+def _waiting_line(key_file: Path, bound: str) -> str:
+    return f"waiting for the lock of {key_file}, which another process holds ({bound})"
+
+
+@pytest.mark.parametrize("said_to", ["on_wait", "the log"])
+def test_a_change_waits_for_a_lock_held_elsewhere_says_so_once_and_gives_up(
+    key_file: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    said_to: str,
+) -> None:
+    """Polled, not waited on without limit: after `timeout`, `KeyFileBusyError` (an
+    `OSError`), the file as it was and no other file left."""
+    _add(key_file, capsys, TENANT_A)
+    before = key_file.read_bytes()
+    said: list[str] = []
+    on_wait = said.append if said_to == "on_wait" else None
+    caplog.set_level(logging.INFO, logger="redstring.api")
+    with _lock_held(key_file) as release:
+        started = time.monotonic()
+        with pytest.raises(KeyFileBusyError) as gave_up:
+            ended_within(
+                5,
+                lambda: add_key(
+                    key_file,
+                    [TenantId(uuid.UUID(TENANT_B))],
+                    Role.READ,
+                    timeout=0.3,
+                    on_wait=on_wait,
+                ),
+                release,
+            )
+        waited = time.monotonic() - started
+    assert 0.3 <= waited < 2
+    assert isinstance(gave_up.value, OSError)
+    assert str(gave_up.value) == (
+        f"gave up after 0.3 s waiting for the lock of {key_file}, which another process "
+        "holds: nothing changed"
+    )
+    logged = [r.getMessage() for r in caplog.records if r.name == "redstring.api"]
+    assert (said if said_to == "on_wait" else logged) == [_waiting_line(key_file, "up to 0.3 s")]
+    assert key_file.read_bytes() == before
+    assert [p.name for p in key_file.parent.iterdir()] == ["keys.json"]
+
+
+def test_a_change_goes_on_once_the_lock_is_let_go(
+    key_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _add(key_file, capsys, TENANT_A)
+    waiting = threading.Event()
+    said: list[str] = []
+
+    def on_wait(line: str) -> None:
+        said.append(line)
+        waiting.set()
+
+    with _lock_held(key_file) as release:
+        adding = threading.Thread(
+            target=add_key,
+            args=(key_file, [TenantId(uuid.UUID(TENANT_B))], Role.READ),
+            kwargs={"timeout": 30, "on_wait": on_wait},
+        )
+        adding.start()
+        assert waiting.wait(timeout=5)
+        time.sleep(0.3)  # a few tries of the lock
+        assert adding.is_alive()
+        release()
+        adding.join(timeout=2)  # a try every 0.25 s at most
+        assert not adding.is_alive()
+    assert said == [_waiting_line(key_file, "up to 30 s")]
+    assert len(_ids(key_file)) == 2
+
+
+def test_a_change_finding_the_lock_free_says_nothing(
+    key_file: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="redstring.api")
+    _add(key_file, capsys, TENANT_A)
+    said: list[str] = []
+    add_key(key_file, [TenantId(uuid.UUID(TENANT_B))], Role.READ, timeout=0, on_wait=said.append)
+    assert said == []
+    assert caplog.records == []
+
+
+@pytest.mark.parametrize("timeout", [-1.0, math.nan])
+def test_a_timeout_that_is_not_a_number_of_seconds_is_refused_before_anything(
+    key_file: Path, timeout: float
+) -> None:
+    with pytest.raises(InvalidInputError, match="a lock timeout is a number of seconds from 0 up"):
+        add_key(key_file, [TenantId(uuid.UUID(TENANT_A))], Role.READ, timeout=timeout)
+    assert not key_file.exists()
+
+
+@pytest.mark.parametrize("action", ["add", "revoke"])
+def test_keys_says_it_waits_for_a_lock_another_process_holds_and_gives_up_after_wait(
+    key_file: Path, capsys: pytest.CaptureFixture[str], action: str
+) -> None:
+    """On stderr, at once and once; then exit 1 with the file unchanged and no key on
+    stdout."""
+    key_id = KEY_SHAPE.match(_add(key_file, capsys, TENANT_A).strip())[1]  # type: ignore[index]
+    before = key_file.read_bytes()
+    args = (
+        ["add", "--tenant", TENANT_B, "--role", "read"] if action == "add" else ["revoke", key_id]
+    )
+    with _lock_held_by_another_process(key_file) as release:
+        command = ["keys", *args, "--file", str(key_file), "--wait", "0.2"]
+        status = ended_within(5, lambda: main(command), release)
+    assert status == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [
+        _waiting_line(key_file, "up to 0.2 s"),
+        f"error: gave up after 0.2 s waiting for the lock of {key_file}, which another "
+        "process holds: nothing changed (--wait SECONDS waits longer)",
+    ]
+    assert key_file.read_bytes() == before
 
 
 # The key file's owner (not root), its group, and a member of the group (not its owner).

@@ -22,9 +22,13 @@ key stops working at once, without a restart.
 `add_key` and `revoke_key` lock the key file itself with POSIX `fcntl.flock`, so
 whoever may read and replace it may change it, with no lock file of its own whose
 owner or mode could shut out another writer (docs/adr/0011-key-file-locks-itself.md).
-On a platform without `fcntl` (Windows, which redstring does not claim) they refuse
-with an `OSError` before touching anything, while reading keys and serving work as
-anywhere.
+Whoever may read the file may hold that lock:
+a change waits for it a bounded time (`timeout`, 30 s by default), says so once when it
+begins to (`on_wait`, else a log line), and gives up with `KeyFileBusyError`, nothing
+changed. On a platform without `fcntl` (Windows, which redstring does not claim) they
+refuse with an `OSError` before touching anything, while reading keys and serving work
+as anywhere. What is at the path and is not a regular file (a FIFO) is refused, by
+changes and reads alike, without waiting for a writer.
 """
 
 from __future__ import annotations
@@ -33,11 +37,13 @@ import contextlib
 import hashlib
 import hmac
 import logging
+import math
 import os
 import re
 import secrets
 import stat
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -56,13 +62,16 @@ from redstring.api.watched_file import (
     WatchedFile,
     read_regular_file,
 )
-from redstring.domain.errors import InvalidInputError
+from redstring.domain.errors import InvalidInputError, RedstringError
 from redstring.domain.ids import TenantId
 
 logger = logging.getLogger("redstring.api")
 
 KEY_PREFIX = "rs"
 _KEY_SHAPE = re.compile(rf"^{KEY_PREFIX}_(?P<id>[0-9a-f]{{12}})_(?P<secret>[A-Za-z0-9_-]{{16,}})$")
+
+DEFAULT_LOCK_TIMEOUT = 30.0
+"""Seconds a change waits, by default, for the key file's lock held by another process."""
 
 
 class KeyRecord(BaseModel):
@@ -277,11 +286,70 @@ def _sync_folder(folder: Path) -> None:
         os.close(descriptor)
 
 
+_FIRST_POLL, _LAST_POLL = 0.01, 0.25  # seconds between tries of a lock held elsewhere
+
+
+class KeyFileBusyError(RedstringError, TimeoutError):
+    """Another process held the key file's lock for longer than a change waits for it;
+    nothing was changed. A `TimeoutError`, so an `OSError`, as the key file's other
+    failures to be changed are."""
+
+
+class _LockWait:
+    """How long a change may wait for the key file's lock, from its start, and the line
+    it says, once, when the lock is held elsewhere: to `on_wait`, else logged at INFO."""
+
+    def __init__(self, path: Path, timeout: float, on_wait: Callable[[str], None] | None) -> None:
+        if not timeout >= 0:  # NaN too
+            raise InvalidInputError(
+                f"a lock timeout is a number of seconds from 0 up, not {timeout}"
+            )
+        self._path, self._timeout, self._on_wait = path, timeout, on_wait
+        self._deadline = time.monotonic() + timeout
+        self._said = False
+
+    def _for(self) -> str:
+        return "without limit" if math.isinf(self._timeout) else f"up to {self._timeout:g} s"
+
+    def take(self, descriptor: int) -> None:
+        """Lock `descriptor` (an exclusive `flock`), trying again with a growing pause
+        (`_FIRST_POLL` to `_LAST_POLL`) while another open file of it holds the lock, until
+        the deadline: `KeyFileBusyError` then. Polling, not a blocking `flock` interrupted by
+        a signal or a thread: it works the same in any thread of any program."""
+        import fcntl  # `_locked` found it
+
+        pause = _FIRST_POLL
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:  # held elsewhere
+                pass
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise KeyFileBusyError(
+                    f"gave up after {self._timeout:g} s waiting for the lock of {self._path}, "
+                    "which another process holds: nothing changed"
+                )
+            if not self._said:
+                self._said = True
+                line = (
+                    f"waiting for the lock of {self._path}, which another process holds "
+                    f"({self._for()})"
+                )
+                if self._on_wait is None:
+                    logger.info("%s", line)
+                else:
+                    self._on_wait(line)
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, _LAST_POLL)
+
+
 @contextlib.contextmanager
-def _locked(target: Path, path: Path) -> Iterator[bytes | None]:
+def _locked(target: Path, path: Path, wait: _LockWait) -> Iterator[bytes | None]:
     """Hold an exclusive `flock` of the key file at `target` (the real path of `path`) while
-    it is the file there; what it holds, read through the locked descriptor, or None when
-    there is no file.
+    it is the file there, waiting for it as `wait` says; what it holds, read through the
+    locked descriptor, or None when there is no file.
 
     A change replaces the file only while it holds the lock of the file in place, so one
     change at a time does; a change that waited for the lock of a file replaced meanwhile
@@ -294,7 +362,8 @@ def _locked(target: Path, path: Path) -> Iterator[bytes | None]:
     any other descriptor of the file would drop those. An `OSError` where `fcntl` is
     missing, since an unlocked change is not safe."""
     try:
-        import fcntl  # POSIX only: imported here so the server imports this module anywhere
+        # POSIX only: imported here so the server imports this module anywhere.
+        import fcntl  # noqa: F401 (`_LockWait.take` uses it)
     except ImportError:
         raise OSError(
             f"cannot change {path}: locking it needs POSIX file locks (fcntl), "
@@ -313,7 +382,7 @@ def _locked(target: Path, path: Path) -> Iterator[bytes | None]:
             held = os.fstat(descriptor)
             if not stat.S_ISREG(held.st_mode):
                 raise _not_regular(path)
-            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            wait.take(descriptor)
             if _is_at(held, target):
                 with open(descriptor, "rb", closefd=False) as file:
                     try:
@@ -339,14 +408,19 @@ Result = TypeVar("Result")
 
 
 def _change(
-    path: Path, change: Callable[[KeyFileContent], tuple[KeyFileContent, Result]]
+    path: Path,
+    change: Callable[[KeyFileContent], tuple[KeyFileContent, Result]],
+    timeout: float,
+    on_wait: Callable[[str], None] | None,
 ) -> Result:
     """Write `change`'s content in place of the file `path` names, and return its result,
-    the read and the write under the file's lock (`_locked`); `change` runs again on the
-    new content when another change made the missing file first."""
+    the read and the write under the file's lock (`_locked`, which waits up to `timeout`
+    seconds for it); `change` runs again on the new content when another change made the
+    missing file first."""
+    wait = _LockWait(path, timeout, on_wait)
     target = _real_path(path)
     while True:
-        with _locked(target, path) as raw:
+        with _locked(target, path, wait) as raw:
             content, result = change(KeyFileContent() if raw is None else _parsed(raw, path))
             if _write(target, content, path, create=raw is None):
                 return result
@@ -360,9 +434,21 @@ class IssuedKey:
     record: KeyRecord
 
 
-def add_key(path: Path, tenants: Iterable[TenantId], role: Role, name: str = "") -> IssuedKey:
+def add_key(
+    path: Path,
+    tenants: Iterable[TenantId],
+    role: Role,
+    name: str = "",
+    *,
+    timeout: float = DEFAULT_LOCK_TIMEOUT,
+    on_wait: Callable[[str], None] | None = None,
+) -> IssuedKey:
     """Issue a new random key for `tenants` with `role` and add its record to `path`
-    (created when missing), as `write_key_file` writes it."""
+    (created when missing), as `write_key_file` writes it.
+
+    The file's lock, held by another process, is waited for up to `timeout` seconds
+    (`math.inf`: without limit), then `KeyFileBusyError`; `on_wait` is given a line
+    saying so when the wait begins (else it is logged at INFO)."""
     granted = tuple(dict.fromkeys(tenants))
     if not granted:
         raise InvalidInputError("a key needs at least one tenant")
@@ -383,12 +469,18 @@ def add_key(path: Path, tenants: Iterable[TenantId], role: Role, name: str = "")
         )
         return content.model_copy(update={"keys": (*content.keys, record)}), IssuedKey(key, record)
 
-    return _change(path, add)
+    return _change(path, add, timeout, on_wait)
 
 
-def revoke_key(path: Path, key_id: str) -> KeyRecord:
+def revoke_key(
+    path: Path,
+    key_id: str,
+    *,
+    timeout: float = DEFAULT_LOCK_TIMEOUT,
+    on_wait: Callable[[str], None] | None = None,
+) -> KeyRecord:
     """Remove the key `key_id` from `path`, as `write_key_file` writes it; `UnknownKeyError`
-    when there is none."""
+    when there is none. The lock is waited for as `add_key` says."""
 
     def revoke(content: KeyFileContent) -> tuple[KeyFileContent, KeyRecord]:
         gone = [record for record in content.keys if record.id == key_id]
@@ -397,7 +489,7 @@ def revoke_key(path: Path, key_id: str) -> KeyRecord:
         kept = tuple(record for record in content.keys if record.id != key_id)
         return content.model_copy(update={"keys": kept}), gone[0]
 
-    return _change(path, revoke)
+    return _change(path, revoke, timeout, on_wait)
 
 
 def list_keys(path: Path) -> tuple[KeyRecord, ...]:

@@ -2,7 +2,8 @@
 
 `keys add` writes only the new key to stdout, so a script can capture it; it is
 shown this once and never stored. Everything else goes to stderr. The file is
-`--file`, else `REDSTRING_API_KEYS_FILE`.
+`--file`, else `REDSTRING_API_KEYS_FILE`. `keys add` and `keys revoke` wait for the
+file's lock held by another process up to `--wait` seconds, saying so when they start.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import math
 import os
 import sys
 from collections.abc import Iterator
@@ -17,7 +19,13 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from redstring.api.api_keys import add_key, list_keys, revoke_key
+from redstring.api.api_keys import (
+    DEFAULT_LOCK_TIMEOUT,
+    KeyFileBusyError,
+    add_key,
+    list_keys,
+    revoke_key,
+)
 from redstring.api.arguments import tenant_id_arg
 from redstring.api.authorization import Role
 from redstring.api.command_line import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error_console
@@ -38,6 +46,24 @@ def _key_file(args: argparse.Namespace) -> Path:
     if not path.parent.is_dir():
         raise _UsageError(f"the key file's folder does not exist: {path.parent}")
     return path
+
+
+def _lock_timeout(args: argparse.Namespace) -> float:
+    """`--wait`: seconds from 0 up (`inf` waits without limit)."""
+    if args.wait is None:
+        return DEFAULT_LOCK_TIMEOUT
+    try:
+        seconds = float(args.wait)
+    except ValueError:
+        seconds = math.nan
+    if not seconds >= 0:
+        raise _UsageError(f"--wait must be a number of seconds from 0 up, got {args.wait!r}")
+    return seconds
+
+
+def _say_waiting(line: str) -> None:
+    """Say at once that the command waits for the file's lock (`add_key`'s `on_wait`)."""
+    error_console().print(escape(line), highlight=False)
 
 
 class _Collected(logging.Handler):
@@ -82,8 +108,11 @@ def _add(args: argparse.Namespace) -> int:
     name = args.name or ""
     if not name.isprintable():  # `keys list` writes one line of tab-separated fields a key
         raise _UsageError("--name must be printable (no tab, newline or other control character)")
+    timeout = _lock_timeout(args)
     with _warnings_kept() as logged:
-        issued = add_key(path, tenants, Role(args.role), name)
+        issued = add_key(
+            path, tenants, Role(args.role), name, timeout=timeout, on_wait=_say_waiting
+        )
     sys.stdout.write(issued.key + "\n")
     sys.stdout.flush()
     record = issued.record
@@ -112,8 +141,9 @@ def _list(args: argparse.Namespace) -> int:
 
 def _revoke(args: argparse.Namespace) -> int:
     path = _key_file(args)
+    timeout = _lock_timeout(args)
     with _warnings_kept() as logged:
-        record = revoke_key(path, args.key_id)
+        record = revoke_key(path, args.key_id, timeout=timeout, on_wait=_say_waiting)
     error_console().print(
         f"key {record.id} revoked: a running server refuses it from its next request",
         highlight=False,
@@ -124,10 +154,17 @@ def _revoke(args: argparse.Namespace) -> int:
 
 def run_keys_command(args: argparse.Namespace) -> int:
     """Run `keys add|list|revoke`; 2 for bad usage (no file setting, one in a folder that
-    does not exist, a tenant that is not a UUID, a name that is not printable, an unknown
-    key id), 1 when the file cannot be read or written."""
+    does not exist, a tenant that is not a UUID, a name that is not printable, a `--wait`
+    that is not a number from 0 up, an unknown key id), 1 when the file cannot be read or
+    written, its lock included (held by another process beyond `--wait`)."""
     try:
         status: int = args.keys_run(args)
+    except KeyFileBusyError as exc:
+        error_console().print(
+            f"[red]error:[/red] {escape(str(exc))} (--wait SECONDS waits longer)",
+            highlight=False,
+        )
+        return EXIT_FAILED
     except _UsageError as exc:
         error_console().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
@@ -145,9 +182,18 @@ def add_keys_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     keys = commands.add_parser("keys", help="issue, list and revoke API keys")
     file = argparse.ArgumentParser(add_help=False)
     file.add_argument("--file", help=f"the API key file (default: {KEYS_FILE_ENV})", metavar="PATH")
+    lock = argparse.ArgumentParser(add_help=False)
+    lock.add_argument(
+        "--wait",
+        metavar="SECONDS",
+        help="how long to wait for the key file's lock while another process holds it, "
+        f"then give up and change nothing (default {DEFAULT_LOCK_TIMEOUT:g}; inf: no limit)",
+    )
     actions = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
 
-    add = actions.add_parser("add", parents=[file], help="issue a key; prints it once, on stdout")
+    add = actions.add_parser(
+        "add", parents=[file, lock], help="issue a key; prints it once, on stdout"
+    )
     add.add_argument(
         "--tenant", action="append", required=True, help="a tenant id (UUID); repeat for several"
     )
@@ -160,7 +206,7 @@ def add_keys_command(commands: argparse._SubParsersAction[argparse.ArgumentParse
     )
     listing.set_defaults(keys_run=_list)
 
-    revoke = actions.add_parser("revoke", parents=[file], help="revoke a key by its id")
+    revoke = actions.add_parser("revoke", parents=[file, lock], help="revoke a key by its id")
     revoke.add_argument("key_id", metavar="KEY_ID")
     revoke.set_defaults(keys_run=_revoke)
 
