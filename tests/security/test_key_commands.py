@@ -36,6 +36,7 @@ from redstring.api.api_keys import (
     KeyRecord,
     _exposure,
     _name_owner,
+    _write,
     add_key,
     read_key_file,
     revoke_key,
@@ -373,14 +374,14 @@ def test_a_change_that_waited_for_a_file_replaced_meanwhile_locks_the_new_one(
         waiting.join(timeout=0.5)
         assert waiting.is_alive(), "the change did not wait for the lock"
         content = read_key_file(key_file)
-        write_key_file(key_file, content)  # another change replaced the file
+        _write(key_file, content, key_file)  # another change, holding the lock, replaced it
         with key_file.open("rb") as third:
             fcntl.flock(third.fileno(), fcntl.LOCK_EX)
             fcntl.flock(first.fileno(), fcntl.LOCK_UN)
             waiting.join(timeout=0.5)
             assert waiting.is_alive(), "the change went on under the lock of a replaced file"
             added = content.model_copy(update={"keys": (*content.keys, _record("0" * 12))})
-            write_key_file(key_file, added)
+            _write(key_file, added, key_file)
             fcntl.flock(third.fileno(), fcntl.LOCK_UN)
     waiting.join(timeout=10)
     assert not waiting.is_alive()
@@ -619,6 +620,32 @@ def test_keys_says_it_waits_for_a_lock_another_process_holds_and_gives_up_after_
         "process holds: nothing changed (--wait SECONDS waits longer)",
     ]
     assert key_file.read_bytes() == before
+
+
+def test_write_key_file_takes_the_lock_of_add_and_revoke(
+    key_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Else a `write_key_file` beside a `keys add` could drop the key just added."""
+    _add(key_file, capsys, TENANT_A)
+    before = key_file.read_bytes()
+    said: list[str] = []
+    with _lock_held(key_file) as release, pytest.raises(KeyFileBusyError):
+        ended_within(
+            5,
+            lambda: write_key_file(key_file, KeyFileContent(), timeout=0.2, on_wait=said.append),
+            release,
+        )
+    assert said == [_waiting_line(key_file, "up to 0.2 s")]
+    assert key_file.read_bytes() == before
+    write_key_file(key_file, KeyFileContent())  # the lock let go
+    assert _ids(key_file) == []
+
+
+def test_write_key_file_replaces_a_file_that_is_not_a_key_file(key_file: Path) -> None:
+    """It writes the whole file: what was there is not read, so need not parse."""
+    key_file.write_text("not json")
+    write_key_file(key_file, KeyFileContent(keys=(_record("0" * 12),)))
+    assert _ids(key_file) == ["0" * 12]
 
 
 # The key file's owner (not root), its group, and a member of the group (not its owner).

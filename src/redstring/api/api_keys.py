@@ -19,10 +19,10 @@ the link stays, so a server reading either path sees every change. The verifier 
 file's `stat` on each request and reads it again when it changed, so a revoked
 key stops working at once, without a restart.
 
-`add_key` and `revoke_key` lock the key file itself with POSIX `fcntl.flock`, so
-whoever may read and replace it may change it, with no lock file of its own whose
-owner or mode could shut out another writer (docs/adr/0011-key-file-locks-itself.md).
-Whoever may read the file may hold that lock:
+`add_key`, `revoke_key` and `write_key_file` lock the key file itself with POSIX
+`fcntl.flock`, so whoever may read and replace it may change it, with no lock file of
+its own whose owner or mode could shut out another writer
+(docs/adr/0011-key-file-locks-itself.md). Whoever may read the file may hold that lock:
 a change waits for it a bounded time (`timeout`, 30 s by default), says so once when it
 begins to (`on_wait`, else a log line), and gives up with `KeyFileBusyError`, nothing
 changed. On a platform without `fcntl` (Windows, which redstring does not claim) they
@@ -229,13 +229,22 @@ def _exposure(
     return None
 
 
-def write_key_file(path: Path, content: KeyFileContent) -> None:
+def write_key_file(
+    path: Path,
+    content: KeyFileContent,
+    *,
+    timeout: float = DEFAULT_LOCK_TIMEOUT,
+    on_wait: Callable[[str], None] | None = None,
+) -> None:
     """Replace the file `path` names (through any links) by `content` at once and durably
     (temporary file, fsync, `os.replace`, fsync of the folder), with the old file's mode,
     owner and group where the process may set them (`_keep_access`), mode 0600 for a new
     file. An owner or group it could not keep is logged as a WARNING: a server running
-    as the old ones may no longer read the file."""
-    _write(_real_path(path), content, path)
+    as the old ones may no longer read the file.
+
+    It holds the file's lock as `add_key` and `revoke_key` do, so neither loses its change
+    to it nor it to them, and waits for it as they do."""
+    _replace(path, lambda _: (content, None), timeout, on_wait)
 
 
 def _write(target: Path, content: KeyFileContent, path: Path, *, create: bool = False) -> bool:
@@ -407,23 +416,37 @@ def _is_at(held: os.stat_result, target: Path) -> bool:
 Result = TypeVar("Result")
 
 
+def _replace(
+    path: Path,
+    make: Callable[[bytes | None], tuple[KeyFileContent, Result]],
+    timeout: float,
+    on_wait: Callable[[str], None] | None,
+) -> Result:
+    """Write what `make` makes of the file's bytes (None when there is none) in place of the
+    file `path` names, and return its result, the read and the write under the file's lock
+    (`_locked`, which waits up to `timeout` seconds for it); `make` runs again on the new
+    file when another change made the missing file first."""
+    wait = _LockWait(path, timeout, on_wait)
+    target = _real_path(path)
+    while True:
+        with _locked(target, path, wait) as raw:
+            content, result = make(raw)
+            if _write(target, content, path, create=raw is None):
+                return result
+
+
 def _change(
     path: Path,
     change: Callable[[KeyFileContent], tuple[KeyFileContent, Result]],
     timeout: float,
     on_wait: Callable[[str], None] | None,
 ) -> Result:
-    """Write `change`'s content in place of the file `path` names, and return its result,
-    the read and the write under the file's lock (`_locked`, which waits up to `timeout`
-    seconds for it); `change` runs again on the new content when another change made the
-    missing file first."""
-    wait = _LockWait(path, timeout, on_wait)
-    target = _real_path(path)
-    while True:
-        with _locked(target, path, wait) as raw:
-            content, result = change(KeyFileContent() if raw is None else _parsed(raw, path))
-            if _write(target, content, path, create=raw is None):
-                return result
+    """`_replace` with `change` of the file's keys (none when there is no file)."""
+
+    def make(raw: bytes | None) -> tuple[KeyFileContent, Result]:
+        return change(KeyFileContent() if raw is None else _parsed(raw, path))
+
+    return _replace(path, make, timeout, on_wait)
 
 
 @dataclass(frozen=True)
