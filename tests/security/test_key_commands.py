@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
 import grp
 import hashlib
@@ -648,6 +649,82 @@ def test_write_key_file_replaces_a_file_that_is_not_a_key_file(key_file: Path) -
     assert _ids(key_file) == ["0" * 12]
 
 
+# File systems whose locks differ: NFS ------------------------------------------------------
+
+
+def _access_of(descriptor: int) -> int:
+    return fcntl.fcntl(descriptor, fcntl.F_GETFL) & os.O_ACCMODE
+
+
+@pytest.fixture
+def nfs_flock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`fcntl.flock` as on NFS, where it is a record lock: an exclusive lock of a descriptor
+    open for reading only is refused (`EBADF`)."""
+    flock = fcntl.flock
+
+    def nfs(descriptor: int, operation: int) -> None:
+        if operation & fcntl.LOCK_EX and _access_of(descriptor) == os.O_RDONLY:
+            raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+        flock(descriptor, operation)
+
+    monkeypatch.setattr(fcntl, "flock", nfs)
+
+
+@pytest.mark.usefixtures("nfs_flock")
+def test_on_nfs_a_user_who_may_write_the_key_file_changes_it(
+    key_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The lock's descriptor is open for reading and writing where the user may write the
+    file; `keys add` failed with `Bad file descriptor`."""
+    key_id = KEY_SHAPE.match(_add(key_file, capsys, TENANT_A).strip())[1]  # type: ignore[index]
+    _add(key_file, capsys, TENANT_B)  # the file exists: this change locks it
+    assert main(["keys", "revoke", key_id, "--file", str(key_file)]) == 0
+    assert len(_ids(key_file)) == 1
+
+
+@pytest.mark.parametrize("code", [errno.EBADF, errno.ENOLCK])
+@pytest.mark.parametrize("writable", [True, False], ids=["writable", "read-only"])
+def test_a_lock_the_file_system_refuses_is_named_as_its_cause(
+    key_file: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    code: int,
+    writable: bool,
+) -> None:
+    """`EBADF` (NFS refusing a descriptor open for reading only) and `ENOLCK` (no lock
+    manager) say the key file needs a file system whose locks work; exit 1, nothing
+    changed."""
+    _add(key_file, capsys, TENANT_A)
+    before = key_file.read_bytes()
+
+    def refused(descriptor: int, operation: int) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(fcntl, "flock", refused)
+    if not writable:  # as a user who may read the file and not write it
+        os_open = os.open
+
+        def read_only(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+            if Path(path) == key_file and flags & os.O_ACCMODE != os.O_RDONLY:
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+            return os_open(path, flags, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", read_only)
+    args = ["keys", "add", "--file", str(key_file), "--tenant", TENANT_B, "--role", "read"]
+    assert main(args) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    cause = (
+        "" if writable else " (NFS locks only a file opened for writing, which this user may not)"
+    )
+    assert captured.err.splitlines() == [
+        f"error: cannot lock {key_file}: {os.strerror(code)}; the key file needs a local "
+        f"file system, or one whose locks work{cause}"
+    ]
+    assert key_file.read_bytes() == before
+    assert [p.name for p in key_file.parent.iterdir()] == ["keys.json"]
+
+
 # The key file's owner (not root), its group, and a member of the group (not its owner).
 OWNER, GROUP, MEMBER = 65534, 48150, 48151
 
@@ -738,6 +815,40 @@ def test_a_member_of_the_key_file_s_group_changes_it_after_root(group_key_file: 
         _owner_warning(group_key_file, _name_owner((OWNER, GROUP)), _name_owner((MEMBER, GROUP)))
     ]
     assert [p.name for p in group_key_file.parent.iterdir()] == ["keys.json"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "access"),
+    [(0o660, os.O_RDWR), (0o640, os.O_RDONLY)],
+    ids=["the group may write it", "the group may only read it"],
+)
+def test_a_member_who_may_replace_the_key_file_locks_it_as_its_mode_lets_them(
+    group_key_file: Path, mode: int, access: int
+) -> None:
+    """Opened for writing where the group may write the file (NFS needs it), for reading
+    only where it may only read it: the member replaces it through the folder (`0770`)
+    all the same, so requiring write access for the lock would shut them out."""
+    group_key_file.chmod(mode)
+    root_key = _ids(group_key_file)
+
+    def add() -> str:
+        accesses: list[int] = []
+        flock = fcntl.flock
+
+        def recorded(descriptor: int, operation: int) -> None:
+            accesses.append(_access_of(descriptor))
+            flock(descriptor, operation)
+
+        fcntl.flock = recorded  # in the child process alone
+        issued = add_key(group_key_file, [TenantId(uuid.UUID(TENANT_B))], Role.READ)
+        return json.dumps({"id": issued.record.id, "accesses": accesses})
+
+    status, said = _as_member(add)
+    assert status == 0, said
+    added = json.loads(said)
+    assert added["accesses"] == [access]
+    assert _ids(group_key_file) == [*root_key, added["id"]]
+    assert stat.S_IMODE(group_key_file.stat().st_mode) == mode
 
 
 # The mode, owner and group of a key file a command replaces -------------------------------

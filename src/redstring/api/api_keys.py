@@ -34,6 +34,7 @@ changes and reads alike, without waiting for a writer.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import hmac
 import logging
@@ -297,6 +298,10 @@ def _sync_folder(folder: Path) -> None:
 
 _FIRST_POLL, _LAST_POLL = 0.01, 0.25  # seconds between tries of a lock held elsewhere
 
+# The errors of a lock the file system does not give (an NFS mount without working locks,
+# or NFS refusing an exclusive lock on a file open for reading only), not of one held.
+_LOCKS_UNSUPPORTED = frozenset({errno.EBADF, errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP})
+
 
 class KeyFileBusyError(RedstringError, TimeoutError):
     """Another process held the key file's lock for longer than a change waits for it;
@@ -320,7 +325,7 @@ class _LockWait:
     def _for(self) -> str:
         return "without limit" if math.isinf(self._timeout) else f"up to {self._timeout:g} s"
 
-    def take(self, descriptor: int) -> None:
+    def take(self, descriptor: int, writable: bool) -> None:
         """Lock `descriptor` (an exclusive `flock`), trying again with a growing pause
         (`_FIRST_POLL` to `_LAST_POLL`) while another open file of it holds the lock, until
         the deadline: `KeyFileBusyError` then. Polling, not a blocking `flock` interrupted by
@@ -334,6 +339,8 @@ class _LockWait:
                 return
             except BlockingIOError:  # held elsewhere
                 pass
+            except OSError as exc:
+                raise _lock_failed(self._path, exc, writable) from exc
             left = self._deadline - time.monotonic()
             if left <= 0:
                 raise KeyFileBusyError(
@@ -354,6 +361,32 @@ class _LockWait:
             pause = min(pause * 2, _LAST_POLL)
 
 
+def _lock_failed(path: Path, exc: OSError, writable: bool) -> OSError:
+    """The error of a lock refused for another reason than being held, naming the file
+    system as the cause where it is one."""
+    message = f"cannot lock {path}: {exc.strerror}"
+    if exc.errno in _LOCKS_UNSUPPORTED:
+        message += "; the key file needs a local file system, or one whose locks work"
+        if not writable:
+            message += " (NFS locks only a file opened for writing, which this user may not)"
+    return OSError(message)
+
+
+def _open_to_lock(target: Path) -> tuple[int, bool]:
+    """A descriptor of the file at `target` to lock, and whether it is open for writing:
+    it is where this user may write the file (NFS locks only such a descriptor
+    exclusively), else it is open for reading only (a user who may replace the file
+    through its folder, not write it, changes it so). Never following a link (`target`
+    has none) nor waiting on a FIFO, nor taking a terminal."""
+    flags = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    try:
+        return os.open(target, os.O_RDWR | flags), True
+    except FileNotFoundError:
+        raise
+    except OSError:  # not writable by this user, a read-only mount, a folder, ...
+        return os.open(target, os.O_RDONLY | flags), False
+
+
 @contextlib.contextmanager
 def _locked(target: Path, path: Path, wait: _LockWait) -> Iterator[bytes | None]:
     """Hold an exclusive `flock` of the key file at `target` (the real path of `path`) while
@@ -365,11 +398,9 @@ def _locked(target: Path, path: Path, wait: _LockWait) -> Iterator[bytes | None]
     lets it go and tries again (else it would read beside the change holding the new
     file's lock, and one of them would lose the other's key or undo its revocation). A
     missing file is not locked: `_write` makes it with `create`, which refuses when
-    another change made it first. The descriptor is opened for reading only, which
-    whoever changes the file needs anyway, without following a link (`target` has none)
-    and without waiting on a FIFO. `flock`, not `fcntl` record locks: the process closing
-    any other descriptor of the file would drop those. An `OSError` where `fcntl` is
-    missing, since an unlocked change is not safe."""
+    another change made it first. The descriptor is `_open_to_lock`'s. `flock`, not
+    `fcntl` record locks: the process closing any other descriptor of the file would drop
+    those. An `OSError` where `fcntl` is missing, since an unlocked change is not safe."""
     try:
         # POSIX only: imported here so the server imports this module anywhere.
         import fcntl  # noqa: F401 (`_LockWait.take` uses it)
@@ -378,10 +409,9 @@ def _locked(target: Path, path: Path, wait: _LockWait) -> Iterator[bytes | None]
             f"cannot change {path}: locking it needs POSIX file locks (fcntl), "
             "which this platform lacks; change it on a POSIX system"
         ) from None
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     while True:
         try:
-            descriptor = os.open(target, flags)
+            descriptor, writable = _open_to_lock(target)
         except FileNotFoundError:
             yield None
             return
@@ -391,7 +421,7 @@ def _locked(target: Path, path: Path, wait: _LockWait) -> Iterator[bytes | None]
             held = os.fstat(descriptor)
             if not stat.S_ISREG(held.st_mode):
                 raise _not_regular(path)
-            wait.take(descriptor)
+            wait.take(descriptor, writable)
             if _is_at(held, target):
                 with open(descriptor, "rb", closefd=False) as file:
                     try:
