@@ -439,6 +439,19 @@ def test_list_refuses_a_key_file_that_is_not_a_regular_file_without_waiting(
     assert f"error: {path} is not an API key file: not a regular file" in captured.err
 
 
+@pytest.mark.parametrize("action", ["list", "add"])
+def test_a_folder_at_the_key_file_s_path_is_refused_as_not_a_regular_file(
+    key_file: Path, capsys: pytest.CaptureFixture[str], action: str
+) -> None:
+    """As a FIFO is, in the same words, whether listed or changed."""
+    key_file.mkdir()
+    args = [] if action == "list" else ["--tenant", TENANT_A, "--role", "read"]
+    assert main(["keys", action, "--file", str(key_file), *args]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: {key_file} is not an API key file: not a regular file"
+    ]
+
+
 def test_a_server_refuses_a_key_file_that_is_not_a_regular_file_at_start(key_file: Path) -> None:
     os.mkfifo(key_file)
     with pytest.raises(InvalidInputError, match="is not an API key file: not a regular file"):

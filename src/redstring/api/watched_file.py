@@ -57,10 +57,14 @@ def read_regular_file(path: Path) -> bytes | None:
     to read waits for a writer, and would hang a command or a server's request.
     """
     descriptor = os.open(path, _READ_FLAGS)
-    with open(descriptor, "rb") as file:
+    try:
+        # Before `open`, which refuses a folder in words of its own.
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             return None
-        return file.read()
+        with open(descriptor, "rb", closefd=False) as file:
+            return file.read()
+    finally:
+        os.close(descriptor)
 
 
 def file_signature(path: Path) -> Signature:
