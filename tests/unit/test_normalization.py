@@ -9,11 +9,13 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from redstring import Redstring
 from redstring.adapters.embeddings import StaticEmbeddingProvider
 from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
 from redstring.domain.normalization import (
     _PLANES_WITH_MARKS,
     TracedText,
+    _words_of_any_script,
     ampersand_joined,
     folded_words,
     id_form,
@@ -121,3 +123,12 @@ async def test_the_vectors_of_a_text_with_marks_are_what_they_were() -> None:
         [kept, cut] = await provider.embed_documents(["दुनिया बैंक", "द न य ब क"])
         assert kept == cut
     assert normalize_for_vectors("दुनिया बैंक") == id_form("दुनिया बैंक") == "द न य ब क"
+
+
+async def test_a_warmed_up_client_has_built_what_text_of_any_script_needs() -> None:
+    """`Redstring.warm_up` (a server's, once started) builds the pattern that the first
+    name or query beyond Latin letters would otherwise build on a request's time."""
+    _words_of_any_script.cache_clear()
+    async with Redstring.in_memory(embeddings=HashingEmbeddingProvider(16)) as client:
+        await client.warm_up()
+    assert _words_of_any_script.cache_info().currsize == 1

@@ -45,6 +45,7 @@ from redstring.domain.entity import Entity
 from redstring.domain.entity_types import type_after_of
 from redstring.domain.errors import ClientClosedError, ClientStartFailedError
 from redstring.domain.ids import EntityId, TenantId, tenant_id_of
+from redstring.domain.normalization import prepare_any_script
 from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.relationship_order import RelationshipPlace
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult
@@ -604,6 +605,7 @@ class Redstring:
         Raises `ClientClosedError` once closed.
         """
         self._check_open()
+        prepare_any_script()  # the first name or query beyond Latin letters pays it else
         tenant = TenantId(uuid.uuid4())
         starts = await self._answer_and_starts()
         probe = self._probe_vector()

@@ -73,6 +73,13 @@ def _words_of_any_script() -> tuple[re.Pattern[str], re.Pattern[str]]:
     return non_word, word
 
 
+def prepare_any_script() -> None:
+    """Build what `normalize_name` reads text beyond Latin letters with, which it
+    otherwise builds on first meeting such text (tens of ms, once a process): a
+    server's `warm_up` calls it, so that no request pays for it."""
+    _words_of_any_script()
+
+
 def is_word_character(ch: str) -> bool:
     """Whether `ch` is part of a word as `normalize_name` reads words: a letter, a digit
     or a combining mark (`ि` of `दुनिया`)."""
