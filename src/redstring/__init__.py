@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from redstring.adapters.memory import InMemoryGraphStore, InMemoryVectorStore
     from redstring.composition.build_graph import build_graph
     from redstring.composition.client import Redstring, StoreSettings
+    from redstring.composition.embedding_check import EmbeddingCheck
     from redstring.composition.observer import Observer
     from redstring.composition.query_cache import CachedQueryEmbeddings
     from redstring.composition.rekey import RekeyReport
@@ -60,6 +61,7 @@ __all__ = [
     "ClientStartFailedError",
     "DimensionMismatchError",
     "Direction",
+    "EmbeddingCheck",
     "EmbeddingProvider",
     "EmbeddingRefusedError",
     "EmbeddingUnavailableError",
@@ -117,6 +119,7 @@ _HOMES: dict[str, str] = {
     "build_graph": "redstring.composition.build_graph",
     "Redstring": "redstring.composition.client",
     "StoreSettings": "redstring.composition.client",
+    "EmbeddingCheck": "redstring.composition.embedding_check",
     "Observer": "redstring.composition.observer",
     "CachedQueryEmbeddings": "redstring.composition.query_cache",
     "RekeyReport": "redstring.composition.rekey",

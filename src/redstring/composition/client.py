@@ -20,6 +20,7 @@ from pydantic import SecretStr
 from redstring.adapters.memory import InMemoryGraphStore, InMemoryVectorStore
 from redstring.composition.build_graph import DEFAULT_BATCH_SIZE, build_graph
 from redstring.composition.candidates import SeparateReads
+from redstring.composition.embedding_check import EmbeddingCheck, check_embeddings
 from redstring.composition.embedding_choice import (
     default_embedding_provider,
     make_embedding_provider,
@@ -534,6 +535,17 @@ class Redstring:
         return await check_provenance(
             self.embeddings, self.vectors, self.graph, sample_size=sample_size
         )
+
+    async def check_embeddings(self) -> EmbeddingCheck:
+        """Whether the provider answers: one short query embedded by it, past the query
+        cache, and its vector's dimension compared with the vector store's
+        (`composition.embedding_check.check_embeddings`). Raises what a request that
+        embeds would: `EmbeddingRefusedError` for settings the provider refuses,
+        `EmbeddingUnavailableError` when it does not answer (after its retries),
+        `DimensionMismatchError` for a vector of another dimension. `redstring serve`
+        runs it once it has started (docs/embeddings.md)."""
+        await self.start()
+        return await check_embeddings(self.embeddings, self.vectors)
 
     def observed(self, observer: Observer) -> Redstring:
         """This client with every store call, provider call, cache use and dangling
