@@ -219,7 +219,7 @@ def test_serve_over_vectors_of_another_model_warns_and_is_ready(
         neo4j_password=password,
         embeddings="openai",
         embedding_model=f"provenance-check-{uuid.uuid4().hex[:8]}",
-        embedding_base_url=f"http://127.0.0.1:{free_loopback_port()}/v1",  # never called
+        embedding_base_url=f"http://127.0.0.1:{free_loopback_port()}/v1",  # no server there
         embedding_dimension=str(DEFAULT_HASHING_DIMENSION),
     )
     try:

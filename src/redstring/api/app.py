@@ -36,7 +36,7 @@ from redstring.api.request_record import REQUEST_ID_HEADER
 from redstring.api.schema.build import build_schema
 from redstring.api.settings import AuthMode, Settings
 from redstring.api.start_failure import SAID_FAILURES, StartFailure
-from redstring.api.startup import log_vector_provenance, open_client
+from redstring.api.startup import log_embedding_check, log_vector_provenance, open_client
 from redstring.composition.client import Redstring
 
 logger = logging.getLogger("redstring.api")
@@ -122,8 +122,8 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
     is how tests and embedders inject stores. Without, the app opens the
     services `settings` describe when it starts and closes them when it stops,
     loading the demo dataset first when `settings.demo` is on, and checks in the
-    background whether their stored vectors are of the configured provider
-    (`checked_in_background`); a start that fails with an error its message explains
+    background whether their stored vectors are of the configured provider and whether
+    the provider answers (`checked_in_background`); a start that fails with an error its message explains
     (a store that does not answer) is logged in one line, `cannot start: ...`, and
     handed to the server without its traceback (`StartFailure`).
 
@@ -185,7 +185,7 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
             holder.services = opened.observed(metrics)
             if settings.gc_freeze:
                 freeze_startup_heap()
-            async with checked_in_background(holder.services):
+            async with checked_in_background(holder.services, metrics):
                 yield
         finally:
             holder.services = None
@@ -237,16 +237,25 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
 
 
 @contextlib.asynccontextmanager
-async def checked_in_background(services: Redstring) -> AsyncIterator[None]:
-    """Check the stored vectors' provenance (`log_vector_provenance`) while the app
-    serves, so that a slow or unanswering store delays nothing; a check still running
-    when the app stops is cancelled, before the services close."""
-    check = asyncio.create_task(log_vector_provenance(services))
+async def checked_in_background(services: Redstring, metrics: Metrics) -> AsyncIterator[None]:
+    """While the app serves, check the stored vectors' provenance (`log_vector_provenance`)
+    and whether the embedding provider answers (`log_embedding_check`, its outcome set in
+    `metrics`), so that a slow or unanswering store or provider delays nothing; a check
+    still running when the app stops is cancelled, before the services close."""
+
+    async def embedding_checked() -> None:
+        metrics.embedding_checked(await log_embedding_check(services))
+
+    checks = [
+        asyncio.create_task(log_vector_provenance(services)),
+        asyncio.create_task(embedding_checked()),
+    ]
     try:
         yield
     finally:
-        check.cancel()
-        await asyncio.wait((check,))  # its end, not its cancellation: ours would be lost
+        for check in checks:
+            check.cancel()
+        await asyncio.wait(checks)  # their end, not their cancellation: ours would be lost
 
 
 def cors_middleware(origins: Sequence[str]) -> list[Middleware]:

@@ -7,13 +7,15 @@ several apps in one process (tests, embedders) count apart. Under several worker
 values to files there, and `/metrics` answers the sum of all of them, whichever
 worker serves the scrape. `Metrics` is the
 `Observer` composition reports store calls, embeddings, cache uses and
-dangling matches to; the access log middleware reports each request.
+dangling matches to; the access log middleware reports each request, and the
+check of the embedding provider at start its outcome (`embedding_checked`).
 Metric names and labels are listed in docs/security.md, "Observability".
 """
 
 from __future__ import annotations
 
 import os
+from enum import StrEnum
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess
 from prometheus_client.exposition import choose_encoder
@@ -42,6 +44,17 @@ def check_shared_directory() -> None:
         raise InvalidInputError(
             f"{SHARED_DIRECTORY} must name a folder the server may write, got {given!r}"
         )
+
+
+class EmbeddingCheckOutcome(StrEnum):
+    """How the check of the embedding provider at start ended (`log_embedding_check`):
+    the values of `redstring_embedding_start_check`'s `outcome` label."""
+
+    OK = "ok"  # it answered with a vector of the vector store's dimension
+    REFUSED = "refused"  # `EmbeddingRefusedError`: its settings must change
+    WRONG_DIMENSION = "wrong_dimension"  # `DimensionMismatchError`: a vector of another size
+    UNAVAILABLE = "unavailable"  # `StoreUnavailableError`: no answer, after its retries
+    FAILED = "failed"  # anything else
 
 
 NO_OPERATION = "none"  # no operation ran: a refusal, a GraphiQL page
@@ -139,6 +152,16 @@ class Metrics:
             "Query texts sent to the embedding provider by the query cache",
             registry=registry,
         )
+        self.embedding_check = Gauge(
+            "redstring_embedding_start_check",
+            "Workers whose check of the embedding provider at start ended with this outcome "
+            "(one process: 1 for its outcome; all 0 until it ends)",
+            ["outcome"],
+            registry=registry,
+            multiprocess_mode="livesum",
+        )
+        for outcome in EmbeddingCheckOutcome:  # every series there, at 0, before the check
+            self.embedding_check.labels(outcome.value).set(0)
         self._store_timings: dict[tuple[str, str], Histogram] = {}
         self.dangling = Counter(
             "redstring_dangling_matches_skipped",
@@ -173,6 +196,10 @@ class Metrics:
             self.cache_hits.inc(hits)
         if misses:
             self.cache_misses.inc(misses)
+
+    def embedding_checked(self, outcome: EmbeddingCheckOutcome) -> None:
+        """The check of the embedding provider at start ended with `outcome`."""
+        self.embedding_check.labels(outcome.value).set(1)
 
     def dangling_skipped(self, count: int) -> None:
         self.dangling.inc(count)

@@ -9,12 +9,17 @@ import time
 from collections.abc import Mapping
 
 from redstring.api.authentication import check_auth_settings
-from redstring.api.errors import one_line
-from redstring.api.metrics import check_shared_directory
-from redstring.api.settings import Backend, Settings
+from redstring.api.errors import described, one_line
+from redstring.api.metrics import EmbeddingCheckOutcome, check_shared_directory
+from redstring.api.settings import Backend, Settings, variable_of
 from redstring.composition.client import Redstring
 from redstring.composition.embedding_choice import EmbeddingsKind, check_embedding_choice
 from redstring.composition.extras import check_neo4j_extra
+from redstring.domain.errors import (
+    DimensionMismatchError,
+    EmbeddingRefusedError,
+    StoreUnavailableError,
+)
 
 logger = logging.getLogger("redstring.api")
 
@@ -108,3 +113,69 @@ async def log_vector_provenance(client: Redstring) -> None:
         logger.warning("%s", warning)
     milliseconds = (time.perf_counter() - started) * 1000
     logger.debug("stored vectors: %s (checked in %.1f ms)", found.summary(), milliseconds)
+
+
+# What a provider that fails the check at start leaves failing, and what works on.
+_EMBEDDING_OPERATIONS = "SEMANTIC and HYBRID retrieves and entity writes that embed"
+_STILL_WORKING = "LEXICAL retrieves, the other reads and deletes work"
+
+
+async def log_embedding_check(client: Redstring) -> EmbeddingCheckOutcome:
+    """Log what `Redstring.check_embeddings` finds, in one line, and answer its outcome.
+
+    A refusal (`EmbeddingRefusedError`) and a vector of another dimension are one ERROR
+    each, with the settings to check (`described`), what fails until they change and
+    what works; no answer (`StoreUnavailableError`, after the provider's retries) is one
+    WARNING, an outage a wait may cure; an answer, one DEBUG line with its time. Any
+    other failure is one ERROR with its traceback. Never raised: the server serves
+    either way, its LEXICAL channel needing no provider."""
+    try:
+        found = await client.check_embeddings()
+    except EmbeddingRefusedError as exc:
+        logger.error(
+            "embedding provider: it refuses the server's requests (checked at start): %s. "
+            "Until it accepts them, %s fail with INTERNAL_SERVER_ERROR; %s",
+            described(exc),
+            _EMBEDDING_OPERATIONS,
+            _STILL_WORKING,
+        )
+        logger.debug("the embedding check's failure", exc_info=True)
+        return EmbeddingCheckOutcome.REFUSED
+    except DimensionMismatchError as exc:
+        logger.error(
+            "embedding provider: its vectors are not of the configured dimension (checked "
+            "at start): %s; check %s, or %s. Until they are, %s fail with "
+            "INTERNAL_SERVER_ERROR; %s",
+            one_line(exc),
+            variable_of("embedding_dimension"),
+            variable_of("embedding_model"),
+            _EMBEDDING_OPERATIONS,
+            _STILL_WORKING,
+        )
+        logger.debug("the embedding check's failure", exc_info=True)
+        return EmbeddingCheckOutcome.WRONG_DIMENSION
+    except StoreUnavailableError as exc:
+        logger.warning(
+            "embedding provider: it does not answer (checked at start): %s. Until it does, "
+            "%s answer SERVICE_UNAVAILABLE (a 503); %s",
+            one_line(exc),
+            _EMBEDDING_OPERATIONS,
+            _STILL_WORKING,
+        )
+        logger.debug("the embedding check's failure", exc_info=True)
+        return EmbeddingCheckOutcome.UNAVAILABLE
+    except Exception as exc:
+        logger.error(
+            "embedding provider: the check at start failed: %s: %s",
+            type(exc).__name__,
+            one_line(exc),
+            exc_info=True,
+        )
+        return EmbeddingCheckOutcome.FAILED
+    logger.debug(
+        "embedding provider: answered the check at start in %.1f ms (%s, a vector of dimension %d)",
+        found.seconds * 1000,
+        found.provider,
+        found.dimension,
+    )
+    return EmbeddingCheckOutcome.OK
