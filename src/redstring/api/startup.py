@@ -117,7 +117,7 @@ async def log_vector_provenance(client: Redstring) -> None:
 
 # What a provider that fails the check at start leaves failing, and what works on.
 _EMBEDDING_OPERATIONS = "SEMANTIC and HYBRID retrieves and entity writes that embed"
-_STILL_WORKING = "LEXICAL retrieves, the other reads and deletes work"
+_STILL_WORKING = "LEXICAL retrieves, relationships, entity types and deletes work"
 
 
 async def log_embedding_check(client: Redstring) -> EmbeddingCheckOutcome:
