@@ -123,9 +123,9 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
     services `settings` describe when it starts and closes them when it stops,
     loading the demo dataset first when `settings.demo` is on, and checks in the
     background whether their stored vectors are of the configured provider and whether
-    the provider answers (`checked_in_background`); a start that fails with an error its message explains
-    (a store that does not answer) is logged in one line, `cannot start: ...`, and
-    handed to the server without its traceback (`StartFailure`).
+    the provider answers (`checked_in_background`); a start that fails with an error its
+    message explains (a store that does not answer) is logged in one line, `cannot
+    start: ...`, and handed to the server without its traceback (`StartFailure`).
 
     `settings.federation` serves the Federation 2 subgraph schema on `/graphql`
     instead of the plain one; `settings.graphiql_assets` says where GraphiQL's
