@@ -45,6 +45,10 @@ class EmbeddingAPI:
 
     dimension: int = 8
     latency: float = 0.0
+    # Inputs longer than this many tokens are refused with a 400, as a model with a
+    # context limit refuses them; a token is counted per UTF-8 byte, the most a
+    # byte-level tokenizer (OpenAI's) ever makes of a text. None: no limit.
+    max_input_tokens: int | None = None
     reverse_data: bool = False
     failures: deque[Failure] = field(default_factory=deque)
     bodies: list[dict[str, Any]] = field(default_factory=list)
@@ -60,6 +64,9 @@ class EmbeddingAPI:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
+            too_long = self._too_long(body["input"])
+            if too_long is not None:
+                return JSONResponse({"error": {"message": too_long}}, status_code=400)
             if self.failures:
                 failure = self.failures.popleft()
                 if failure.stall:
@@ -82,6 +89,19 @@ class EmbeddingAPI:
             return JSONResponse({"object": "list", "data": data, "model": body["model"]})
         finally:
             self.in_flight -= 1
+
+    def _too_long(self, texts: list[str]) -> str | None:
+        """What the server says of the first input over `max_input_tokens`, if any."""
+        if self.max_input_tokens is None:
+            return None
+        for position, text in enumerate(texts):
+            tokens = len(text.encode())
+            if tokens > self.max_input_tokens:
+                return (
+                    f"input {position} is {tokens} tokens long; this model reads at most "
+                    f"{self.max_input_tokens}"
+                )
+        return None
 
     @property
     def requests(self) -> int:

@@ -12,6 +12,8 @@ from redstring.adapters.neo4j import Neo4jGraphStore, connect_driver
 from redstring.api.cli import EXIT_OK, main
 from redstring.api.settings import Settings
 from redstring.api.startup import open_client
+from redstring.composition.entity_vectors import provider_identity
+from redstring.domain.vectors import vector_source
 from redstring.testing import make_entity, new_tenant
 from tests.embeddings.fake_server import EmbeddingAPI, Failure, serving
 
@@ -180,6 +182,69 @@ def test_rekey_vectors_leaves_text_without_direction_without_a_vector(
         assert "read 3 entities: every key is current, nothing to rewrite; every vector is " in (
             capsys.readouterr().err
         )
+
+
+def test_rekey_vectors_embeds_a_text_longer_than_is_embedded_once(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A description beyond what is embedded (`MAX_EMBEDDED_CHARACTERS`), stored with the
+    vector of its whole text and that text's source, as a version before the cut stored
+    it: stale at the first run, embedded again of its beginning, current at the next. A
+    short text's vector, stored the same way, is current throughout."""
+    tenant = new_tenant()
+    long = make_entity(tenant, "Harbour Ferries", "org", description="ferries all year " * 500)
+    short = make_entity(tenant, "Cobalt Mining", "org", description="a mine")
+    whole = {long.id: f"Harbour Ferries. org. {long.description}", short.id: short.embedding_text()}
+
+    async def write_as_before() -> None:
+        client = await open_client(Settings())
+        try:
+            await client.graph.upsert_entities([long, short])
+            identity = provider_identity(client.embeddings)
+            made = await client.embeddings.embed_documents(list(whole.values()))
+            await client.vectors.upsert(
+                [
+                    VectorRecord(
+                        entity_id=entity_id,
+                        tenant_id=tenant,
+                        vector=vector,
+                        entity_type="org",
+                        source=vector_source(identity, text),
+                    )
+                    for (entity_id, text), vector in zip(whole.items(), made, strict=True)
+                ]
+            )
+        finally:
+            await client.aclose()
+
+    async def sources() -> tuple[str, dict[object, str | None]]:
+        client = await open_client(Settings())
+        try:
+            identity = provider_identity(client.embeddings)
+            return identity, dict(await client.vectors.sources([long.id, short.id], tenant))
+        finally:
+            await client.aclose()
+
+    asyncio.run(write_as_before())
+    argv = ["rekey", "--tenant", str(tenant), "--vectors"]
+    stale = "; 1 entity with a vector of another text or model, or none"
+
+    assert main(argv) == EXIT_OK
+    assert (
+        f"read 2 entities: every key is current, nothing to rewrite{stale}: 1 embedded again"
+        in (capsys.readouterr().err)
+    )
+    identity, stored = asyncio.run(sources())
+    assert stored == {
+        long.id: vector_source(identity, long.embedding_text()),
+        short.id: vector_source(identity, whole[short.id]),
+    }
+    assert len(long.embedding_text()) < len(whole[long.id])
+
+    assert main(argv) == EXIT_OK
+    assert "read 2 entities: every key is current, nothing to rewrite; every vector is " in (
+        capsys.readouterr().err
+    )
 
 
 def test_rekey_all_tenants_goes_through_each(

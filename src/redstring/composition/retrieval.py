@@ -19,12 +19,12 @@ from redstring.domain.blocking import (
     query_blocking_keys,
     query_prefix,
 )
+from redstring.domain.embedded_text import query_embedding_text
 from redstring.domain.entity import Entity
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.ids import EntityId, TenantId, tenant_id_of
 from redstring.domain.lexical import LexicalCandidate, MatchedText, lexical_matches, lexical_votes
-from redstring.domain.normalization import with_romanised
 from redstring.domain.ranking import rank_by_score
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.vectors import check_vector_count, has_direction
@@ -196,7 +196,7 @@ class Retriever:
         return RetrievalResult(query=query, matches=matches)
 
     async def _query_vector(self, query: str, tenant_id: TenantId) -> list[float] | None:
-        """The query's embedding (of `with_romanised(query)`) for `tenant_id`, or None when
+        """The query's embedding (of `query_embedding_text(query)`) for `tenant_id`, or None when
         it has no direction (no cosine with anything: the semantic channel then ranks
         nothing)."""
         embeddings = (
@@ -204,7 +204,7 @@ class Retriever:
             if isinstance(self._embeddings, CachedQueryEmbeddings)
             else self._embeddings
         )
-        vectors = await embeddings.embed_query([with_romanised(query)])
+        vectors = await embeddings.embed_query([query_embedding_text(query)])
         check_vector_count(vectors, 1)
         [vector] = vectors
         return vector if has_direction(vector) else None

@@ -9,6 +9,7 @@ from typing import Any, Self, cast
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from redstring.domain.blocking import MAX_KEYED_ALIASES, blocking_keys_for
+from redstring.domain.embedded_text import embedded_text
 from redstring.domain.errors import InvalidFieldsError
 from redstring.domain.ids import entity_id_for, tenant_id_of
 from redstring.domain.normalization import normalize_name, romanised
@@ -157,11 +158,13 @@ class Entity(Record):
         """What the semantic channel embeds for this entity: name, then its keyed aliases
         in brackets, type, description (`IBM (International Business Machines).
         company`); a name in a script `romanised` reads is followed by its romanised form
-        in the brackets first (`Москва (Moskva). city`)."""
+        in the brackets first (`Москва (Moskva). city`). Cut as `embedded_text` cuts a
+        text (at most `MAX_EMBEDDED_CHARACTERS`), so that a vector's `vector_source` is
+        of what was embedded."""
         written = romanised(self.name)
         aliases = ([written] if written else []) + alias_names(self.properties)[:MAX_KEYED_ALIASES]
         name = f"{self.name} ({', '.join(aliases)})" if aliases else self.name
         parts = [name, self.entity_type]
         if self.description:
             parts.append(self.description)
-        return ". ".join(parts)
+        return embedded_text(". ".join(parts))
