@@ -8,6 +8,7 @@ import errno
 import fcntl
 import grp
 import hashlib
+import io
 import json
 import logging
 import math
@@ -226,12 +227,16 @@ def test_usage_errors_exit_2_with_a_clear_message(
     assert not key_file.exists()
 
 
-def test_a_file_that_is_not_a_key_file_is_refused_and_left_alone(
-    key_file: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("action", ["list", "add", "revoke"])
+def test_a_file_that_is_not_a_key_file_is_refused_with_1_and_left_alone(
+    key_file: Path, capsys: pytest.CaptureFixture[str], action: str
 ) -> None:
+    """The file is at fault, not the command line (2): as `load` of a file with a bad line."""
     key_file.write_text('{"something": "else"}')
-    assert main(["keys", "add", "--file", str(key_file), "--tenant", TENANT_A, "--role", "read"])
-    assert "is not an API key file" in capsys.readouterr().err
+    args = {"list": [], "add": ["--tenant", TENANT_A, "--role", "read"], "revoke": ["0" * 12]}
+    assert main(["keys", action, "--file", str(key_file), *args[action]]) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"error: {key_file} is not an API key file: ")
     assert key_file.read_text() == '{"something": "else"}'
 
 
@@ -433,7 +438,7 @@ def test_list_refuses_a_key_file_that_is_not_a_regular_file_without_waiting(
 ) -> None:
     os.mkfifo(key_file)
     path = linked_key_file if through_link else key_file
-    assert without_waiting_on(key_file, lambda: main(["keys", "list", "--file", str(path)])) == 2
+    assert without_waiting_on(key_file, lambda: main(["keys", "list", "--file", str(path)])) == 1
     captured = capsys.readouterr()
     assert captured.out == ""
     assert f"error: {path} is not an API key file: not a regular file" in captured.err
@@ -446,7 +451,7 @@ def test_a_folder_at_the_key_file_s_path_is_refused_as_not_a_regular_file(
     """As a FIFO is, in the same words, whether listed or changed."""
     key_file.mkdir()
     args = [] if action == "list" else ["--tenant", TENANT_A, "--role", "read"]
-    assert main(["keys", action, "--file", str(key_file), *args]) == 2
+    assert main(["keys", action, "--file", str(key_file), *args]) == 1
     assert capsys.readouterr().err.splitlines() == [
         f"error: {key_file} is not an API key file: not a regular file"
     ]
@@ -789,6 +794,44 @@ def _as_member(run: Callable[[], str]) -> tuple[int, str]:
         said = pipe.read().decode()
     _, status = os.waitpid(child, 0)
     return os.waitstatus_to_exitcode(status), said
+
+
+def _command_as_member(argv: list[str]) -> tuple[int, str]:
+    """`redstring ARGV` run as `MEMBER` (`_as_member`): its exit status and its stderr."""
+
+    def run() -> str:
+        said = io.StringIO()
+        with contextlib.redirect_stderr(said):
+            status = main(argv)
+        return json.dumps({"status": status, "err": said.getvalue()})
+
+    exit_status, said = _as_member(run)
+    assert exit_status == 0, said
+    ran = json.loads(said)
+    return ran["status"], ran["err"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["list"], ["add", "--tenant", TENANT_B, "--role", "read"], ["revoke", "0" * 12]],
+    ids=["list", "add", "revoke"],
+)
+def test_a_key_file_the_user_may_not_read_exits_1_naming_it(
+    group_key_file: Path, args: list[str]
+) -> None:
+    """`0600`, its owner's alone: a member of its group may not read it. The file is at
+    fault for this user, not the command line, so 1 (2 says the command was misused)."""
+    group_key_file.chmod(0o600)
+    before = group_key_file.read_bytes()
+    [action, *rest] = args
+
+    status, err = _command_as_member(["keys", action, "--file", str(group_key_file), *rest])
+
+    assert status == 1
+    assert err.splitlines() == [
+        f"error: cannot read the API key file {group_key_file}: Permission denied"
+    ]
+    assert group_key_file.read_bytes() == before
 
 
 def test_root_changes_a_key_file_of_another_owner_without_a_file_of_its_own(

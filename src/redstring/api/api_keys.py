@@ -109,6 +109,12 @@ class UnknownKeyError(InvalidInputError):
     """No key of the file has this id."""
 
 
+class KeyFileError(InvalidInputError):
+    """The key file cannot be read, or what is at its path is no key file (not a regular
+    file, or not the JSON of one): the file is at fault, not the arguments of the call.
+    An `InvalidInputError`, which a server reading the file refuses its keys for."""
+
+
 def key_digest(key: str) -> str:
     """The SHA-256 (hex) the file keeps for `key`."""
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
@@ -121,8 +127,8 @@ def key_id_of(key: str) -> str | None:
 
 
 def read_key_file(path: Path) -> KeyFileContent:
-    """The keys in `path`; `InvalidInputError` when it cannot be read or is not a key file,
-    as whatever is not a regular file (a FIFO) is, refused without waiting for a writer."""
+    """The keys in `path`; `KeyFileError` when it cannot be read or is not a key file, as
+    whatever is not a regular file (a FIFO) is, refused without waiting for a writer."""
     try:
         raw = read_regular_file(path)
     except OSError as exc:
@@ -132,21 +138,21 @@ def read_key_file(path: Path) -> KeyFileContent:
     return _parsed(raw, path)
 
 
-def _unreadable(path: Path, exc: OSError) -> InvalidInputError:
-    return InvalidInputError(f"cannot read the API key file {path}: {exc.strerror}")
+def _unreadable(path: Path, exc: OSError) -> KeyFileError:
+    return KeyFileError(f"cannot read the API key file {path}: {exc.strerror}")
 
 
-def _not_regular(path: Path) -> InvalidInputError:
-    return InvalidInputError(f"{path} is not an API key file: not a regular file")
+def _not_regular(path: Path) -> KeyFileError:
+    return KeyFileError(f"{path} is not an API key file: not a regular file")
 
 
 def _parsed(raw: bytes, path: Path) -> KeyFileContent:
-    """The keys `raw`, read from `path`, holds; `InvalidInputError` when it is not a key file."""
+    """The keys `raw`, read from `path`, holds; `KeyFileError` when it is not a key file."""
     try:
         return KeyFileContent.model_validate_json(raw)
     except ValidationError as exc:
         detail = describe_validation_error(exc)
-        raise InvalidInputError(f"{path} is not an API key file: {detail}") from None
+        raise KeyFileError(f"{path} is not an API key file: {detail}") from None
 
 
 def _real_path(path: Path) -> Path:

@@ -22,6 +22,7 @@ from rich.markup import escape
 from redstring.api.api_keys import (
     DEFAULT_LOCK_TIMEOUT,
     KeyFileBusyError,
+    KeyFileError,
     add_key,
     list_keys,
     revoke_key,
@@ -156,7 +157,8 @@ def run_keys_command(args: argparse.Namespace) -> int:
     """Run `keys add|list|revoke`; 2 for bad usage (no file setting, one in a folder that
     does not exist, a tenant that is not a UUID, a name that is not printable, a `--wait`
     that is not a number from 0 up, an unknown key id), 1 when the file cannot be read or
-    written, its lock included (held by another process beyond `--wait`)."""
+    written (`KeyFileError`: this user may not read it, it is not a regular file or not a
+    key file; its lock held by another process beyond `--wait` or refused)."""
     try:
         status: int = args.keys_run(args)
     except KeyFileBusyError as exc:
@@ -168,7 +170,10 @@ def run_keys_command(args: argparse.Namespace) -> int:
     except _UsageError as exc:
         error_console().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
-    except InvalidInputError as exc:  # an unknown key id, a file that is not a key file
+    except KeyFileError as exc:  # the file is at fault, not the command line
+        error_console().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        return EXIT_FAILED
+    except InvalidInputError as exc:  # an unknown key id
         error_console().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return EXIT_USAGE
     except OSError as exc:
