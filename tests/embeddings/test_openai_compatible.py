@@ -155,6 +155,68 @@ async def test_a_timeout_ends_in_a_clear_error(
     assert api.requests == 2
 
 
+async def test_a_call_gives_up_at_once_when_the_next_wait_ends_past_its_time(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    """A `Retry-After` longer than what is left of `max_elapsed` is not waited for."""
+    api.failures.extend(Failure(503, {"Retry-After": "30"}) for _ in range(5))
+    sleep = SleepRecorder()
+    provider = make(sleep=sleep, retry=RetryPolicy(max_elapsed=5.0))
+
+    with pytest.raises(EmbeddingUnavailableError) as info:
+        await provider.embed_query(["acme"])
+
+    assert sleep.delays == []
+    assert api.requests == 1
+    assert (info.value.attempts, info.value.status_code) == (1, 503)
+    assert "gave up after 1 attempt(s), a wait of 30 s ending past the call's 5 s " in str(
+        info.value
+    )
+
+
+async def test_a_call_waits_within_its_time_then_gives_up(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    api.failures.extend(Failure(429, {"Retry-After": "0.2"}) for _ in range(50))
+    provider = make(retry=RetryPolicy(max_attempts=50, max_elapsed=0.5))
+
+    started = time.perf_counter()
+    with pytest.raises(EmbeddingUnavailableError, match="gave up after 3 attempt") as info:
+        await provider.embed_query(["acme"])
+
+    assert time.perf_counter() - started < 0.5
+    assert info.value.status_code == 429
+    assert api.requests == 3  # at 0, 0.2 and 0.4 s; a third wait would end at 0.6
+
+
+@pytest.mark.parametrize("waiting", [False, True], ids=["its attempt", "a slot"])
+async def test_a_call_whose_time_runs_out_unanswered_ends_then(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings], waiting: bool
+) -> None:
+    """Within the request's own timeout (5 s), whether the batch was sent or still waited
+    for a concurrency slot that another batch of the call held."""
+    api.failures.extend(Failure(200, stall=10.0) for _ in range(2))
+    provider = make(max_concurrency=1, batch_size=1, retry=RetryPolicy(max_elapsed=0.3))
+
+    started = time.perf_counter()
+    with pytest.raises(EmbeddingUnavailableError, match=r"0.3 s \(max_elapsed\) spent: no answer"):
+        await provider.embed_documents(["acme", "globex"] if waiting else ["acme"])
+
+    assert time.perf_counter() - started < 1.0
+    assert api.requests == 1
+
+
+async def test_a_call_within_its_time_is_answered(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    api.latency = 0.05
+    api.failures.append(Failure(503, {"Retry-After": "0.05"}))
+    provider = make(batch_size=2, max_concurrency=2, retry=RetryPolicy(max_elapsed=2.0))
+
+    assert await provider.embed_documents(TEXTS) == [vector_for(t, 8) for t in TEXTS]
+    assert api.requests == len(TEXTS) // 2 + 1
+
+
 @pytest.mark.parametrize(
     ("status", "options"),
     [

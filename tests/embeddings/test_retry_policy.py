@@ -47,3 +47,10 @@ def test_retry_after_seconds(header: str | None, seconds: float | None) -> None:
 def test_nonsense_policies_are_refused(options: dict[str, float]) -> None:
     with pytest.raises(ValueError):  # noqa: PT011 (InvalidInputError is a ValueError)
         RetryPolicy(**options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seconds", [0.0, -1.0, float("nan")])
+def test_a_time_for_a_call_is_positive_or_none(seconds: float) -> None:
+    with pytest.raises(ValueError, match="max_elapsed must be positive"):
+        RetryPolicy(max_elapsed=seconds)
+    assert RetryPolicy().max_elapsed is None  # the default waits out an outage

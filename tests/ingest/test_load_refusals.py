@@ -104,3 +104,22 @@ async def test_a_reply_that_is_not_embeddings_names_the_base_url(
         "'text-embedding-unknown' with no usable embeddings: not an embeddings response (data: "
         'Field required): {"unexpected":true}; check REDSTRING_EMBEDDING_BASE_URL'
     )
+
+
+async def test_an_outage_is_waited_out_past_a_request_s_deadline(
+    api: EmbeddingAPI,
+    base_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`load` keeps the provider's patient retries: a server gives its provider half its
+    request deadline (here 0.25 s), a load the whole retry policy."""
+    monkeypatch.setenv("REDSTRING_REQUEST_TIMEOUT", "0.5")
+    api.failures.extend(Failure(503, {"Retry-After": "0.6"}) for _ in range(2))
+
+    exit_status, seconds = await _load(tmp_path, list(chain_lines(2)))
+
+    assert exit_status == 0, capsys.readouterr().err
+    assert seconds >= 1.2
+    assert api.requests == 3

@@ -192,7 +192,8 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
             await opened.aclose()
 
     async def opened_with_demo() -> Redstring:
-        opened = await open_client(settings)
+        # Its provider gives up within a request's deadline (a 503), not past it (a 504).
+        opened = await open_client(settings, embedding_time_limit=limits.embedding_time)
         if not settings.demo:
             return opened
         try:

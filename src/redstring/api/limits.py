@@ -6,6 +6,13 @@ from dataclasses import dataclass
 
 from redstring.domain.errors import InvalidInputError
 
+# The share of `request_timeout` that one call of the embedding provider may take, its
+# retries and waits included (`Limits.embedding_time`). The rest of a request seldom
+# needs much (4.2 s for the worst allowed query, docs/benchmarks.md), and a provider
+# not answering within it answers 503 with `Retry-After`, where the deadline's 504
+# would say the request is too heavy.
+EMBEDDING_SHARE_OF_DEADLINE = 0.5
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -33,6 +40,12 @@ class Limits:
     # the rest of their work waits for later turns (`LoopShare`), so that the server
     # keeps answering other requests, `/healthz` among them, while a large one runs.
     loop_slice: float = 0.005
+
+    @property
+    def embedding_time(self) -> float:
+        """Seconds one call of the embedding provider may take in a request, retries and
+        waits included: `EMBEDDING_SHARE_OF_DEADLINE` of `request_timeout`."""
+        return self.request_timeout * EMBEDDING_SHARE_OF_DEADLINE
 
     def check_retrieve(self, query: str, k: int) -> None:
         """Raise `InvalidInputError` when `query` is too long or `k` too large."""

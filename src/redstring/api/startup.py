@@ -77,16 +77,21 @@ def unknown_variables(environment: Mapping[str, str]) -> list[tuple[str, list[st
     ]
 
 
-async def open_client(settings: Settings) -> Redstring:
+async def open_client(
+    settings: Settings, *, embedding_time_limit: float | None = None
+) -> Redstring:
     """The `Redstring` the settings ask for, started; the caller closes it with `aclose()`.
 
     It owns the provider (an `openai` provider's HTTP client is closed by
     `aclose()`), and embeds queries through a cache of `settings.query_cache_size`
-    queries (none when 0). Each of `choice_warnings` is logged first.
+    queries (none when 0). Each call of the provider takes at most
+    `embedding_time_limit` seconds, retries included (a server's, `Limits.embedding_time`);
+    None, for `load` and `rekey`, waits out an outage. Each of `choice_warnings` is
+    logged first.
     """
     for message in choice_warnings(settings):
         logger.warning(message)
-    client = Redstring.from_settings(settings)
+    client = Redstring.from_settings(settings, embedding_time_limit=embedding_time_limit)
     await client.start()
     return client
 

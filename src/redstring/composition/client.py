@@ -117,8 +117,11 @@ class StoreSettings(Protocol):
     def query_cache_size(self) -> int: ...
 
 
-def embeddings_from_settings(settings: StoreSettings) -> EmbeddingProvider:
-    """The embedding provider `settings.embeddings` names, built from the `embedding_*` fields.
+def embeddings_from_settings(
+    settings: StoreSettings, *, time_limit: float | None = None
+) -> EmbeddingProvider:
+    """The embedding provider `settings.embeddings` names, built from the `embedding_*` fields,
+    each of its calls bounded by `time_limit` seconds (`make_embedding_provider`).
 
     Raises `InvalidInputError` for an incomplete choice (`openai` without a
     model or base URL, a prompt for a kind that cannot apply it, ...).
@@ -134,6 +137,7 @@ def embeddings_from_settings(settings: StoreSettings) -> EmbeddingProvider:
         timeout=settings.embedding_timeout,
         query_prompt=settings.embedding_query_prompt,
         document_prompt=settings.embedding_document_prompt,
+        time_limit=time_limit,
     )
 
 
@@ -265,9 +269,13 @@ class Redstring:
         return client
 
     @classmethod
-    def from_settings(cls, settings: StoreSettings) -> Redstring:
+    def from_settings(
+        cls, settings: StoreSettings, *, embedding_time_limit: float | None = None
+    ) -> Redstring:
         """The backend and provider `settings` name (`redstring.api.settings.Settings`),
         queries embedded through a cache of `settings.query_cache_size`; owns the provider.
+        `embedding_time_limit` bounds each call of the provider, retries and waits
+        included (a server's share of its request deadline; None waits out an outage).
 
         Raises `InvalidInputError` for an incomplete embedding choice, or the neo4j
         backend without its extra or with a URI it cannot take (before the provider is
@@ -277,7 +285,7 @@ class Redstring:
         if neo4j:
             check_neo4j_extra()
             check_neo4j_uri(settings.neo4j_uri)
-        embeddings = embeddings_from_settings(settings)
+        embeddings = embeddings_from_settings(settings, time_limit=embedding_time_limit)
         if neo4j:
             client = cls.neo4j(
                 settings.neo4j_uri,

@@ -5,7 +5,10 @@ from __future__ import annotations
 from enum import StrEnum
 
 from redstring.adapters.embeddings.hashing import HashingEmbeddingProvider
-from redstring.adapters.embeddings.openai_compatible import OpenAICompatibleEmbeddings
+from redstring.adapters.embeddings.openai_compatible import (
+    OpenAICompatibleEmbeddings,
+    RetryPolicy,
+)
 from redstring.adapters.embeddings.sentence_transformers import SentenceTransformerEmbeddings
 from redstring.adapters.embeddings.static import StaticEmbeddingProvider, shipped_dimension
 from redstring.composition.extras import library_installed
@@ -87,6 +90,7 @@ def make_embedding_provider(
     timeout: float = 30.0,
     query_prompt: str | None = None,
     document_prompt: str | None = None,
+    time_limit: float | None = None,
 ) -> EmbeddingProvider:
     """Build the provider of `kind` (one of `EMBEDDING_KINDS`; case and `_`/`-` ignored).
 
@@ -104,7 +108,9 @@ def make_embedding_provider(
     that cannot apply them; the transport options are ignored by kinds without
     transport. An unknown kind or a missing option raises `InvalidInputError`.
     The `openai` provider owns an HTTP client: `await provider.aclose()` at
-    shutdown.
+    shutdown. `time_limit` bounds each of its calls, retries and waits included
+    (`RetryPolicy.max_elapsed`); None lets it wait out an outage as its default
+    policy says.
     """
     chosen = check_embedding_choice(
         kind,
@@ -130,6 +136,7 @@ def make_embedding_provider(
             batch_size=batch_size,
             max_concurrency=max_concurrency,
             timeout=timeout,
+            retry=RetryPolicy(max_elapsed=time_limit),
         )
     local = SentenceTransformerEmbeddings(
         model,

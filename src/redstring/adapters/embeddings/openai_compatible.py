@@ -51,18 +51,28 @@ class RetryPolicy:
     `[0, min(max_delay, base_delay * 2**n)]` ("full jitter": clients that
     failed together do not retry together), unless the server sent
     `Retry-After` in seconds, which is honoured up to `max_retry_after`.
+
+    `max_elapsed` bounds a whole call (`embed_documents`, `embed_query`), from its
+    start: its batches' waits for a concurrency slot, their attempts and the waits
+    between them. An attempt still running then is cancelled, and a wait that would
+    end after it is not begun: the call gives up at once. None (the default): only
+    `max_attempts` and each request's timeout bound it. A server gives its provider
+    a share of the request's deadline so; a batch job keeps waiting out an outage.
     """
 
     max_attempts: int = 5
     base_delay: float = 0.5
     max_delay: float = 20.0
     max_retry_after: float = 60.0
+    max_elapsed: float | None = None
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise InvalidInputError("max_attempts must be at least 1")
         if min(self.base_delay, self.max_delay, self.max_retry_after) < 0:
             raise InvalidInputError("retry delays must not be negative")
+        if self.max_elapsed is not None and not self.max_elapsed > 0:  # NaN too
+            raise InvalidInputError("max_elapsed must be positive, or None")
 
     def delay(self, failed_attempts: int, retry_after: float | None) -> float:
         """Seconds to wait after `failed_attempts` (>= 1) failures."""
@@ -118,8 +128,8 @@ class OpenAICompatibleEmbeddings:
 
     429, 408, 5xx, timeouts and connection errors are retried per
     `RetryPolicy`; a batch keeps its concurrency slot while it waits, so a
-    rate-limited server sees fewer requests, not more. The last failed attempt
-    raises `EmbeddingUnavailableError`. Any other status (401, 404, 400, ...), a
+    rate-limited server sees fewer requests, not more. The last failed attempt,
+    or the call's `max_elapsed` spent, raises `EmbeddingUnavailableError`. Any other status (401, 404, 400, ...), a
     429 saying the quota is used up (`insufficient_quota`), and a reply that is
     not the embeddings API raise `EmbeddingRefusedError` at once: no wait cures
     a wrong key, model or URL. Either way the other batches of the call are
@@ -220,9 +230,11 @@ class OpenAICompatibleEmbeddings:
             list(texts[start : start + self._batch_size])
             for start in range(0, len(texts), self._batch_size)
         ]
+        limit = self._retry.max_elapsed
+        ends = None if limit is None else asyncio.get_running_loop().time() + limit
         if len(batches) <= 1:
-            return await self._embed_batch(batches[0]) if batches else []
-        tasks = [asyncio.ensure_future(self._embed_batch(batch)) for batch in batches]
+            return await self._embed_batch(batches[0], ends) if batches else []
+        tasks = [asyncio.ensure_future(self._embed_batch(batch, ends)) for batch in batches]
         try:
             results = await asyncio.gather(*tasks)
         except BaseException:
@@ -232,22 +244,54 @@ class OpenAICompatibleEmbeddings:
             raise
         return [vector for result in results for vector in result]
 
-    async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
-        attempt = 1
-        async with self._slots:
-            while True:
-                try:
-                    return await self._request(batch)
-                except _RetryableError as failure:
-                    if attempt >= self._retry.max_attempts:
-                        raise EmbeddingUnavailableError(
-                            f"embedding request to {self._url} for model {self._model!r} "
-                            f"failed after {attempt} attempt(s): {failure}",
-                            attempts=attempt,
-                            status_code=failure.status_code,
+    async def _embed_batch(self, batch: list[str], ends: float | None) -> list[list[float]]:
+        """The vectors of `batch`, asked again as the retry policy says, all by `ends` (the
+        event loop's time at which the call's `max_elapsed` is spent; None: no bound)."""
+        attempts = 0
+        failure: _RetryableError | None = None
+        within = asyncio.timeout_at(ends)
+        try:
+            async with within, self._slots:
+                while True:
+                    attempts += 1
+                    try:
+                        return await self._request(batch)
+                    except _RetryableError as failed:
+                        failure = failed
+                    if attempts >= self._retry.max_attempts:
+                        raise self._unavailable(
+                            f"failed after {attempts} attempt(s)", attempts, failure
                         ) from failure
-                    await self._sleep(self._retry.delay(attempt, failure.retry_after))
-                    attempt += 1
+                    delay = self._retry.delay(attempts, failure.retry_after)
+                    if ends is not None and asyncio.get_running_loop().time() + delay >= ends:
+                        said = self._gave_up(attempts, delay)
+                        raise self._unavailable(said, attempts, failure) from failure
+                    await self._sleep(delay)
+        except TimeoutError:
+            if not within.expired():
+                raise
+            raise self._unavailable(self._gave_up(attempts), attempts, failure) from failure
+
+    def _gave_up(self, attempts: int, delay: float | None = None) -> str:
+        """Why a batch gave up after `attempts`: the call's `max_elapsed` spent, or, with
+        `delay`, a wait before the next attempt that would end after it."""
+        bound = f"the call's {self._retry.max_elapsed:g} s (max_elapsed)"
+        if delay is None:
+            return f"gave up after {attempts} attempt(s), {bound} spent"
+        return f"gave up after {attempts} attempt(s), a wait of {delay:g} s ending past {bound}"
+
+    def _unavailable(
+        self, what: str, attempts: int, failure: _RetryableError | None
+    ) -> EmbeddingUnavailableError:
+        """The outage a batch ends in: `what` happened after `attempts` requests, the last
+        to fail `failure` (None when none failed: the time was spent waiting for a
+        concurrency slot, or for the first answer)."""
+        return EmbeddingUnavailableError(
+            f"embedding request to {self._url} for model {self._model!r} {what}: "
+            f"{'no answer' if failure is None else failure}",
+            attempts=attempts,
+            status_code=None if failure is None else failure.status_code,
+        )
 
     async def _request(self, batch: list[str]) -> list[list[float]]:
         try:
