@@ -109,7 +109,9 @@ def check_finite(vector: Sequence[float], what: str) -> None:
 
 # Bumped when a version embeds entities otherwise (their `embedding_text`, the text a
 # shipped provider reads of it, or the shipped static model), so that every stored
-# vector's `source` differs from the one this version would give it.
+# vector's `source` differs from the one this version would give it. A change to
+# `embedding_text` that leaves some texts as they were (a cut of long ones alone,
+# `embedded_text`) need not bump it: the sources of the texts it changes differ anyway.
 EMBEDDING_RECIPE = 1
 
 
