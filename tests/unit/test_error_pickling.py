@@ -47,6 +47,9 @@ SAMPLES: list[RedstringError] = [
     EmbeddingRefusedError("not embeddings", status_code=200),
     InvalidLineError(7, "name: must not be blank"),
     redstring.api.api_keys.UnknownKeyError("no key k_1"),
+    redstring.api.api_keys.KeyFileError(
+        "cannot read the API key file keys.json: Permission denied"
+    ),
     redstring.api.api_keys.KeyFileBusyError("gave up after 30 s waiting for the lock of keys.json"),
 ]
 
