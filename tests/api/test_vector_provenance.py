@@ -74,7 +74,7 @@ async def test_vectors_of_another_model_are_warned_of_once_and_the_server_is_rea
     ) as writer:
         await writer.upsert([make_entity(tenant, n, "org") for n in ("Acme", "Globex", "Hooli")])
 
-    async def opened(settings: Settings) -> Redstring:
+    async def opened(settings: Settings, **options: object) -> Redstring:
         return Redstring(embeddings=OtherModel(DIMENSION), vectors=vectors, graph=graph)
 
     monkeypatch.setattr(app_module, "open_client", opened)
