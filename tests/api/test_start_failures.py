@@ -74,7 +74,7 @@ def test_neo4j_unreachable_at_start_is_one_json_record_with_json_logs() -> None:
 UNFORESEEN = """
 import redstring.api.app as app
 
-async def broken(settings):
+async def broken(settings, **options):
     raise RuntimeError("an unforeseen failure")
 
 app.open_client = broken
