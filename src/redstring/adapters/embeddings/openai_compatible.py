@@ -129,11 +129,11 @@ class OpenAICompatibleEmbeddings:
     429, 408, 5xx, timeouts and connection errors are retried per
     `RetryPolicy`; a batch keeps its concurrency slot while it waits, so a
     rate-limited server sees fewer requests, not more. The last failed attempt,
-    or the call's `max_elapsed` spent, raises `EmbeddingUnavailableError`. Any other status (401, 404, 400, ...), a
-    429 saying the quota is used up (`insufficient_quota`), and a reply that is
-    not the embeddings API raise `EmbeddingRefusedError` at once: no wait cures
-    a wrong key, model or URL. Either way the other batches of the call are
-    then cancelled.
+    or the call's `max_elapsed` spent, raises `EmbeddingUnavailableError`. Any
+    other status (401, 404, 400, ...), a 429 saying the quota is used up
+    (`insufficient_quota`), and a reply that is not the embeddings API raise
+    `EmbeddingRefusedError` at once: no wait cures a wrong key, model or URL.
+    Either way the other batches of the call are then cancelled.
 
     The API key is read once, at construction, from the environment
     variable `api_key_env` and sent as `Authorization: Bearer`; when the
