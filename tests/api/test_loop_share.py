@@ -70,3 +70,25 @@ async def test_a_large_request_is_spread_over_loop_turns_in_one_store_call_per_d
     assert turns - context.loop_share.waits <= 10
     # The probe ran between every two of them.
     assert loop_turns >= turns
+
+
+async def test_each_match_s_ranges_take_a_turn(demo_services: Redstring) -> None:
+    """`matchedRanges` is worked out a match a turn: a retrieve of many matches with long
+    texts spreads it over loop turns, and the request's deadline can cancel it between."""
+    schema = build_schema(Limits())
+    query = (
+        'query ($t: ID!) { retrieve(query: "Acme", tenantId: $t, k: 20, mode: LEXICAL) '
+        "{ matches { matchedText matchedRanges { start end } } } }"
+    )
+    plain = query.replace(" matchedRanges { start end }", "")
+    turns = {}
+    for name, document in (("with", query), ("without", plain)):
+        context = RequestContext(client=demo_services, limits=Limits())
+        result = await schema.execute(document, variable_values={"t": DEMO}, context_value=context)
+        assert result.errors is None
+        assert result.data is not None
+        matches = result.data["retrieve"]["matches"]
+        turns[name] = context.loop_share.turns
+    ranged = sum(1 for match in matches if match["matchedText"] is not None)
+    assert ranged >= 2
+    assert turns["with"] - turns["without"] == ranged

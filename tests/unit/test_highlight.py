@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import itertools
 import unicodedata
+from typing import Any
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from redstring import TextRange, highlight_ranges
+from redstring.domain import highlight
 from redstring.domain.blocking import query_initials
+from redstring.domain.highlight import MAX_COMPARED_PAIRS, _spelled, _Words
 from redstring.domain.name_forms import ABBREVIATIONS
 from redstring.domain.normalization import (
+    FoldedWord,
     ampersand_joined,
     folded_words,
     name_tokens,
@@ -261,3 +265,57 @@ def test_a_folded_beginning_marks_the_characters_it_folds_from(word: str, length
     while _mark(word[last]):
         last -= 1
     assert not normalize_name(word[:last]).startswith(typed)
+
+
+def _spelled_by_walking(query_word: str, words: list[FoldedWord], start: int) -> TextRange | None:
+    """`_spelled`'s rule as it reads: the query word takes whole words from `start` on
+    while it holds them, and ends at the beginning of a word (or the whole of it)."""
+    rest = query_word
+    for index in range(start, len(words)):
+        word = words[index].text
+        if word.startswith(rest):
+            return TextRange(words[start].origins[0], words[index].origins[len(rest) - 1] + 1)
+        if not rest.startswith(word):
+            return None
+        rest = rest[len(word) :]
+    return None
+
+
+@given(
+    st.lists(st.text("abc", min_size=1, max_size=3), min_size=1, max_size=8),
+    st.text("abc", min_size=1, max_size=10),
+)
+@example(["coca", "cola"], "cocacola")
+@example(["a", "a", "a"], "aaaa")
+def test_a_query_word_spells_words_read_joined_as_taking_them_one_by_one(
+    texts: list[str], query_word: str
+) -> None:
+    origin = itertools.count()
+    words = [FoldedWord(text, tuple(next(origin) for _ in text)) for text in texts]
+    form = _Words(words)
+    for start in range(len(words)):
+        assert _spelled(query_word, form, start) == _spelled_by_walking(query_word, words, start)
+
+
+def test_a_crafted_text_and_query_compare_a_bounded_number_of_word_pairs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Hundreds of one-letter words against dozens of query words beginning alike: each
+    pair is compared once at most, and no more than `MAX_COMPARED_PAIRS` in all (they
+    took about 150 ms a match, unbounded; a retrieve's hundred matches, seconds)."""
+    calls = 0
+    spelled = highlight._spelled
+
+    def counted(*args: Any) -> TextRange | None:
+        nonlocal calls
+        calls += 1
+        return spelled(*args)
+
+    monkeypatch.setattr(highlight, "_spelled", counted)
+    for letter in ("a", "щ"):  # ASCII, and a script read in a second, romanised form
+        calls = 0
+        query = "zqxv " + " ".join(letter * k for k in range(40, 0, -1))
+        text = "zqxv " + " ".join([letter] * 247)
+        ranges = highlight_ranges(query, text)
+        assert ranges[0] == TextRange(0, 4)  # marked before the budget ran out
+        assert 0 < calls <= MAX_COMPARED_PAIRS

@@ -105,8 +105,11 @@ RELATIONSHIP_COUNT_COST = 10
 # What one `matchedRanges` costs per match on top of the 1 its list counts: its reading
 # of `matchedText` against the query (`highlight_ranges`, about 30 µs over the demo's
 # names) and its ranges, about 60 µs a match in all in memory over the demo (under 10 µs
-# for a match without a `matchedText`). A text of hundreds of one-letter words takes up
-# to 1.5 ms; what is read of it is cut as the lexical score cuts it (500 characters).
+# for a match without a `matchedText`). A crafted text of hundreds of one-letter words
+# against a query of dozens of words alike compares at most `MAX_COMPARED_PAIRS` word
+# pairs, up to about 8 ms a match (150 ms before that bound); each match takes a turn of
+# the loop, so the request's deadline stops them. What is read of a text is cut as the
+# lexical score cuts it (500 characters).
 MATCHED_RANGES_COST = 3
 # What one `entityTypes` costs apart from the `first` types it may return: over Neo4j a
 # scan of the tenant's entities, about 1 µs of the server an entity (15 ms at 10,000,

@@ -32,6 +32,8 @@ query.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -63,6 +65,13 @@ from redstring.domain.text import MAX_NAME_LENGTH
 # The shortest words a one-edit typo is marked between, as blocking finds them.
 _MIN_TYPO_WORD = MIN_TYPO_LENGTH - 1
 
+# The most pairs of a text word and a query word one call compares, over every form of
+# both: what a crafted text of hundreds of one-letter words and a query of dozens of
+# words could make hundreds of thousands of steps (tens of ms a match). A name and a
+# query a person types compare a few dozen pairs; past the budget, what is marked so
+# far is the answer.
+MAX_COMPARED_PAIRS = 4096
+
 
 class TextRange(NamedTuple):
     """A part of a text, from `start` up to (not including) `end`: `text[start:end]`."""
@@ -89,12 +98,42 @@ def highlight_ranges(query: str, text: str) -> list[TextRange]:
     marked: list[TextRange] = []
     query_forms = _query_forms(query)
     unfinished = _unfinished_word(query)
+    budget = _Budget(MAX_COMPARED_PAIRS)
     for form in traced_forms(text):
-        words = folded_words(form)
+        words = _Words(folded_words(form))
         for query_words in query_forms:
-            marked += _marked(query_words, words, unfinished)
+            marked += _marked(query_words, words, unfinished, budget)
     marked += _initials(query, text)
     return _merged(text, marked)
+
+
+class _Budget:
+    """How many more word pairs `highlight_ranges` may compare (`MAX_COMPARED_PAIRS`)."""
+
+    def __init__(self, pairs: int) -> None:
+        self.left = pairs
+
+    def spend(self, pairs: int) -> bool:
+        """Whether `pairs` more may be compared, counting them when they may."""
+        if pairs > self.left:
+            self.left = 0
+            return False
+        self.left -= pairs
+        return True
+
+
+class _Words:
+    """A form's folded words, and their letters joined (`joined`, each word from
+    `starts[i]`): a query word spells words `i` on (whole, the last perhaps begun)
+    exactly when `joined` holds it at `starts[i]`, one comparison of strings."""
+
+    def __init__(self, words: Sequence[FoldedWord]) -> None:
+        self.words = words
+        self.joined = "".join(word.text for word in words)
+        self.starts = list(itertools.accumulate((len(word.text) for word in words), initial=0))
+
+    def __len__(self) -> int:
+        return len(self.words)
 
 
 def _query_forms(query: str) -> list[list[str]]:
@@ -118,10 +157,10 @@ def _unfinished_word(query: str) -> str | None:
 
 
 def _marked(
-    query_words: Sequence[str], words: Sequence[FoldedWord], unfinished: str | None
+    query_words: Sequence[str], form: _Words, unfinished: str | None, budget: _Budget
 ) -> Iterator[TextRange]:
     """The ranges query words mark in one form of the text, each from the first
-    character a marked letter folds from to the last."""
+    character a marked letter folds from to the last; none past the `budget`."""
     distinct = list(dict.fromkeys(query_words))
     # A word a query word spells or begins, or that begins a query word, shares its
     # first letter: only those query words are walked.
@@ -129,11 +168,15 @@ def _marked(
     for query_word in distinct:
         by_letter[query_word[0]].append(query_word)
     canonical = {ABBREVIATIONS.get(query_word, query_word) for query_word in distinct}
+    words = form.words
     typos = _one_edit_apart([word.text for word in words], distinct)
     for start, word in enumerate(words):
+        sharing = by_letter.get(word.text[0], ())
+        if not budget.spend(len(sharing) + len(query_words)):
+            return
         alike = start in typos or ABBREVIATIONS.get(word.text, word.text) in canonical
-        for query_word in by_letter.get(word.text[0], ()):
-            spelled = _spelled(query_word, words, start)
+        for query_word in sharing:
+            spelled = _spelled(query_word, form, start)
             if spelled is not None:
                 yield spelled
             alike = alike or _begins(word.text, query_word)
@@ -147,19 +190,16 @@ def _marked(
             yield _span(word.origins[:typed])
 
 
-def _spelled(query_word: str, words: Sequence[FoldedWord], start: int) -> TextRange | None:
+def _spelled(query_word: str, form: _Words, start: int) -> TextRange | None:
     """What `query_word` marks when it spells `words[start]`, whole or its beginning,
     or it and the words after it (their beginning for the last)."""
-    rest = query_word
-    for index in range(start, len(words)):
-        word = words[index].text
-        if word.startswith(rest):
-            last = words[index].origins[: len(rest)]
-            return TextRange(words[start].origins[0], last[-1] + 1)
-        if not rest.startswith(word):
-            return None
-        rest = rest[len(word) :]
-    return None
+    at = form.starts[start]
+    if not form.joined.startswith(query_word, at):
+        return None
+    end = at + len(query_word)  # the letter after the last spelled, in `joined`
+    last = bisect.bisect_left(form.starts, end) - 1  # the word holding that last letter
+    origins = form.words[last].origins[: end - form.starts[last]]
+    return TextRange(form.words[start].origins[0], origins[-1] + 1)
 
 
 def _begins(word: str, query_word: str) -> bool:

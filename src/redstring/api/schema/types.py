@@ -257,10 +257,15 @@ class TextRange:
         return cls(start=start, end=end)
 
 
-def _matched_ranges(root: ScoredEntity) -> list[TextRange] | None:
+async def _matched_ranges(
+    root: ScoredEntity, info: strawberry.Info[RequestContext, None]
+) -> list[TextRange] | None:
     text = root.matched_text
     if text is None:
         return None
+    # A turn first: a retrieve's matches are worked out one a slice of the loop, so the
+    # request's deadline can cancel them and other requests are served meanwhile.
+    await info.context.loop_share.turn()
     return [TextRange.from_domain(text, part) for part in highlight_ranges(root.query, text)]
 
 
