@@ -12,6 +12,7 @@ import pytest
 
 from redstring import DimensionMismatchError, EmbeddingProvider
 from redstring.adapters.embeddings import OpenAICompatibleEmbeddings, RetryPolicy
+from redstring.adapters.embeddings.openai_compatible import _quota_used_up
 from redstring.domain.errors import (
     EmbeddingRefusedError,
     EmbeddingUnavailableError,
@@ -290,6 +291,15 @@ async def test_a_429_saying_the_quota_is_used_up_is_a_refusal(
     with pytest.raises(EmbeddingRefusedError, match=r"HTTP 429.*exceeded your current quota"):
         await make(sleep=sleep).embed_query(["acme"])
     assert (api.requests, sleep.delays) == (1, [])
+
+
+def test_a_429_body_nested_past_what_json_reads_is_a_rate_limit() -> None:
+    """A proxy's or a broken server's body is read for `insufficient_quota` without
+    failing the call: nested past the parser's depth it is no quota refusal (the 429 is
+    retried as a rate limit), never a `RecursionError` out of the provider."""
+    assert not _quota_used_up(httpx.Response(429, content=b"[" * 200_000))
+    quota = b'{"error": {"code": "insufficient_quota"}}'
+    assert _quota_used_up(httpx.Response(429, content=quota))
 
 
 async def test_a_rate_limit_to_the_last_attempt_is_an_outage(

@@ -379,7 +379,7 @@ def _quota_used_up(response: httpx.Response) -> bool:
         return False
     try:
         body = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than it parses
         return False
     error = body.get("error") if isinstance(body, dict) else None
     return isinstance(error, dict) and "insufficient_quota" in (
