@@ -429,6 +429,39 @@ def test_a_key_file_that_is_not_a_regular_file_is_refused_without_waiting(
     assert str(refused.value) == f"{key_file} is not an API key file: not a regular file"
 
 
+@pytest.mark.parametrize("change", ["list", "add"])
+def test_a_fifo_at_the_key_file_s_path_is_never_opened(key_file: Path, change: str) -> None:
+    """A peer waiting at the FIFO's other end (a reader for `add`, which would open it to
+    read and write; a writer for `list`, which would open it to read) is not woken:
+    the path is looked at before anything opens it."""
+    os.mkfifo(key_file)
+    peer_mode = os.O_RDONLY if change == "add" else os.O_WRONLY
+    opened = threading.Event()
+
+    def peer() -> None:
+        os.close(os.open(key_file, peer_mode))  # blocks until someone opens the other end
+        opened.set()
+
+    waiting = threading.Thread(target=peer, daemon=True)
+    waiting.start()
+    time.sleep(0.05)
+
+    def changed() -> object:
+        if change == "add":
+            return add_key(key_file, [TenantId(uuid.UUID(TENANT_A))], Role.READ)
+        return read_key_file(key_file)
+
+    with pytest.raises(InvalidInputError, match="not a regular file"):
+        changed()
+    woken = opened.wait(0.3)
+    # Release the peer whatever happened: open the other end without blocking.
+    release = os.O_WRONLY if peer_mode == os.O_RDONLY else os.O_RDONLY
+    with contextlib.suppress(OSError):
+        os.close(os.open(key_file, release | os.O_NONBLOCK))
+    waiting.join(5)
+    assert not woken
+
+
 @pytest.mark.parametrize("through_link", [False, True], ids=["the path", "a link to it"])
 def test_list_refuses_a_key_file_that_is_not_a_regular_file_without_waiting(
     key_file: Path,

@@ -417,6 +417,10 @@ def _locked(target: Path, path: Path, wait: _LockWait) -> Iterator[bytes | None]
         ) from None
     while True:
         try:
+            # Looked at before it is opened: opening a FIFO wakes whoever waits at its
+            # other end, opening a device may act on it. `fstat` checks again, once open.
+            if not stat.S_ISREG(os.stat(target, follow_symlinks=False).st_mode):
+                raise _not_regular(path)
             descriptor, writable = _open_to_lock(target)
         except FileNotFoundError:
             yield None

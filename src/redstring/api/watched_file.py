@@ -53,9 +53,13 @@ def read_regular_file(path: Path) -> bytes | None:
     there (a FIFO, a device, a folder), which is not read; `OSError` when it cannot be
     opened or read.
 
-    It is opened without blocking and checked (`fstat`) before any read: a FIFO opened
-    to read waits for a writer, and would hang a command or a server's request.
+    It is looked at before it is opened (opening a FIFO wakes a writer waiting at its
+    other end, opening a device may act on it), then opened without blocking and
+    checked again (`fstat`) before any read: a FIFO opened to read waits for a writer,
+    and would hang a command or a server's request.
     """
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        return None
     descriptor = os.open(path, _READ_FLAGS)
     try:
         # Before `open`, which refuses a folder in words of its own.
