@@ -919,14 +919,7 @@ class GraphStoreCompliance:
         await graph_store.upsert_entities([hub, x, z])
         out_x, in_z = make_relationship(hub, x, "OWNS"), make_relationship(z, hub, "KNOWS")
         await graph_store.upsert_relationships([out_x, in_z])
-        reads: list[Any] = [graph_store.relationships_of]
-        if isinstance(graph_store, EndReads):
-            ends = graph_store
-
-            async def with_ends(*args: Any, **kwargs: Any) -> Any:
-                return (await ends.relationships_with_ends(*args, **kwargs)).relationships
-
-            reads.append(with_ends)
+        reads = _relationship_reads(graph_store)
         wrong: list[tuple[str, dict[str, Any]]] = [
             (
                 "direction must be one of OUT, IN, BOTH, got 'sideways'",
@@ -993,14 +986,7 @@ class GraphStoreCompliance:
         ordered = [short, kept, longest]
         read = await graph_store.relationships_of([hub.id], tenant)
         assert read == {hub.id: ordered}
-        reads: list[Any] = [graph_store.relationships_of]
-        if isinstance(graph_store, EndReads):
-            ends = graph_store
-
-            async def with_ends(*args: Any, **kwargs: Any) -> Any:
-                return (await ends.relationships_with_ends(*args, **kwargs)).relationships
-
-            reads.append(with_ends)
+        reads = _relationship_reads(graph_store)
         for read_of in reads:
             named = await read_of([hub.id, y.id], tenant, types=["L" * 300])
             assert named == {hub.id: [kept], y.id: [kept]}
@@ -1203,3 +1189,17 @@ class GraphStoreCompliance:
         with pytest.raises(InvalidInputError, match=r"^relationships\[1\] must be a Relationship"):
             await store.upsert_relationships([link, a])
         assert await graph_store.relationships_of([a.id], tenant) == {a.id: []}
+
+
+def _relationship_reads(graph_store: GraphStore) -> list[Any]:
+    """The store's reads of relationships, each answering `relationships_of`'s mapping:
+    `relationships_of`, and `relationships_with_ends`'s relationships when it has them."""
+    reads: list[Any] = [graph_store.relationships_of]
+    if isinstance(graph_store, EndReads):
+        ends = graph_store
+
+        async def with_ends(*args: Any, **kwargs: Any) -> Any:
+            return (await ends.relationships_with_ends(*args, **kwargs)).relationships
+
+        reads.append(with_ends)
+    return reads
