@@ -37,11 +37,23 @@ from redstring import (
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, cypher
 from redstring.adapters.neo4j.connection import Neo4jConnection, Neo4jSettings
 from redstring.adapters.neo4j.graph_store import replaced_under_it
+from redstring.adapters.neo4j.records import relationship_row
 from redstring.domain.errors import MissingEndpointError
 from redstring.testing import make_entity, new_tenant
 
 DIMENSION = 384  # the dimension of the shared database's vector index
 _WAIT = 0.5  # long enough for a statement to reach the lock the held transaction has
+_LOCKING_SEEK = "MATCH ()-[old:RELATES {tenant_id: row.tenant_id, id: row.id}]->()"
+# `STARTS WITH` on the whole id: a seek of the identity constraint's index, unlocked.
+_UNLOCKED_SEEK = (
+    "MATCH ()-[old:RELATES]->() WHERE old.tenant_id = row.tenant_id AND old.id STARTS WITH row.id"
+)
+
+
+def _without_the_seek_lock() -> str:
+    """`cypher.UPSERT_RELATIONSHIPS` looking up the edge to replace without its lock."""
+    assert _LOCKING_SEEK in cypher.UPSERT_RELATIONSHIPS
+    return cypher.UPSERT_RELATIONSHIPS.replace(_LOCKING_SEEK, _UNLOCKED_SEEK)
 
 
 def _vector(tenant: TenantId, entity_id: EntityId) -> VectorRecord:
@@ -436,13 +448,105 @@ async def test_one_relationship_id_upserted_at_once_without_the_seek_lock_leaves
     run again, the refused upsert replaces the edge committed before it."""
     graph = Neo4jGraphStore(driver)
     await graph.ensure_schema()
-    locking = "MATCH ()-[old:RELATES {tenant_id: row.tenant_id, id: row.id}]->()"
-    unlocked = (
-        "MATCH ()-[old:RELATES]->() "
-        "WHERE old.tenant_id = row.tenant_id AND old.id STARTS WITH row.id"
-    )
-    assert locking in cypher.UPSERT_RELATIONSHIPS
-    monkeypatch.setattr(
-        cypher, "UPSERT_RELATIONSHIPS", cypher.UPSERT_RELATIONSHIPS.replace(locking, unlocked)
-    )
+    monkeypatch.setattr(cypher, "UPSERT_RELATIONSHIPS", _without_the_seek_lock())
     assert await _upsert_racing_rounds(driver, graph, rounds=6) == []
+
+
+_LOSSES = 7  # writers committing one after another before the upsert: one of eight
+
+
+async def _until(event: asyncio.Event, writing: asyncio.Future[object]) -> None:
+    """Once `event` is set; raises what `writing` raised if it ends first."""
+    waiting = asyncio.ensure_future(event.wait())
+    await asyncio.wait([waiting, writing], return_when=asyncio.FIRST_COMPLETED)
+    if not waiting.done():
+        waiting.cancel()
+        writing.result()
+        pytest.fail("the write ended before its run was refused")
+
+
+async def test_a_relationship_upsert_refused_by_one_writer_after_another_runs_until_it_writes(
+    driver: neo4j.AsyncDriver,
+) -> None:
+    """Without the seek lock, seven writers of the id (as many as one of eight writers
+    at once can lose to) each commit while one run of the upsert waits for the lock of
+    the edge it found, or of the constraint's entry, so that each run is refused. Every
+    refusal is another writer's commit: the upsert runs again within `max_retry_time`,
+    however many come first, and then replaces the last one's edge."""
+    graph = Neo4jGraphStore(driver)
+    await graph.ensure_schema()
+    connection = Neo4jConnection(driver, database=None, settings=Neo4jSettings(), owned=False)
+    tenant = new_tenant()
+    a, b = make_entity(tenant, "Alpha", "org"), make_entity(tenant, "Beta", "org")
+    await graph.upsert_entities([a, b])
+    rid = uuid.uuid4()
+    ours = relationship_row(Relationship.create(tenant, a.id, "KNOWS", b.id, id=rid))
+    theirs = relationship_row(Relationship.create(tenant, b.id, "KNOWS", a.id, id=rid))
+    statement = _without_the_seek_lock()
+    began = [asyncio.Event() for _ in range(_LOSSES)]
+    rival_holds = [asyncio.Event() for _ in range(_LOSSES)]
+    runs: list[int] = []
+
+    async def work(tx: neo4j.AsyncTransaction) -> None:
+        run = len(runs)
+        runs.append(run)
+        if run < _LOSSES:  # its rival writes first, and holds its locks
+            began[run].set()
+            await rival_holds[run].wait()
+        await (await tx.run(statement, rows=[ours])).consume()
+
+    writing = asyncio.ensure_future(connection.write(work, conflict=replaced_under_it))
+    for loss in range(_LOSSES):
+        await _until(began[loss], writing)
+        async with driver.session() as session:
+            rival = await session.begin_transaction()
+            await (await rival.run(cypher.UPSERT_RELATIONSHIPS, rows=[theirs])).consume()
+            rival_holds[loss].set()
+            await asyncio.sleep(_WAIT)
+            assert not writing.done()  # waiting for a lock the rival holds
+            await rival.commit()
+    await writing
+
+    assert len(runs) == _LOSSES + 1
+    records, _, _ = await driver.execute_query(
+        "MATCH (s)-[r:RELATES {tenant_id: $t, id: $id}]->(o) RETURN s.id AS s, o.id AS o",
+        t=str(tenant),
+        id=str(rid),
+    )
+    assert [(r["s"], r["o"]) for r in records] == [(str(a.id), str(b.id))]
+
+
+async def test_a_refusal_taken_for_a_conflict_is_run_again_only_within_max_retry_time(
+    driver: neo4j.AsyncDriver,
+) -> None:
+    """A write refused again and again for what `conflict` calls a concurrent commit (here
+    an edge of the id that the write does not replace) is raised once
+    `max_retry_time` is spent: at once when it is 0."""
+    graph = Neo4jGraphStore(driver)
+    await graph.ensure_schema()
+    tenant = new_tenant()
+    a, b = make_entity(tenant, "Alpha", "org"), make_entity(tenant, "Beta", "org")
+    await graph.upsert_entities([a, b])
+    relationship = Relationship.create(tenant, a.id, "KNOWS", b.id)
+    await graph.upsert_relationships([relationship])
+    create_again = (
+        "UNWIND $rows AS row "
+        "MATCH (s:Entity {tenant_id: row.tenant_id, id: row.source}) "
+        "MATCH (t:Entity {tenant_id: row.tenant_id, id: row.target}) "
+        "CREATE (s)-[:RELATES {tenant_id: row.tenant_id, id: row.id}]->(t)"
+    )
+
+    for seconds, tried in ((0.0, lambda n: n == 1), (2.0, lambda n: n > 1)):
+        settings = Neo4jSettings(max_retry_time=seconds)
+        connection = Neo4jConnection(driver, database=None, settings=settings, owned=False)
+        runs: list[int] = []
+
+        async def work(tx: neo4j.AsyncTransaction, runs: list[int] = runs) -> None:
+            runs.append(1)
+            rows = [relationship_row(relationship)]
+            await (await tx.run(create_again, rows=rows)).consume()
+
+        with pytest.raises(neo4j_errors.ConstraintError, match="already exists with type"):
+            async with asyncio.timeout(30):  # a write that never gives up fails here
+                await connection.write(work, conflict=replaced_under_it)
+        assert tried(len(runs)), (seconds, len(runs))

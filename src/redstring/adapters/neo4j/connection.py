@@ -124,11 +124,6 @@ _BOOKMARK_ERRORS = (
     "Neo.ClientError.Transaction.InvalidBookmarkMixture",
 )
 
-# A write transaction that fails because a concurrent one committed first, so that run
-# again it succeeds or fails for a reason of its own (`Conflict`), is tried again with
-# the delays of a transient error, at most this many times.
-_CONFLICT_RETRIES = 5
-
 _ENTITY_NOT_FOUND = "Neo.ClientError.Statement.EntityNotFound"
 _PROCEDURE_FAILED = "Neo.ClientError.Procedure.ProcedureCallFailed"
 # How the server names a node or relationship that is gone: the Java exception in a
@@ -243,8 +238,8 @@ class Neo4jConnection:
     ) -> T:
         """Run `work` in one write transaction (all or nothing), with errors translated,
         tried again as `query` is (`_retried`): never after a commit that may have
-        happened (`IncompleteCommit`); and also, up to `_CONFLICT_RETRIES` times, after
-        a `ClientError` that `conflict` says a concurrent commit caused (by default, a
+        happened (`IncompleteCommit`); and also, as after a transient error, after a
+        `ClientError` that `conflict` says a concurrent commit caused (by default, a
         node the write had found deleted under it: `deleted_under_it`)."""
 
         timeout = self.settings.transaction_timeout
@@ -329,19 +324,20 @@ class Neo4jConnection:
         server error with growing delays while `settings.max_retry_time` lasts; after
         losing the server, once at once (`_LOST_MEMBER_RETRIES`), then with growing
         delays while `settings.outage_retry_time` lasts; after a `ClientError` that
-        `conflict` says a concurrent commit caused, as after a transient error but at
-        most `_CONFLICT_RETRIES` times. A request's deadline cancels it sooner."""
+        `conflict` says a concurrent commit caused, as after a transient error. Each such
+        failure is another writer's commit, so one of n writers of the same thing at once
+        may fail n - 1 times: time bounds the tries, not a count of them. A request's
+        deadline cancels it sooner."""
         loop = asyncio.get_running_loop()
         started = loop.time()
-        delay, lost, conflicts = _FIRST_RETRY_DELAY, 0, 0
+        delay, lost = _FIRST_RETRY_DELAY, 0
         while True:
             failure: Exception
             try:
                 with translated_errors():
                     return await attempt()
             except neo4j_errors.ClientError as exc:
-                conflicts += 1
-                if conflict is None or conflicts > _CONFLICT_RETRIES or not conflict(exc):
+                if conflict is None or not conflict(exc):
                     raise
                 failure, retry_time = exc, self.settings.max_retry_time
             except StoreUnavailableError as exc:
