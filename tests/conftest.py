@@ -1,11 +1,18 @@
 """Shared test settings: Hypothesis' example count comes from KG_COMPLIANCE_MAX_EXAMPLES,
-and no `REDSTRING_*` setting of the environment reaches the tests."""
+no `REDSTRING_*` setting of the environment reaches the tests, and the compliance
+suites' assertions report their values."""
 
 from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+# The compliance suites' assertions live in the package, which pytest does not rewrite
+# by itself: without this a failing one is a bare `AssertionError`, without its values.
+# It must run before anything imports `redstring.testing`.
+pytest.register_assert_rewrite("redstring.testing")
 
 # The suite tests the defaults: `make test` sources an env file that also names its
 # server for `redstring` itself (`REDSTRING_BACKEND=neo4j`, `REDSTRING_NEO4J_*`), and a

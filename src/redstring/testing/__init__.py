@@ -10,6 +10,9 @@ Subclass a suite in a test module and provide its fixture::
 Every test works in fresh random tenants (`new_tenant`), so a store shared
 between tests (a server, say) is fine; `tenants_made` names them, for a fixture
 to delete what a test wrote. Needs pytest and pytest-asyncio in auto mode.
+pytest shows a failing assertion's values only in modules it rewrites: call
+`pytest.register_assert_rewrite("redstring.testing")` in a `conftest.py` before
+anything imports this package, or a suite's failure is a bare `AssertionError`.
 """
 
 from redstring.testing.candidate_reader_compliance import (
