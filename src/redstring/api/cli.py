@@ -500,12 +500,23 @@ def _falls_back(setting: str) -> str:
     return f"(default: {variable}, else {shown})"
 
 
+class _Version(argparse.Action):
+    """`--version`: the installed distribution's version, read from its metadata only when
+    asked (every other command starts without reading it)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object, **__: object) -> None:
+        print(f"{parser.prog} {package_version()}")  # to standard output, as argparse's own
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; every option left out falls back to `REDSTRING_*` settings."""
     parser = argparse.ArgumentParser(
         prog="redstring", description="Hybrid entity retrieval over knowledge graphs."
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, help="show the installed version and exit"
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="serve the GraphQL API")
