@@ -802,6 +802,11 @@ def group_key_file() -> Iterator[Path]:
         shutil.rmtree(folder)
 
 
+def _pairs(argv: list[str]) -> Iterator[tuple[str | None, str]]:
+    """Each word of `argv` with the word before it (None for the first)."""
+    return zip([None, *argv], argv, strict=False)
+
+
 def _as_member(run: Callable[[], str]) -> tuple[int, str]:
     """`run` in a child process (forked, so it needs no file under root's home) as `MEMBER`,
     whose groups are its own and `GROUP`: its exit status, and what it returned or
@@ -830,7 +835,14 @@ def _as_member(run: Callable[[], str]) -> tuple[int, str]:
 
 
 def _command_as_member(argv: list[str]) -> tuple[int, str]:
-    """`redstring ARGV` run as `MEMBER` (`_as_member`): its exit status and its stderr."""
+    """`redstring ARGV` run as `MEMBER` (`_as_member`): its exit status and its stderr.
+
+    The same command is first run as root with a folder for its `--file` (an error the
+    command reports as it reports the member's), so that whatever the command imports on
+    its way to an `error:` line is imported before the fork: the member may not read the
+    venv (a checkout in a folder only root may enter, as `mktemp -d` makes)."""
+    with tempfile.TemporaryDirectory() as folder, contextlib.redirect_stderr(io.StringIO()):
+        main([folder if previous == "--file" else word for previous, word in _pairs(argv)])
 
     def run() -> str:
         said = io.StringIO()
