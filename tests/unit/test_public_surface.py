@@ -139,11 +139,3 @@ def test_every_error_is_one_class_wherever_it_is_imported_from() -> None:
         if isinstance(exported, type) and issubclass(exported, Exception):
             assert exported.__module__ == errors.__name__, name
             assert issubclass(exported, errors.RedstringError), name
-
-
-def test_the_entry_points_exit_status_is_the_command_lines() -> None:
-    """`entry_point` names it itself, not to import `command_line` before a signal
-    handler is in place."""
-    from redstring.api import command_line, entry_point
-
-    assert entry_point._INTERRUPTED == command_line.EXIT_INTERRUPTED

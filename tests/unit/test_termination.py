@@ -1,5 +1,6 @@
-"""`stopped_at_once`: a stop of `serve` while it starts is never lost, wherever the
-signal lands (`api/termination.py`)."""
+"""`stopped_at_once` and `interrupted_at_once`: a stop of `serve` while it starts, and
+Ctrl-C while another command imports, are never lost, wherever the signal lands
+(`api/termination.py`)."""
 
 from __future__ import annotations
 
@@ -35,21 +36,19 @@ _LANDINGS = {
 }
 
 
-@pytest.mark.parametrize("landing", list(_LANDINGS))
-@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
-def test_a_stop_while_starting_ends_the_process_with_status_0(
-    landing: str, stop: signal.Signals
-) -> None:
+def _signalled_inside(landing: str, stop: signal.Signals, context: str) -> tuple[int, str, str]:
+    """The status, stdout and stderr of a program that sends itself `stop` at `landing`
+    within `with context():`, and would print `went on` and exit 3 if it went on."""
     header = f"""
 import os, signal, sys, weakref
-from redstring.api.termination import stopped_at_once
+from redstring.api.termination import {context}
 
 def stop_me():
     os.kill(os.getpid(), {int(stop)})
     for _ in range(3):
         pass  # the handler runs at a bytecode boundary: here
 
-with stopped_at_once():
+with {context}():
 """
     landed = textwrap.indent(textwrap.dedent(_LANDINGS[landing]), "    ")
     code = header + landed + '    print("went on")\nsys.exit(3)\n'
@@ -60,13 +59,40 @@ with stopped_at_once():
         text=True,
         timeout=60,
     )
-    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("landing", list(_LANDINGS))
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+def test_a_stop_while_starting_ends_the_process_with_status_0(
+    landing: str, stop: signal.Signals
+) -> None:
+    assert _signalled_inside(landing, stop, "stopped_at_once") == (0, "", "")
+
+
+@pytest.mark.parametrize("landing", list(_LANDINGS))
+def test_ctrl_c_while_a_command_imports_ends_the_process_with_status_130(landing: str) -> None:
+    """Under Python's own handler the `KeyboardInterrupt` is dropped there, and the
+    command (`redstring schema`, say) ran to its end with status 0."""
+    assert _signalled_inside(landing, signal.SIGINT, "interrupted_at_once") == (
+        130,
+        "",
+        "interrupted\n",
+    )
 
 
 def test_the_handlers_found_are_put_back() -> None:
     before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
-    from redstring.api.termination import stopped_at_once, terminated_as_stopped
+    from redstring.api.termination import (
+        interrupted_at_once,
+        stopped_at_once,
+        terminated_as_stopped,
+    )
 
+    with interrupted_at_once():
+        assert signal.getsignal(signal.SIGTERM) == before[0]
+        assert signal.getsignal(signal.SIGINT) not in (before[1], signal.default_int_handler)
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
     with stopped_at_once():
         at_once = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
         with terminated_as_stopped():

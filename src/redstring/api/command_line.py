@@ -10,10 +10,11 @@ from rich.console import Console
 from redstring.api.errors import describe_validation_error
 from redstring.api.settings import Settings
 from redstring.api.startup import open_client
+from redstring.api.termination import EXIT_INTERRUPTED as EXIT_INTERRUPTED  # the commands'
 from redstring.composition.client import Redstring
 from redstring.domain.errors import InvalidInputError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 class SettingsRefusedError(Exception):

@@ -11,9 +11,9 @@ as `terminated_as_stopped` says, until uvicorn handles them itself.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from redstring.api.termination import stopped_at_once
+from redstring.api.termination import EXIT_INTERRUPTED, interrupted_at_once, stopped_at_once
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -22,22 +22,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     Ctrl-C before it handles it exits 130, with no traceback."""
     if _command(sys.argv[1:] if argv is None else argv) == "serve":
         with stopped_at_once():
-            return _run(argv)
+            return _command_line()(argv)
+    with interrupted_at_once():
+        run_command = _command_line()
     try:
-        return _run(argv)
-    except KeyboardInterrupt:  # Ctrl-C before the command handles it: while it imports
+        return run_command(argv)
+    except KeyboardInterrupt:  # Ctrl-C before the command handles it
         print("interrupted", file=sys.stderr)
-        return _INTERRUPTED
+        return EXIT_INTERRUPTED
 
 
-# `cli.EXIT_INTERRUPTED`, which may not be imported yet.
-_INTERRUPTED = 130
+def _command_line() -> Callable[[Sequence[str] | None], int]:
+    from redstring.api.cli import main  # the rest: about a second
 
-
-def _run(argv: Sequence[str] | None) -> int:
-    from redstring.api.cli import main as run_command  # the rest: about a second
-
-    return run_command(argv)
+    return main
 
 
 def _command(arguments: Sequence[str]) -> str | None:

@@ -24,6 +24,16 @@ def _exit_stopped(signal_number: int, frame: FrameType | None) -> None:
     os._exit(0)
 
 
+def _exit_interrupted(signal_number: int, frame: FrameType | None) -> None:
+    os.write(2, b"interrupted\n")
+    os._exit(EXIT_INTERRUPTED)
+
+
+# The status of a command Ctrl-C ended (128 + SIGINT), here where the entry point can
+# import it before the command line.
+EXIT_INTERRUPTED = 130
+
+
 @contextlib.contextmanager
 def stopped_at_once() -> Iterator[None]:
     """SIGTERM and SIGINT end the process at once with status 0 while this lasts, then
@@ -45,6 +55,26 @@ def stopped_at_once() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+@contextlib.contextmanager
+def interrupted_at_once() -> Iterator[None]:
+    """Ctrl-C ends the process at once with status 130 and the line `interrupted` on
+    stderr while this lasts, then the handler found is put back: for the imports of a
+    command other than `serve` (`entry_point.main`), which has done nothing yet that
+    an exit could lose.
+
+    Python's own handler raises `KeyboardInterrupt` where the signal lands, and an
+    import can drop it (`stopped_at_once` says how): the command then ran to its end
+    as if never interrupted."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, _exit_interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @contextlib.contextmanager
