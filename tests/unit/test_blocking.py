@@ -13,6 +13,7 @@ from redstring.domain.blocking import (
     MAX_TYPO_LENGTH,
     blocking_keys_for,
     deletions,
+    lone_beginning,
     lookup_keys,
     name_initials,
     query_blocking_keys,
@@ -212,9 +213,14 @@ def test_query_prefix_is_the_last_word_when_unfinished() -> None:
     # Names of Han or kana are unspaced: two characters are a prefix.
     assert query_prefix("腾讯") == "w:腾讯"
     assert query_prefix("トヨ") == "w:トヨ"
-    assert query_prefix("腾") is None
+    assert query_prefix("腾 Ab") is None  # a word too short, after another
     assert query_prefix("삼") == "w:" + normalize_name("삼")  # a syllable is 3 jamo
-    assert query_prefix("ab") is None
+    # A query of one word alone, a search box's first letters, is sought from one.
+    assert query_prefix("ab") == "w:ab"
+    assert query_prefix("A") == "w:a"
+    assert query_prefix("腾") == "w:腾"
+    assert query_prefix("ab ") is None
+    assert query_prefix("A.") is None
     # A word typed up to a vowel sign (a combining mark) is unfinished too.
     assert query_prefix("दुनि") == "w:दुनि"
     assert query_prefix("") is None
@@ -338,11 +344,22 @@ def test_a_name_with_letters_joined_by_an_ampersand_is_keyed_joined_too() -> Non
     assert spaced == blocking_keys_for("Procter Gamble", "org")
 
 
+def test_a_lone_beginning_is_a_query_of_one_word_too_short_to_begin_a_word_otherwise() -> None:
+    assert lone_beginning("a") == "a"
+    assert lone_beginning("Ac") == "ac"
+    assert lone_beginning("É") == "e"
+    assert lone_beginning("腾") == "腾"
+    assert lone_beginning("S&P") == "sp"
+    for query in ("acm", "腾讯", "ac ", "ac.", "Ada Lo", "Lo Ada", "", "?"):
+        assert lone_beginning(query) is None, query
+
+
 def test_a_query_with_letters_joined_by_an_ampersand_asks_for_the_joined_keys() -> None:
     assert query_prefix("AT&T") == "w:att"  # sought as the unfinished word
     assert "p:att" in query_blocking_keys("AT&T")
-    assert {"w:sp", "p:sp"} <= set(query_blocking_keys("S&P"))
-    assert query_prefix("S&P") is None  # two letters: too short to seek
+    assert "p:sp" in query_blocking_keys("S&P")
+    assert query_prefix("S&P") == "w:sp"  # two letters alone: sought, its block first
+    assert "w:sp" in query_blocking_keys("S&P ")
     assert query_blocking_keys("Procter & Gamble") == query_blocking_keys("Procter Gamble")
     assert query_prefix("AT & T") == "w:att"
     for query in ("ATT", "AT&T", "at&t", "AT & T"):

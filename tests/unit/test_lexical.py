@@ -13,6 +13,7 @@ from redstring.domain import lexical
 from redstring.domain.lexical import (
     EXACT_PROPERTY,
     INITIALS_MATCH,
+    LONE_BEGINNING,
     MAX_SCORED_TEXTS,
     PROPERTY_WEIGHT,
     MatchedText,
@@ -123,6 +124,38 @@ def test_initials_rank_below_a_word_the_query_begins_by_more_than_the_vote_margi
     begun_score, initials_score = lexical_scores("Gla", [begun, initials])
     assert initials_score == INITIALS_MATCH
     assert begun_score - LEXICAL_VOTE_MARGIN > initials_score
+
+
+def test_a_search_boxs_first_letters_score_the_names_they_begin_below_initials() -> None:
+    """`a`, `ac` alone: a name's word they begin scores `LONE_BEGINNING` and a little
+    more (its first word, more of the word typed), below an initials match by more than
+    the vote margin, and below a word equal to the query."""
+    acme, corvid, named, general = (
+        make_entity(TENANT, name)
+        for name in ("Acme Corp", "Corvid Acoustics", "AC Milan", "Archer Corbin")
+    )
+    begun = lexical_scores("ac", [acme, corvid, named, general])
+    assert begun[2] > INITIALS_MATCH  # `AC`, the word typed
+    assert begun[3] == INITIALS_MATCH  # `ac` is Archer Corbin's initials
+    assert LONE_BEGINNING < begun[1] < begun[0] < INITIALS_MATCH - LEXICAL_VOTE_MARGIN
+    one_letter = lexical_scores("A", [acme, corvid, named, general])
+    assert LONE_BEGINNING < one_letter[0] < begun[0]  # less of `acme` typed
+    assert one_letter[1] > LONE_BEGINNING  # `acoustics`
+    assert lexical_scores("a", [make_entity(TENANT, "Corp Ltd")]) == [0.0]
+    # An alias counts as the name does; another string value `PROPERTY_WEIGHT` times.
+    aliased = make_entity(TENANT, "Zephyr", properties={"aliases": ("Acme",)})
+    valued = make_entity(TENANT, "Zephyr", properties={"city": "Acton"})
+    aliased_score, valued_score = lexical_scores("ac", [aliased, valued])
+    assert aliased_score == begun[0]
+    assert valued_score == pytest.approx(
+        PROPERTY_WEIGHT * lexical_score("ac", make_entity(TENANT, "Acton"))
+    )
+
+
+def test_only_a_query_of_one_short_word_scores_the_names_it_begins() -> None:
+    acme = make_entity(TENANT, "Acme Corp")
+    for query in ("ac ", "Zed Ac", "ac."):
+        assert lexical_score(query, acme) < LONE_BEGINNING, query
 
 
 def test_an_equal_name_or_alias_ranks_above_initials() -> None:

@@ -138,6 +138,32 @@ async def test_one_word_query_finds_names_holding_the_word(query: str, expected:
     assert embeddings.queries == 0  # LEXICAL mode never embeds
 
 
+async def test_a_search_boxs_first_letters_find_the_names_they_begin() -> None:
+    """`a` and `ac` alone are sought by prefix (`lone_beginning`): the names a word of
+    which they begin rank lexically, a name beginning with them first; `GE` is still
+    General Electric's initials first."""
+    tenant = new_tenant()
+    names = (
+        "Acme Corp",
+        "Zephyr Acoustics",
+        "Charles Babbage",
+        "General Electric",
+        "Gemini Labs",
+        "Orbital Geodesy",
+    )
+    entities = [make_entity(tenant, n) for n in names]
+    retriever, _ = await _retriever(entities)
+    for query, expected in [
+        ("ac", ["Acme Corp", "Zephyr Acoustics"]),
+        ("A", ["Acme Corp", "Zephyr Acoustics"]),
+        ("GE", ["General Electric", "Gemini Labs", "Orbital Geodesy"]),
+    ]:
+        result = await retriever.retrieve(query, tenant, k=6, mode=RetrievalMode.LEXICAL)
+        assert _names(result) == expected, query
+        hybrid = await retriever.retrieve(query, tenant, k=6, mode=RetrievalMode.HYBRID)
+        assert expected[0] in [m.entity.name for m in hybrid.matches if m.lexical], query
+
+
 @pytest.mark.parametrize(
     ("query", "expected"), [("Lodz", "Łódź"), ("Naestved", "Næstved"), ("koge", "Køge")]
 )

@@ -16,6 +16,7 @@ from redstring.domain.arguments import MAX_COUNT, choice_of, count_of, names_of
 from redstring.domain.blocking import (
     MAX_BLOCK_SIZE,
     MAX_PREFIX_SIZE,
+    lone_beginning,
     query_blocking_keys,
     query_prefix,
 )
@@ -47,7 +48,8 @@ class Retriever:
     the lexical channel votes in fusion only for its candidates scoring within
     `LEXICAL_VOTE_MARGIN` of its best that the query does not merely mention
     (`lexical_matches`), unless the semantic channel ranked nothing
-    (docs/adr/0003). Each
+    (docs/adr/0003); for a query of one or two letters alone (`lone_beginning`) the
+    semantic channel has no vote unless the lexical one ranks nothing. Each
     channel is asked for `k * overfetch` candidates, because an entity just
     past `k` in both channels can win fusion. Filters apply before `k`.
     At most `max_block_size` candidates are read per blocking key and
@@ -170,16 +172,20 @@ class Retriever:
         lexical, mentioned, matched = _lexical_ranking(
             query, tenant_id, found.lexical, fetch, entity_types
         )
+        # A search box's first letters (`a`, `ac`) mean nothing to embed: the semantic
+        # channel's ranking is kept out of fusion for them, unless the lexical channel
+        # ranks nothing (its scores are still reported).
+        fusing = [] if lexical and lone_beginning(query) is not None else semantic
         # Against the semantic channel, the lexical channel votes only for the candidates
         # it believes, those within `LEXICAL_VOTE_MARGIN` of its best that the query does
-        # not merely mention; alone (LEXICAL, or a semantic channel that ranked nothing)
+        # not merely mention; alone (LEXICAL, or a semantic channel that ranks nothing)
         # it ranks them all.
         votes = (
             lexical_votes(lexical, mentioned)
-            if mode is RetrievalMode.HYBRID and semantic
+            if mode is RetrievalMode.HYBRID and fusing
             else lexical
         )
-        fused = reciprocal_rank_fusion([[e for e, _ in semantic], [e for e, _ in votes]])[:k]
+        fused = reciprocal_rank_fusion([[e for e, _ in fusing], [e for e, _ in votes]])[:k]
         # The kept matches whole: those the reader read along, the others in one call.
         entities = {e: found.entities[e] for e, _ in fused if e in found.entities}
         missing = [e for e, _ in fused if e not in entities]

@@ -49,8 +49,14 @@ MIN_TYPO_LENGTH = 5
 # takes about 8 KB an entry).
 MAX_TYPO_LENGTH = 40
 MAX_KEYED_WORD_LENGTH = 100
-# The shortest unfinished last word sought by prefix (shorter ones read too widely).
+# The shortest unfinished last word sought by prefix (shorter ones read too widely),
+# and scored as a beginning of a word.
 MIN_PREFIX_LENGTH = 3
+# A query of one word alone, a search box's first keystrokes (`a`, `ac`), is sought by
+# prefix from its first letter (`lone_beginning`): its seek reads no more rows than any
+# (`MAX_PREFIX_SIZE`, in key order), and a word it begins scores below every other
+# kind of match (`domain/lexical.py` `LONE_BEGINNING`).
+MIN_LONE_PREFIX_LENGTH = 1
 # The same for a word of Han or kana characters: such names are written without spaces
 # (one word), and two of their characters narrow as much as a short Latin word. (Hangul
 # needs no rule of its own: normalised, a syllable is two or three letters, its jamo.)
@@ -233,7 +239,8 @@ def query_prefix(query: str) -> str | None:
 
     That is `w:` and the word, when the query ends in it (not in a space or
     punctuation), it has `MIN_PREFIX_LENGTH` letters or more (`MIN_CJK_PREFIX_LENGTH`
-    Han or kana characters: `腾讯` begins `腾讯控股有限公司`), and it is scored: an
+    Han or kana characters: `腾讯` begins `腾讯控股有限公司`; any number when the
+    query is that word alone, `lone_beginning`), and it is scored: an
     identifying word, or any word of a query with none (`King` begins `Kingsreach`,
     `The` begins `Thermo`, though a title and a stopword are no identifying words;
     in `Acme Inc` only `Acme` is scored). A store reads the keys that begin with it in
@@ -245,11 +252,27 @@ def query_prefix(query: str) -> str | None:
     if not tokens:
         return None
     last = tokens[-1]
-    if not may_begin_a_word(last):
+    if not may_begin_a_word(last) and not (len(tokens) == 1 and _lone_keyed(last)):
         return None
     if not identifying_tokens([last]) and identifying_tokens(canonical_tokens(tokens)):
         return None
     return "w:" + last
+
+
+def lone_beginning(query: str) -> str | None:
+    """The query's one word when the query is that word alone, unfinished
+    (`query_prefix`), and too short to begin a word otherwise (`may_begin_a_word`):
+    `a` or `ac` of a search box, sought by prefix and scored as the beginning of a word
+    below any other match (`lexical_matches`). Else None."""
+    prefix = query_prefix(query)
+    if prefix is None:
+        return None
+    word = prefix.removeprefix("w:")
+    return None if may_begin_a_word(word) else word
+
+
+def _lone_keyed(word: str) -> bool:
+    return MIN_LONE_PREFIX_LENGTH <= len(word) <= MAX_KEYED_WORD_LENGTH
 
 
 def may_begin_a_word(word: str) -> bool:

@@ -14,7 +14,11 @@ as a match worth less than the whole word (`string_similarities(open_end=True)`)
 so `Ada Lov` finds `Ada Lovelace` while `Acme` still ranks `Acme` over `Acmeson`.
 A query that may be initials (`query_initials`: `ABF`) and is those of the name or
 of an alias (`name_initials`) scores at least `INITIALS_MATCH`, below any name
-whose word such a query begins. A query may also merely mention an entity
+whose word such a query begins. A query of one word too short for that (`a`, `ac`:
+`lone_beginning`) scores a text a word of which it begins `LONE_BEGINNING` and a
+little more, below initials by more than the lexical vote margin, so that `GE` still
+finds General Electric first, while a search box's first letters find names they
+begin. A query may also merely mention an entity
 (`lexical_matches`: `software company in Port Aldmere` and the city `Port
 Aldmere`): its score stands, but it gets no lexical vote in HYBRID (`lexical_votes`).
 """
@@ -23,15 +27,22 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Container, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple, Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 
-from redstring.domain.blocking import name_initials, query_initials, query_prefix
+from redstring.domain.blocking import (
+    lone_beginning,
+    name_initials,
+    query_initials,
+    query_prefix,
+)
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
-from redstring.domain.normalization import normalize_name, other_forms
+from redstring.domain.name_forms import identifying_tokens
+from redstring.domain.normalization import name_tokens, normalize_name, other_forms
 from redstring.domain.properties import ALIASES, PropertyValue, alias_names
 from redstring.domain.ranking import LEXICAL_VOTE_MARGIN, within_margin
 from redstring.domain.similarity import BELOW_EXACT, NameComparison, compare_names
@@ -45,6 +56,13 @@ EXACT_PROPERTY = BELOW_EXACT
 # every name a three-letter query begins a word of (0.56 at the least) by more than
 # the lexical vote margin, so an unfinished word is read as a beginning first.
 INITIALS_MATCH = 0.5
+# A query of one or two letters alone (`lone_beginning`) against a text a word of which
+# it begins: this, plus up to `LONE_FIRST_WORD` when it is the text's first word and up
+# to `LONE_SPAN` for the share of that word typed; at most 0.44, below `INITIALS_MATCH`
+# by more than `LEXICAL_VOTE_MARGIN` (docs/adr/0003).
+LONE_BEGINNING = 0.4
+LONE_FIRST_WORD = 0.02
+LONE_SPAN = 0.02
 # A candidate explaining less than this share of the query may be merely mentioned
 # (`lexical_matches`): a query naming an entity, even mistyped or unfinished, is
 # mostly its name; a description mentions names among other words.
@@ -155,7 +173,31 @@ def _compared(query: str, texts: list[str]) -> NameComparison:
     for form in other_forms(query):
         other = compare_names(form, texts, open_end=open_end)
         compared = NameComparison(*(np.maximum(a, b) for a, b in zip(compared, other, strict=True)))
+    beginnings = [w for w in map(lone_beginning, [query, *other_forms(query)]) if w is not None]
+    if beginnings:
+        begun = _lone_beginning_scores(dict.fromkeys(beginnings), texts)
+        compared = compared._replace(similarity=np.maximum(compared.similarity, begun))
     return compared
+
+
+def _lone_beginning_scores(words: Iterable[str], texts: Sequence[str]) -> NDArray[np.float64]:
+    """Each text's score as begun by one of `words` (`LONE_BEGINNING`), 0.0 where none
+    begins a word of it: of its identifying words, those a seek finds it by (`w:` keys),
+    or of all its words when it has none (`The Company`)."""
+    words = tuple(words)
+    scores = np.zeros(len(texts), dtype=np.float64)
+    for index, text in enumerate(texts):
+        tokens = name_tokens(text)
+        for position, text_word in enumerate(identifying_tokens(tokens) or tokens):
+            for word in words:
+                if len(text_word) > len(word) and text_word.startswith(word):
+                    score = (
+                        LONE_BEGINNING
+                        + LONE_FIRST_WORD * (position == 0)
+                        + LONE_SPAN * len(word) / len(text_word)
+                    )
+                    scores[index] = max(scores[index], score)
+    return scores
 
 
 def _apart(entities: Sequence[LexicalCandidate], indexes: Sequence[int]) -> bool:
