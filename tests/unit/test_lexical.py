@@ -16,6 +16,8 @@ from redstring.domain.lexical import (
     LONE_BEGINNING,
     MAX_SCORED_TEXTS,
     PROPERTY_WEIGHT,
+    SOUNDS_ALIKE,
+    SOUNDS_SPAN,
     MatchedText,
     lexical_matches,
     lexical_score,
@@ -150,6 +152,22 @@ def test_a_search_boxs_first_letters_score_the_names_they_begin_below_initials()
     assert valued_score == pytest.approx(
         PROPERTY_WEIGHT * lexical_score("ac", make_entity(TENANT, "Acton"))
     )
+
+
+def test_a_name_that_sounds_as_the_query_does_scores_below_any_word_match() -> None:
+    """The same soundex (`Brashi Krik`, `Brushy Creek`: B622) where no word matches: a
+    little above nothing, ordered by how alike the letters are."""
+    creek, other, worded = (
+        make_entity(TENANT, name) for name in ("Brushy Creek", "Bruzek", "Brashi Falls")
+    )
+    sounds, sounds_less, matched = lexical_scores("Brashi Krik", [creek, other, worded])
+    assert SOUNDS_ALIKE < sounds_less < sounds <= SOUNDS_ALIKE + SOUNDS_SPAN
+    assert matched > SOUNDS_ALIKE + SOUNDS_SPAN  # `Brashi`, a word
+    # Over twice as long, or another first letter: soundex says nothing of it.
+    assert lexical_scores("Acme" * 200, [make_entity(TENANT, "Acme Corp")]) == [0.0]
+    assert lexical_scores("Krashi Brik", [creek]) == [0.0]
+    # The romanised form of the query sounds too: `Брашы Крык`.
+    assert lexical_scores("Брашы Крык", [creek])[0] > SOUNDS_ALIKE
 
 
 def test_only_a_query_of_one_short_word_scores_the_names_it_begins() -> None:

@@ -861,6 +861,16 @@ async def test_only_an_entity_whose_vector_is_of_another_text_costs_a_delete() -
         assert await _vector_text(embeddings, vectors, entity)
 
 
+async def test_a_name_that_sounds_as_the_query_does_ranks_after_those_a_word_matches() -> None:
+    """`Brushy Creek` shares only its soundex with `Brashi Krik` (the `s:` key reads it):
+    a lexical match, after `Brashi Falls`, whose word matches."""
+    tenant = new_tenant()
+    entities = [make_entity(tenant, n) for n in ("Brushy Creek", "Brashi Falls", "Acme Corp")]
+    retriever, _ = await _retriever(entities)
+    result = await retriever.retrieve("Brashi Krik", tenant, k=5, mode=RetrievalMode.LEXICAL)
+    assert _names(result) == ["Brashi Falls", "Brushy Creek"]
+
+
 class _Recorded:
     """Stores that log when each write starts and ends, one loop turn apart."""
 

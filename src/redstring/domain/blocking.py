@@ -107,10 +107,16 @@ def _spelling_keys(name: str) -> list[str]:
     normalized = normalize_name(name)
     if normalized:
         keys.append("p:" + normalized[:PREFIX_LENGTH].rstrip())
-    letters = ascii_letters(name)
-    if letters:
-        keys.append("s:" + jellyfish.soundex(letters))
+    sound = soundex_of(ascii_letters(name))
+    if sound:
+        keys.append("s:" + sound)
     return keys
+
+
+def soundex_of(letters: str) -> str | None:
+    """The soundex code of a name's ASCII letters (`ascii_letters`), its `s:` key; None
+    when it has none."""
+    return jellyfish.soundex(letters) if letters else None
 
 
 def _words(name: str) -> list[str]:

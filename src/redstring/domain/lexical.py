@@ -32,17 +32,19 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
+from rapidfuzz import fuzz
 
 from redstring.domain.blocking import (
     lone_beginning,
     name_initials,
     query_initials,
     query_prefix,
+    soundex_of,
 )
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.name_forms import identifying_tokens
-from redstring.domain.normalization import name_tokens, normalize_name, other_forms
+from redstring.domain.normalization import ascii_letters, name_tokens, normalize_name, other_forms
 from redstring.domain.properties import ALIASES, PropertyValue, alias_names
 from redstring.domain.ranking import LEXICAL_VOTE_MARGIN, within_margin
 from redstring.domain.similarity import BELOW_EXACT, NameComparison, compare_names
@@ -63,6 +65,15 @@ INITIALS_MATCH = 0.5
 LONE_BEGINNING = 0.4
 LONE_FIRST_WORD = 0.02
 LONE_SPAN = 0.02
+# A text that sounds as the query does (the same soundex of their ASCII letters, the
+# `s:` key that read it; `Brashi Krik`, `Brushy Creek`) where no word matches: this,
+# plus up to `SOUNDS_SPAN` by how alike their letters are (an Indel ratio), so little
+# that a text any word of which matches ranks above; none where one is over twice the
+# other's length (one word of 800 letters sounds, to soundex, as its first four
+# consonants do).
+SOUNDS_ALIKE = 0.01
+SOUNDS_SPAN = 0.01
+SOUNDS_LENGTH_RATIO = 0.5
 # A candidate explaining less than this share of the query may be merely mentioned
 # (`lexical_matches`): a query naming an entity, even mistyped or unfinished, is
 # mostly its name; a description mentions names among other words.
@@ -173,11 +184,41 @@ def _compared(query: str, texts: list[str]) -> NameComparison:
     for form in other_forms(query):
         other = compare_names(form, texts, open_end=open_end)
         compared = NameComparison(*(np.maximum(a, b) for a, b in zip(compared, other, strict=True)))
-    beginnings = [w for w in map(lone_beginning, [query, *other_forms(query)]) if w is not None]
+    forms = [query, *other_forms(query)]
+    beginnings = [w for w in map(lone_beginning, forms) if w is not None]
     if beginnings:
         begun = _lone_beginning_scores(dict.fromkeys(beginnings), texts)
         compared = compared._replace(similarity=np.maximum(compared.similarity, begun))
+    unmatched = np.flatnonzero(compared.similarity < SOUNDS_ALIKE + SOUNDS_SPAN)
+    if len(unmatched):
+        sounds = _sounds_alike_scores(forms, [texts[i] for i in unmatched])
+        compared.similarity[unmatched] = np.maximum(compared.similarity[unmatched], sounds)
     return compared
+
+
+def _sounds_alike_scores(queries: Sequence[str], texts: Sequence[str]) -> NDArray[np.float64]:
+    """Each text's score as sounding like one of the `queries` (`SOUNDS_ALIKE`), 0.0
+    where none does."""
+    scores = np.zeros(len(texts), dtype=np.float64)
+    letters = [(q, sound) for q in map(ascii_letters, queries) if (sound := soundex_of(q))]
+    if not letters:
+        return scores
+    firsts = {q[0] for q, _ in letters}
+    for index, text in enumerate(texts):
+        head = text[:1].lower()
+        if head.isascii() and head.isalpha() and head not in firsts:
+            continue  # soundex keeps the first letter, and an ASCII letter folds to itself
+        candidate = ascii_letters(text)
+        sound = soundex_of(candidate)
+        for query_letters, query_sound in letters:
+            if sound != query_sound:
+                continue
+            shorter, longer = sorted((len(candidate), len(query_letters)))
+            if shorter < SOUNDS_LENGTH_RATIO * longer:
+                continue
+            alike = fuzz.ratio(candidate, query_letters) / 100.0
+            scores[index] = max(scores[index], SOUNDS_ALIKE + SOUNDS_SPAN * alike)
+    return scores
 
 
 def _lone_beginning_scores(words: Iterable[str], texts: Sequence[str]) -> NDArray[np.float64]:
