@@ -7,7 +7,7 @@ loopback port."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -17,6 +17,8 @@ from redstring import EmbeddingRefusedError, Redstring
 from redstring.adapters.embeddings import OpenAICompatibleEmbeddings, RetryPolicy
 from redstring.api import create_app
 from redstring.api.errors import described
+from redstring.api.repeated_lines import RepeatedLines
+from redstring.api.schema import build
 from redstring.api.settings import EMBEDDING_OPTION_SETTINGS, Settings
 from redstring.testing import new_tenant
 from tests.embeddings.fake_server import EmbeddingAPI, Failure, serving
@@ -196,3 +198,100 @@ def test_each_provider_option_a_refusal_names_has_its_setting() -> None:
     unknown = EmbeddingRefusedError("HTTP 400", status_code=400, options=["model", "other"])
     assert described(unknown) == "HTTP 400; check REDSTRING_EMBEDDING_MODEL, or other"
     assert described(EmbeddingRefusedError("no options", status_code=400)) == "no options"
+
+
+class _Clock:
+    now = 500.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_refusal_repeated_within_the_window_is_counted_then_said_once(
+    api: EmbeddingAPI, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A refused key fails every request that embeds: the first refusal is an ERROR, the
+    others within `REPEAT_WINDOW_SECONDS` are counted, and the count is one ERROR at the
+    window's end (the clock and the window's end moved by hand)."""
+    clock = _Clock()
+    window_ends: list[Callable[[], None]] = []
+    monkeypatch.setattr(
+        build,
+        "repeated_error_lines",
+        lambda: RepeatedLines(
+            logging.getLogger("redstring.api"),
+            clock=clock,
+            schedule=lambda delay, end: window_ends.append(end),
+        ),
+    )
+    monkeypatch.setenv(KEY_VARIABLE, KEY)
+    caplog.set_level(logging.DEBUG, logger="redstring.api")
+    api.failures.extend(Failure(401, body={"error": {"message": "no such key"}}) for _ in range(3))
+    async with serving(api) as base_url, Redstring.in_memory(_provider(base_url)) as services:
+        app = create_app(Settings(), services=services)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            tenant = str(new_tenant())
+            first = await _post(http, RETRIEVE, t=tenant, mode="SEMANTIC")
+            clock.now += 10
+            second = await _post(http, UPSERT, t=tenant)
+            clock.now += 10
+            third = await _post(http, RETRIEVE, t=tenant, mode="HYBRID")
+
+            assert [first.status_code, second.status_code, third.status_code] == [200] * 3
+            assert api.requests == 3  # each request asked, and was refused
+            [line] = _error_lines(caplog)
+            assert line.getMessage().startswith(
+                "the embedding provider refuses the server's requests, at retrieve: "
+            )
+            assert "no such key" in line.getMessage()
+            assert [r.msg for r in caplog.records].count("the refusal's traceback") == 1
+
+            clock.now += 40
+            [window_end] = window_ends
+            window_end()
+
+    [_, count] = _error_lines(caplog)
+    said = count.getMessage()
+    assert said.startswith("the embedding provider refuses the server's requests, at retrieve: ")
+    assert said.endswith(
+        "; check REDSTRING_EMBEDDING_API_KEY_ENV and the key in the variable it names"
+        " (2 like it left out in the last 60 s; this is the last)"
+    )
+
+
+async def test_a_count_left_at_the_apps_stop_is_logged_then(
+    api: EmbeddingAPI, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With the real clock and schedule: two refusals a moment apart are one ERROR, and the
+    count of the second comes when the app stops, its window not ended."""
+    monkeypatch.setenv(KEY_VARIABLE, KEY)
+    _refusals(api)
+    async with serving(api) as base_url, Redstring.in_memory(_provider(base_url)) as services:
+        app = create_app(Settings(), services=services)
+        transport = httpx.ASGITransport(app=app)
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http,
+        ):
+            tenant = str(new_tenant())
+            for _ in range(2):
+                response = await _post(http, RETRIEVE, t=tenant, mode="SEMANTIC")
+                assert response.status_code == 200
+            assert len(_error_lines(caplog)) == 1
+
+    [_, count] = _error_lines(caplog)
+    assert count.getMessage().startswith(
+        "the embedding provider refuses the server's requests, at retrieve: "
+    )
+    assert " (1 like it left out in the last 0 s; this is the last)" in count.getMessage()
+
+
+def _provider(base_url: str) -> OpenAICompatibleEmbeddings:
+    return OpenAICompatibleEmbeddings(
+        base_url=base_url,
+        model="text-embedding-unknown",
+        dimension=8,
+        api_key_env=KEY_VARIABLE,
+        retry=RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.01),
+    )

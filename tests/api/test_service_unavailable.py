@@ -215,6 +215,51 @@ async def test_an_internal_failure_of_the_whole_request_stays_200(
     assert _codes(response) == ["INTERNAL_SERVER_ERROR"]
 
 
+async def test_a_store_outage_is_one_warning_then_the_count_of_the_others(
+    demo_services: Redstring, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every request of an outage fails alike: its first is a WARNING, the others within
+    the window are counted, and a count left when the app stops is logged then."""
+    app = create_app(Settings(), services=services_with_graph(demo_services, _down()))
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http,
+    ):
+        for _ in range(3):
+            response = await _send(http, "POST", RETRIEVE, t=DEMO)
+            assert response.status_code == 503
+        assert _warnings(caplog) == ["store unavailable at retrieve: bolt://127.0.0.9:7687 refused"]
+
+    assert _warnings(caplog)[1:] == [
+        "store unavailable at retrieve: bolt://127.0.0.9:7687 refused"
+        " (2 like it left out in the last 0 s; this is the last)"
+    ]
+
+
+async def test_each_internal_error_is_logged_with_its_traceback(
+    demo_services: Redstring, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bug is never left out as a repeated line: each request it fails logs it."""
+    broken = FailingGraphStore(lambda: RuntimeError("a bug"))
+    async with _http(services_with_graph(demo_services, broken)) as http:
+        for _ in range(3):
+            await _send(http, "POST", RETRIEVE, t=DEMO)
+    lines = [r for r in caplog.records if r.name == "redstring.api" and r.levelno >= logging.ERROR]
+    assert [r.getMessage() for r in lines] == ["internal error at retrieve: a bug"] * 3
+    assert all(r.exc_info is not None for r in lines)
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "redstring.api"
+        and r.levelno == logging.WARNING
+        and r.getMessage().startswith("store unavailable")
+    ]
+
+
 async def test_the_503_is_logged_and_counted_as_answered(
     demo_services: Redstring, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -147,6 +147,10 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
     start_failure = StartFailure()
     authenticator = build_authenticator(settings)
     readiness = Readiness(holder, settings.readiness_timeout)
+    limits = settings.limits()
+    schema = build_schema(
+        limits, federation=settings.federation, introspection=settings.introspection
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -157,6 +161,7 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
                 finally:
                     readiness.cancel()  # before the services close under a warm-up
         finally:
+            schema.repeated_errors.flush()  # the count of lines left out, not lost
             metrics.process_ended()
 
     @contextlib.asynccontextmanager
@@ -204,9 +209,8 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
         logger.info("demo dataset loaded: %d entities", count)
         return opened
 
-    limits = settings.limits()
     graphql = GraphQLEndpoint(
-        build_schema(limits, federation=settings.federation, introspection=settings.introspection),
+        schema,
         services=holder,
         limits=limits,
         graphiql=graphiql_page(settings.graphiql_assets) if settings.graphiql else None,

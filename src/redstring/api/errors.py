@@ -50,6 +50,7 @@ from graphql.execution import values as graphql_values
 from pydantic import ValidationError
 from strawberry.extensions import SchemaExtension
 
+from redstring.api.repeated_lines import RepeatedLines
 from redstring.api.settings import EMBEDDING_OPTION_SETTINGS, variable_of
 from redstring.domain.errors import (
     EmbeddingRefusedError,
@@ -73,6 +74,11 @@ UNAVAILABLE_MESSAGE = "A backing store is unavailable; try again later"
 # for a server, which answers a lost Neo4j in milliseconds), no estimate of an outage.
 RETRY_AFTER_SECONDS = 5
 RETRY_AFTER_HEADER = "Retry-After"
+
+# The kinds of line `log_errors` logs once a window (`RepeatedLines`): each request a
+# refused key or a store outage fails would write one more alike.
+REFUSED_LINES = "embedding refused"
+UNAVAILABLE_LINES = "store unavailable"
 
 
 def one_line(error: BaseException) -> str:
@@ -271,21 +277,30 @@ def public_error(error: GraphQLError) -> GraphQLError:
     )
 
 
-def log_errors(errors: Sequence[GraphQLError]) -> None:
+def repeated_error_lines() -> RepeatedLines:
+    """What `log_errors` logs its repeated lines through: one for each schema (each app)."""
+    return RepeatedLines(logger)
+
+
+def log_errors(errors: Sequence[GraphQLError], repeated: RepeatedLines) -> None:
     """Log each error server-side at a level fitting its code: internal ones at ERROR
-    with traceback, but an embedding provider's refusal at ERROR with the settings to
-    check instead (its traceback at DEBUG: a configuration fault, no bug), a store
-    unavailable at WARNING, the client's own at DEBUG."""
+    with traceback, every one (each is a bug to see); an embedding provider's refusal at
+    ERROR with the settings to check instead (its traceback at DEBUG: a configuration
+    fault, no bug), and a store unavailable at WARNING, each once a window of
+    `repeated` with a count of the ones left out (a refused key or a store down fails
+    every request alike); the client's own at DEBUG."""
     for error in errors:
         code = error_code(error)
         original = error.original_error
         if isinstance(original, EmbeddingRefusedError):
-            logger.error(
+            if repeated.log(
+                REFUSED_LINES,
+                logging.ERROR,
                 "the embedding provider refuses the server's requests, at %s: %s",
                 _where(error),
                 described(original),
-            )
-            logger.debug("the refusal's traceback", exc_info=original)
+            ):
+                logger.debug("the refusal's traceback", exc_info=original)
         elif code is ErrorCode.INTERNAL_SERVER_ERROR:
             logger.error(
                 "internal error at %s: %s",
@@ -294,7 +309,13 @@ def log_errors(errors: Sequence[GraphQLError]) -> None:
                 exc_info=(type(original), original, original.__traceback__) if original else None,
             )
         elif code is ErrorCode.SERVICE_UNAVAILABLE:
-            logger.warning("store unavailable at %s: %s", _where(error), original)
+            repeated.log(
+                UNAVAILABLE_LINES,
+                logging.WARNING,
+                "store unavailable at %s: %s",
+                _where(error),
+                original,
+            )
         else:  # the client's matter: its code is on the access line, at INFO
             logger.debug("%s at %s: %s", code.value, _where(error), error.message)
 

@@ -32,7 +32,7 @@ from strawberry.extensions import (
 )
 from strawberry.types import ExecutionContext
 
-from redstring.api.errors import ErrorCodes, log_errors
+from redstring.api.errors import ErrorCodes, log_errors, repeated_error_lines
 from redstring.api.limits import Limits
 from redstring.api.operation_choice import OperationChoice
 from redstring.api.operation_cost import CostLimit
@@ -68,13 +68,19 @@ class ErrorLogging:
     """Logs each error at the level its code deserves (mixed into both schema classes).
 
     Strawberry's default logs every error, a typo in a query included, at
-    ERROR with a traceback; here only internal errors are.
+    ERROR with a traceback; here only internal errors are. A refused embedding key's
+    lines and a store outage's are logged once a window (`repeated_errors`, one per
+    schema, so one per app), with a count of the ones left out.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.repeated_errors = repeated_error_lines()
 
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
-        log_errors(errors)
+        log_errors(errors, self.repeated_errors)
 
 
 class RedstringSchema(ErrorLogging, strawberry.Schema):
@@ -140,7 +146,7 @@ def schema_extensions(limits: Limits, *, introspection: bool = True) -> Sequence
 
 def build_schema(
     limits: Limits | None = None, *, federation: bool = False, introspection: bool = True
-) -> strawberry.Schema:
+) -> RedstringSchema | RedstringSubgraphSchema:
     """The redstring schema, with the document limits of `limits` (depth, aliases, tokens,
     cost); with `federation`, the Federation 2 subgraph variant of the same schema;
     without `introspection`, one that refuses `__schema` and `__type`."""
