@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from redstring import EmbeddingRefusedError, Redstring
 from redstring.adapters.embeddings import OpenAICompatibleEmbeddings, RetryPolicy
@@ -295,3 +296,45 @@ def _provider(base_url: str) -> OpenAICompatibleEmbeddings:
         api_key_env=KEY_VARIABLE,
         retry=RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.01),
     )
+
+
+LAST_OUTCOME = "redstring_embedding_last_outcome"
+
+
+async def _last_outcomes(http: httpx.AsyncClient) -> dict[str, float]:
+    text = (await http.get("/metrics")).text
+    return {
+        sample.labels["outcome"]: sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == LAST_OUTCOME
+    }
+
+
+def _only(outcome: str) -> dict[str, float]:
+    return {each: float(each == outcome) for each in ("ok", "refused", "unavailable", "failed")}
+
+
+async def test_the_last_outcome_gauge_follows_the_provider_from_call_to_call(
+    api: EmbeddingAPI, http: httpx.AsyncClient
+) -> None:
+    """A key refused, then accepted again, then a provider down: the gauge says each, where
+    the start check's would still say what it found at start."""
+    tenant = str(new_tenant())
+    assert await _last_outcomes(http) == {outcome: 0.0 for outcome in _only("ok")}
+
+    _refusals(api)
+    await _post(http, RETRIEVE, t=tenant, mode="SEMANTIC")
+    assert await _last_outcomes(http) == _only("refused")
+
+    api.failures.clear()  # the key is accepted again
+    await _post(http, RETRIEVE, t=tenant, mode="SEMANTIC")
+    assert await _last_outcomes(http) == _only("ok")
+
+    api.failures.extend(Failure(503) for _ in range(2))  # down, to the last attempt
+    assert (await _post(http, UPSERT, t=tenant)).status_code == 503
+    assert await _last_outcomes(http) == _only("unavailable")
+
+    await _post(http, UPSERT, t=tenant)
+    assert await _last_outcomes(http) == _only("ok")
+    assert api.requests == 5

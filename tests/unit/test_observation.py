@@ -3,14 +3,18 @@ matches; and `Redstring.warm_up`, which runs every read once before serving."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pytest
 
 from redstring import (
     Direction,
+    EmbeddingRefusedError,
+    EmbeddingUnavailableError,
     EndReads,
     EntityId,
     GraphStore,
@@ -43,6 +47,7 @@ class RecordingObserver:
 
     store_calls: list[tuple[str, str, bool]] = field(default_factory=list)
     embeddings: list[tuple[str, int, bool]] = field(default_factory=list)
+    embedding_errors: list[BaseException | None] = field(default_factory=list)
     hits: int = 0
     misses: int = 0
     dangling: list[int] = field(default_factory=list)
@@ -51,9 +56,12 @@ class RecordingObserver:
         assert seconds >= 0
         self.store_calls.append((store, method, failed))
 
-    def embedding(self, kind: str, texts: int, seconds: float, *, failed: bool) -> None:
+    def embedding(
+        self, kind: str, texts: int, seconds: float, *, error: BaseException | None
+    ) -> None:
         assert seconds >= 0
-        self.embeddings.append((kind, texts, failed))
+        self.embeddings.append((kind, texts, error is not None))
+        self.embedding_errors.append(error)
 
     def query_cache(self, *, hits: int, misses: int) -> None:
         self.hits += hits
@@ -323,3 +331,49 @@ async def test_an_observed_vector_store_samples_sources_exactly_when_its_store_d
         embeddings=HashingEmbeddingProvider(DIM), vectors=memory, graph=InMemoryGraphStore()
     ).observed(observer)
     assert isinstance(services.vectors, SourceSamples)
+
+
+class Raising(HashingEmbeddingProvider):
+    """Raises `error` for every query (none when it is None: then it waits, to be cancelled)."""
+
+    def __init__(self, error: BaseException | None) -> None:
+        super().__init__(DIM)
+        self.error = error
+
+    async def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        if self.error is None:
+            await asyncio.Event().wait()
+        raise self.error  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        EmbeddingRefusedError("HTTP 401", status_code=401),
+        EmbeddingUnavailableError("down", attempts=3),
+    ],
+    ids=["refused", "unavailable"],
+)
+async def test_a_failing_embedding_is_reported_with_what_it_raised(error: Exception) -> None:
+    observer = RecordingObserver()
+    services = Redstring(
+        embeddings=Raising(error), vectors=InMemoryVectorStore(DIM), graph=InMemoryGraphStore()
+    ).observed(observer)
+    with pytest.raises(type(error)):
+        await services.embeddings.embed_query(["Acme"])
+    assert observer.embeddings == [("query", 1, True)]
+    assert observer.embedding_errors == [error]  # the exception itself, to tell them apart
+
+
+async def test_a_cancelled_embedding_is_reported_with_its_cancellation() -> None:
+    observer = RecordingObserver()
+    services = Redstring(
+        embeddings=Raising(None), vectors=InMemoryVectorStore(DIM), graph=InMemoryGraphStore()
+    ).observed(observer)
+    waiting = asyncio.create_task(services.embeddings.embed_query(["Acme"]))
+    await asyncio.sleep(0)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    [cancelled] = observer.embedding_errors
+    assert isinstance(cancelled, asyncio.CancelledError)

@@ -6,15 +6,17 @@ several apps in one process (tests, embedders) count apart. Under several worker
 (`PROMETHEUS_MULTIPROC_DIR`, set by `redstring.api.server`): every worker writes its
 values to files there, and `/metrics` answers the sum of all of them, whichever
 worker serves the scrape. `Metrics` is the
-`Observer` composition reports store calls, embeddings, cache uses and
-dangling matches to; the access log middleware reports each request, and the
-check of the embedding provider at start its outcome (`embedding_checked`).
+`Observer` composition reports store calls, embeddings (each call's outcome
+among them, `redstring_embedding_last_outcome`), cache uses and dangling matches
+to; the access log middleware reports each request, and the check of the
+embedding provider at start its outcome (`embedding_checked`).
 Metric names and labels are listed in docs/security.md, "Observability".
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from enum import StrEnum
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess
@@ -23,7 +25,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from redstring.api.request_record import ANONYMOUS, OTHER
-from redstring.domain.errors import InvalidInputError
+from redstring.domain.errors import (
+    EmbeddingRefusedError,
+    InvalidInputError,
+    StoreUnavailableError,
+)
 
 # From half a millisecond (an in-memory store call) to the default request deadline.
 SECONDS_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
@@ -55,6 +61,31 @@ class EmbeddingCheckOutcome(StrEnum):
     WRONG_DIMENSION = "wrong_dimension"  # `DimensionMismatchError`: a vector of another size
     UNAVAILABLE = "unavailable"  # `StoreUnavailableError`: no answer, after its retries
     FAILED = "failed"  # anything else
+
+
+class EmbeddingOutcome(StrEnum):
+    """How a call of the embedding provider ended: the values of
+    `redstring_embedding_last_outcome`'s `outcome` label (`embedding_outcome`)."""
+
+    OK = "ok"  # it answered
+    REFUSED = "refused"  # `EmbeddingRefusedError`: its settings must change
+    UNAVAILABLE = "unavailable"  # `StoreUnavailableError`: no answer, after its retries
+    FAILED = "failed"  # any other exception
+
+
+def embedding_outcome(error: BaseException | None) -> EmbeddingOutcome | None:
+    """The outcome of a provider call that raised `error` (None when it answered), or
+    None when the call was cut short (a cancellation, the request's deadline among
+    them): that says nothing of the provider."""
+    if error is None:
+        return EmbeddingOutcome.OK
+    if isinstance(error, EmbeddingRefusedError):
+        return EmbeddingOutcome.REFUSED
+    if isinstance(error, StoreUnavailableError):
+        return EmbeddingOutcome.UNAVAILABLE
+    if isinstance(error, Exception):
+        return EmbeddingOutcome.FAILED
+    return None
 
 
 NO_OPERATION = "none"  # no operation ran: a refusal, a GraphiQL page
@@ -162,6 +193,27 @@ class Metrics:
         )
         for outcome in EmbeddingCheckOutcome:  # every series there, at 0, before the check
             self.embedding_check.labels(outcome.value).set(0)
+        # Beside the start check's gauge, not in its place: that one says what a worker
+        # found at start (`wrong_dimension` among it, which only the check measures), and
+        # an alert on a rollout keeps its meaning; this one follows the provider from
+        # call to call (a key revoked since, a provider back since), as an alert on the
+        # provider's state expects.
+        self.embedding_last_outcome = Gauge(
+            "redstring_embedding_last_outcome",
+            "Workers whose last embedding provider call ended with this outcome "
+            "(one process: 1 for its outcome; all 0 until a call ends)",
+            ["outcome"],
+            registry=registry,
+            multiprocess_mode="livesum",
+        )
+        self._last_outcomes = {
+            outcome: self.embedding_last_outcome.labels(outcome.value)
+            for outcome in EmbeddingOutcome
+        }
+        for series in self._last_outcomes.values():
+            series.set(0)
+        self._last_outcome: EmbeddingOutcome | None = None
+        self._last_outcome_lock = threading.Lock()
         self._store_timings: dict[tuple[str, str], Histogram] = {}
         self.dangling = Counter(
             "redstring_dangling_matches_skipped",
@@ -185,11 +237,26 @@ class Metrics:
         if failed:
             self.store_errors.labels(store, method).inc()
 
-    def embedding(self, kind: str, texts: int, seconds: float, *, failed: bool) -> None:
+    def embedding(
+        self, kind: str, texts: int, seconds: float, *, error: BaseException | None
+    ) -> None:
         self.embedding_seconds.labels(kind).observe(seconds)
         self.embedded_texts.labels(kind).inc(texts)
-        if failed:
+        if error is not None:
             self.embedding_errors.labels(kind).inc()
+        outcome = embedding_outcome(error)
+        if outcome is not None:
+            self._embedding_ended(outcome)
+
+    def _embedding_ended(self, outcome: EmbeddingOutcome) -> None:
+        """`redstring_embedding_last_outcome`: 1 for `outcome`, 0 for the others (set
+        only when it changes, under a lock, so that one series alone is ever 1)."""
+        with self._last_outcome_lock:
+            if outcome is self._last_outcome:
+                return
+            self._last_outcome = outcome
+            for each, series in self._last_outcomes.items():
+                series.set(1 if each is outcome else 0)
 
     def query_cache(self, *, hits: int, misses: int) -> None:
         if hits:

@@ -283,7 +283,8 @@ class ObservedCandidateReader:
 
 
 class ObservedEmbeddings:
-    """An `EmbeddingProvider` reporting each call's duration and size to `observer`."""
+    """An `EmbeddingProvider` reporting each call's duration, size and what it raised to
+    `observer`."""
 
     def __init__(self, inner: EmbeddingProvider, observer: Observer) -> None:
         self.inner = inner
@@ -305,12 +306,13 @@ class ObservedEmbeddings:
 
     async def _timed(self, kind: str, texts: Sequence[str]) -> list[list[float]]:
         started = time.perf_counter()
-        failed = True
+        embed = self.inner.embed_query if kind == "query" else self.inner.embed_documents
         try:
-            embed = self.inner.embed_query if kind == "query" else self.inner.embed_documents
             vectors = await embed(texts)
-            failed = False
-            return vectors
-        finally:
+        except BaseException as exc:  # a cancellation too, which the observer tells apart
             seconds = time.perf_counter() - started
-            self._observer.embedding(kind, len(texts), seconds, failed=failed)
+            self._observer.embedding(kind, len(texts), seconds, error=exc)
+            raise
+        seconds = time.perf_counter() - started
+        self._observer.embedding(kind, len(texts), seconds, error=None)
+        return vectors

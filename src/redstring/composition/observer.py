@@ -21,9 +21,13 @@ class Observer(Protocol):
         `seconds`; `failed` when it raised (a store that is down, a bad argument, a cancellation)."""
         ...
 
-    def embedding(self, kind: str, texts: int, seconds: float, *, failed: bool) -> None:
+    def embedding(
+        self, kind: str, texts: int, seconds: float, *, error: BaseException | None
+    ) -> None:
         """The embedding provider took `seconds` to embed `texts` texts of `kind`
-        (`query` or `documents`)."""
+        (`query` or `documents`); `error` is what the call raised, None when it answered:
+        a refusal (`EmbeddingRefusedError`) is told from an outage
+        (`StoreUnavailableError`) by it, and a cancellation from both."""
         ...
 
     def query_cache(self, *, hits: int, misses: int) -> None:
@@ -43,7 +47,9 @@ class NoObserver:
     def store_call(self, store: str, method: str, seconds: float, *, failed: bool) -> None:
         pass
 
-    def embedding(self, kind: str, texts: int, seconds: float, *, failed: bool) -> None:
+    def embedding(
+        self, kind: str, texts: int, seconds: float, *, error: BaseException | None
+    ) -> None:
         pass
 
     def query_cache(self, *, hits: int, misses: int) -> None:
