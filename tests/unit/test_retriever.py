@@ -861,6 +861,35 @@ async def test_only_an_entity_whose_vector_is_of_another_text_costs_a_delete() -
         assert await _vector_text(embeddings, vectors, entity)
 
 
+@pytest.mark.parametrize(
+    ("query", "answer"), [("ABF", "Alder Birchwood Foods"), ("gla", "Glasswing Software")]
+)
+async def test_a_short_word_alone_is_ranked_by_the_lexical_channel_in_hybrid(
+    query: str, answer: str
+) -> None:
+    """Initials and first letters: the semantic channel, whose vector here points
+    straight at another entity, has no vote while the lexical channel ranks anything,
+    and its score is still shown."""
+    tenant = new_tenant()
+    found, semantic_pick = make_entity(tenant, answer), make_entity(tenant, "Zephyr Labs")
+    retriever = await _with_query_vectors([found, semantic_pick], query, toward=[semantic_pick])
+    result = await retriever.retrieve(query, tenant, k=5, mode=RetrievalMode.HYBRID)
+    assert [(m.entity.name, m.semantic) for m in result.matches] == [(answer, None)]
+    # Four letters are heard: both channels vote.
+    longer = await _with_query_vectors([found, semantic_pick], "Glas", toward=[semantic_pick])
+    both = await longer.retrieve("Glas", tenant, k=5, mode=RetrievalMode.HYBRID)
+    assert "Zephyr Labs" in _names(both)
+
+
+async def test_a_short_word_alone_that_the_lexical_channel_ranks_nothing_for_is_heard() -> None:
+    tenant = new_tenant()
+    entities = [make_entity(tenant, "Zephyr Labs"), make_entity(tenant, "Acme Corp")]
+    retriever = await _with_query_vectors(entities, "QX", toward=entities[:1])
+    result = await retriever.retrieve("QX", tenant, k=5, mode=RetrievalMode.HYBRID)
+    assert _names(result) == ["Zephyr Labs"]
+    assert result.matches[0].semantic == pytest.approx(1.0)
+
+
 async def test_a_name_that_sounds_as_the_query_does_ranks_after_those_a_word_matches() -> None:
     """`Brushy Creek` shares only its soundex with `Brashi Krik` (the `s:` key reads it):
     a lexical match, after `Brashi Falls`, whose word matches."""

@@ -16,7 +16,6 @@ from redstring.domain.arguments import MAX_COUNT, choice_of, count_of, names_of
 from redstring.domain.blocking import (
     MAX_BLOCK_SIZE,
     MAX_PREFIX_SIZE,
-    lone_beginning,
     query_blocking_keys,
     query_prefix,
 )
@@ -26,7 +25,7 @@ from redstring.domain.errors import InvalidInputError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.ids import EntityId, TenantId, tenant_id_of
 from redstring.domain.lexical import LexicalCandidate, MatchedText, lexical_matches, lexical_votes
-from redstring.domain.ranking import rank_by_score
+from redstring.domain.ranking import rank_by_score, semantic_votes
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.vectors import check_vector_count, has_direction
 from redstring.ports.candidate_reader import CandidateReader
@@ -48,8 +47,9 @@ class Retriever:
     the lexical channel votes in fusion only for its candidates scoring within
     `LEXICAL_VOTE_MARGIN` of its best that the query does not merely mention
     (`lexical_matches`), unless the semantic channel ranked nothing
-    (docs/adr/0003); for a query of one or two letters alone (`lone_beginning`) the
-    semantic channel has no vote unless the lexical one ranks nothing. Each
+    (docs/adr/0003); for a query of one word of three letters or fewer
+    (`semantic_votes`) the semantic channel has no vote unless the lexical one ranks
+    nothing. Each
     channel is asked for `k * overfetch` candidates, because an entity just
     past `k` in both channels can win fusion. Filters apply before `k`.
     At most `max_block_size` candidates are read per blocking key and
@@ -172,10 +172,10 @@ class Retriever:
         lexical, mentioned, matched = _lexical_ranking(
             query, tenant_id, found.lexical, fetch, entity_types
         )
-        # A search box's first letters (`a`, `ac`) mean nothing to embed: the semantic
-        # channel's ranking is kept out of fusion for them, unless the lexical channel
-        # ranks nothing (its scores are still reported).
-        fusing = [] if lexical and lone_beginning(query) is not None else semantic
+        # A search box's first letters and initials (`ac`, `Gla`, `ABF`) say little to the
+        # semantic channel: its ranking is kept out of fusion for them, unless the
+        # lexical channel ranks nothing (its scores are still reported).
+        fusing = semantic if semantic_votes(query) or not lexical else []
         # Against the semantic channel, the lexical channel votes only for the candidates
         # it believes, those within `LEXICAL_VOTE_MARGIN` of its best that the query does
         # not merely mention; alone (LEXICAL, or a semantic channel that ranks nothing)

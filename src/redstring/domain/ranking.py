@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from redstring.domain.ids import EntityId, id_order_key
+from redstring.domain.normalization import name_tokens
 
 
 def rank_by_score(scored: Iterable[tuple[EntityId, float]]) -> list[tuple[EntityId, float]]:
@@ -28,6 +29,20 @@ def rank_by_score(scored: Iterable[tuple[EntityId, float]]) -> list[tuple[Entity
 # best: a candidate far below merely shares a common word or a deletion key with the
 # query (docs/adr/0003, "What the lexical channel votes for").
 LEXICAL_VOTE_MARGIN = 0.05
+
+
+# A query of one word of at most this many letters once normalised (`ac`, `Gla`, `ABF`)
+# is a search box's first letters or initials, in which the semantic channel reads
+# little: it does not vote in fusion while the lexical channel ranks anything
+# (docs/adr/0003, "What the semantic channel votes for").
+MAX_SHORT_QUERY_LENGTH = 3
+
+
+def semantic_votes(query: str) -> bool:
+    """Whether the semantic channel votes in fusion for `query` beside a lexical channel
+    that ranks something: not for one word of `MAX_SHORT_QUERY_LENGTH` letters or fewer."""
+    tokens = name_tokens(query)
+    return not (len(tokens) == 1 and len(tokens[0]) <= MAX_SHORT_QUERY_LENGTH)
 
 
 def within_margin(
