@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -42,6 +43,19 @@ async def test_bad_retrieve_arguments_are_bad_user_input(
     assert error["extensions"] == {"code": "BAD_USER_INPUT"}
     assert error["message"] == message
     assert error["path"] == ["retrieve"]
+
+
+async def test_a_query_with_a_lone_surrogate_is_bad_user_input(client: GraphQLClient) -> None:
+    """JSON's `\\ud800` escape: an HTTP embedding provider could not send it on."""
+    body = json.dumps({"query": RETRIEVE, "variables": {"q": "acme\ud800", "t": DEMO, "k": 5}})
+    response = await client.http.post(
+        "/graphql", content=body, headers={"content-type": "application/json"}
+    )
+    [error] = response.json()["errors"]
+    assert error["extensions"] == {"code": "BAD_USER_INPUT"}
+    assert (
+        error["message"] == "query contains a lone surrogate at position 4, which cannot be stored"
+    )
 
 
 @pytest.mark.parametrize(("first", "message"), [(-1, "not be negative"), (201, "at most 200")])

@@ -301,6 +301,20 @@ async def test_blank_query_is_refused(query: str) -> None:
         await retriever.retrieve(query, new_tenant())
 
 
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [("acme\ud800", "lone surrogate at position 4"), ("ac\x00me", "NUL character")],
+)
+async def test_a_query_no_store_or_provider_can_take_is_refused(query: str, said: str) -> None:
+    """An HTTP provider cannot encode a lone surrogate (`UnicodeEncodeError`), and Neo4j
+    takes neither: refused before anything is asked, in every mode."""
+    retriever, embeddings = await _retriever([])
+    for mode in RetrievalMode:
+        with pytest.raises(InvalidInputError, match=f"^query contains a {said}"):
+            await retriever.retrieve(query, new_tenant(), mode=mode)
+    assert embeddings.queries == 0
+
+
 @pytest.mark.parametrize(("query", "kind"), [(5, "int"), (b"Acme", "bytes"), (None, "NoneType")])
 async def test_a_query_that_is_no_string_is_refused_as_such(query: object, kind: str) -> None:
     retriever, _ = await _retriever([])

@@ -27,6 +27,7 @@ from redstring.domain.ids import EntityId, TenantId, tenant_id_of
 from redstring.domain.lexical import LexicalCandidate, MatchedText, lexical_matches, lexical_votes
 from redstring.domain.ranking import rank_by_score, semantic_votes
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
+from redstring.domain.text import check_storable
 from redstring.domain.vectors import check_vector_count, has_direction
 from redstring.ports.candidate_reader import CandidateReader
 from redstring.ports.embedding_provider import EmbeddingProvider
@@ -133,7 +134,7 @@ class Retriever:
         """The `k` best entities of `tenant_id` for `query`, best first.
 
         Raises `InvalidInputError` (a `ValueError`) for a query that is not a
-        string or is blank, a `k`
+        string, is blank or holds a NUL or a lone surrogate, a `k`
         that is not an integer of 0 or more, `entity_types` that are not a list
         of strings (a lone string is refused, not read letter by letter), a `mode`
         that is not a `RetrievalMode` (or its name or value, in any case), or a
@@ -144,6 +145,10 @@ class Retriever:
             raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
         if not query.strip():
             raise InvalidInputError("query must not be blank")
+        try:  # an HTTP provider cannot send a lone surrogate, nor Neo4j take it
+            check_storable(query, "query")
+        except ValueError as exc:
+            raise InvalidInputError(str(exc)) from None
         tenant_id = tenant_id_of(tenant_id)
         k = count_of(k, "k")
         entity_types = names_of(entity_types, "entity_types")
