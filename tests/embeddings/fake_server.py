@@ -49,6 +49,9 @@ class EmbeddingAPI:
     # context limit refuses them; a token is counted per UTF-8 byte, the most a
     # byte-level tokenizer (OpenAI's) ever makes of a text. None: no limit.
     max_input_tokens: int | None = None
+    # A request whose inputs sum to more tokens than this, counted the same way, is
+    # refused with a 400, as OpenAI refuses one of over 300,000. None: no limit.
+    max_request_tokens: int | None = None
     reverse_data: bool = False
     failures: deque[Failure] = field(default_factory=deque)
     bodies: list[dict[str, Any]] = field(default_factory=list)
@@ -91,7 +94,11 @@ class EmbeddingAPI:
             self.in_flight -= 1
 
     def _too_long(self, texts: list[str]) -> str | None:
-        """What the server says of the first input over `max_input_tokens`, if any."""
+        """What the server says of a request over `max_request_tokens`, or of the first input
+        over `max_input_tokens`, if any."""
+        total = sum(len(text.encode()) for text in texts)
+        if self.max_request_tokens is not None and total > self.max_request_tokens:
+            return f"Requested {total} tokens, max {self.max_request_tokens} tokens per request"
         if self.max_input_tokens is None:
             return None
         for position, text in enumerate(texts):

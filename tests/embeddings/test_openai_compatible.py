@@ -23,6 +23,9 @@ from .fake_server import EmbeddingAPI, Failure, vector_for
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, max_retry_after=0.05)
 TEXTS = [f"entity number {i}" for i in range(10)]
+# OpenAI refuses a request whose inputs sum to more tokens than this.
+OPENAI_REQUEST_TOKENS = 300_000
+PROSE = "the harbour authority keeps ferries running between the islands all year "
 
 
 class SleepRecorder:
@@ -72,6 +75,62 @@ async def test_batches_keep_input_order_even_when_data_comes_back_reversed(
     assert sorted(len(b["input"]) for b in api.bodies) == [1, 3, 3, 3]
     assert sorted(t for b in api.bodies for t in b["input"]) == sorted(TEXTS)
     assert {b["model"] for b in api.bodies} == {"test-model"}
+
+
+def runs_sent(api: EmbeddingAPI, texts: list[str]) -> list[list[str]]:
+    """The inputs of each request, the requests ordered by where their first input is in
+    `texts` (they may arrive in any order)."""
+    return sorted((body["input"] for body in api.bodies), key=lambda run: texts.index(run[0]))
+
+
+@pytest.mark.parametrize("count", [64, 128])
+async def test_a_batch_of_more_bytes_than_a_request_takes_goes_as_several_in_order(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings], count: int
+) -> None:
+    """Texts of 2,048 emoji (8,180 bytes each, so up to as many tokens) summing past
+    300,000: the batch goes as runs of 36 texts (294,480 bytes) and the rest, each within
+    what the server takes, the vectors in input order."""
+    api.max_request_tokens = OPENAI_REQUEST_TOKENS
+    api.reverse_data = True
+    texts = [f"{i:03d} " + "🚢" * 2044 for i in range(count)]
+    provider = make(batch_size=count)
+
+    vectors = await provider.embed_documents(texts)
+
+    assert vectors == [vector_for(text, 8) for text in texts]
+    runs = runs_sent(api, texts)
+    assert [text for run in runs for text in run] == texts
+    assert [len(run) for run in runs] == [36] * (count // 36) + [count % 36]
+    assert all(sum(len(t.encode()) for t in run) <= OPENAI_REQUEST_TOKENS for run in runs)
+
+
+@pytest.mark.parametrize("count", [64, 128])
+async def test_english_texts_of_a_whole_batch_go_as_one_request(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings], count: int
+) -> None:
+    """2,048 characters of English are 2,048 bytes: 128 of them (262,144) fit in one."""
+    api.max_request_tokens = OPENAI_REQUEST_TOKENS
+    texts = [(f"{i:03d} " + PROSE * 30)[:2048] for i in range(count)]
+    provider = make(batch_size=count)
+
+    vectors = await provider.embed_documents(texts)
+
+    assert vectors == [vector_for(text, 8) for text in texts]
+    assert [body["input"] for body in api.bodies] == [texts]
+
+
+async def test_a_batch_is_cut_where_the_next_text_would_pass_max_batch_bytes(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    """Bytes, not characters, are counted (ééé is 6 bytes), a sum of exactly the limit
+    goes, and a text longer than the limit goes alone."""
+    texts = ["ééé", "bbbb", "c", "x" * 25, "dd", "ee"]
+    provider = make(max_batch_bytes=10)
+
+    vectors = await provider.embed_documents(texts)
+
+    assert vectors == [vector_for(text, 8) for text in texts]
+    assert runs_sent(api, texts) == [["ééé", "bbbb"], ["c"], ["x" * 25], ["dd", "ee"]]
 
 
 async def test_query_and_documents_use_the_same_api(
@@ -426,6 +485,7 @@ async def test_an_unreachable_server_is_retried_then_a_clear_error() -> None:
     [
         {"dimension": 0},
         {"batch_size": 0},
+        {"max_batch_bytes": 0},
         {"max_concurrency": 0},
         {"timeout": 0.0},
         {"model": " "},

@@ -25,6 +25,10 @@ from redstring.domain.vectors import check_dimension
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_BATCH_SIZE = 128
+# OpenAI refuses a request whose inputs sum to over 300,000 tokens. A token of its
+# byte-level BPE tokenizers is one or more UTF-8 bytes of the text, so inputs of at
+# most 300,000 bytes in all are at most 300,000 tokens, counted without a tokenizer.
+DEFAULT_MAX_BATCH_BYTES = 300_000
 DEFAULT_MAX_CONCURRENCY = 4
 DEFAULT_TIMEOUT = 30.0
 
@@ -120,8 +124,10 @@ class OpenAICompatibleEmbeddings:
     vLLM, LM Studio, text-embeddings-inference).
 
     Texts are sent as `{"model": model, "input": [...]}` in batches of at
-    most `batch_size`, at most `max_concurrency` requests at a time; the
-    vectors come back in input order whatever order `data` lists them in
+    most `batch_size` texts and `max_batch_bytes` bytes of UTF-8 in all (so
+    at most as many tokens: OpenAI refuses a request of over 300,000; a text
+    of more bytes goes alone), at most `max_concurrency` requests at a time;
+    the vectors come back in input order whatever order `data` lists them in
     (it is sorted by `index`). Every vector is checked against the declared
     `dimension`, and a mismatch raises `DimensionMismatchError`, so a wrong
     model never reaches the vector store.
@@ -151,6 +157,7 @@ class OpenAICompatibleEmbeddings:
         dimension: int,
         api_key_env: str | None = DEFAULT_API_KEY_ENV,
         batch_size: int = DEFAULT_BATCH_SIZE,
+        max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         timeout: float = DEFAULT_TIMEOUT,
         retry: RetryPolicy | None = None,
@@ -165,6 +172,8 @@ class OpenAICompatibleEmbeddings:
             raise InvalidInputError("dimension must be positive")
         if batch_size < 1:
             raise InvalidInputError("batch_size must be at least 1")
+        if max_batch_bytes < 1:
+            raise InvalidInputError("max_batch_bytes must be at least 1")
         if max_concurrency < 1:
             raise InvalidInputError("max_concurrency must be at least 1")
         if not timeout > 0:
@@ -173,6 +182,7 @@ class OpenAICompatibleEmbeddings:
         self._model = model
         self._dimension = dimension
         self._batch_size = batch_size
+        self._max_batch_bytes = max_batch_bytes
         self._timeout = httpx.Timeout(timeout)
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
@@ -226,10 +236,7 @@ class OpenAICompatibleEmbeddings:
         await self.aclose()
 
     async def _embed(self, texts: Sequence[str]) -> list[list[float]]:
-        batches = [
-            list(texts[start : start + self._batch_size])
-            for start in range(0, len(texts), self._batch_size)
-        ]
+        batches = _batches(texts, self._batch_size, self._max_batch_bytes)
         limit = self._retry.max_elapsed
         ends = None if limit is None else asyncio.get_running_loop().time() + limit
         if len(batches) <= 1:
@@ -370,6 +377,26 @@ class OpenAICompatibleEmbeddings:
             status_code=200,
             options=("base_url",),
         )
+
+
+def _batches(texts: Sequence[str], size: int, max_bytes: int) -> list[list[str]]:
+    """`texts` in order, cut into runs of at most `size` texts whose UTF-8 bytes sum to at
+    most `max_bytes`; a text of more bytes than that is a run of its own. A lone surrogate,
+    which UTF-8 cannot encode (a library caller's query may hold one), counts 3 bytes, as
+    `surrogatepass` writes it: counting raises nothing."""
+    batches: list[list[str]] = []
+    batch: list[str] = []
+    total = 0
+    for text in texts:
+        length = len(text.encode("utf-8", "surrogatepass"))
+        if batch and (len(batch) == size or total + length > max_bytes):
+            batches.append(batch)
+            batch, total = [], 0
+        batch.append(text)
+        total += length
+    if batch:
+        batches.append(batch)
+    return batches
 
 
 def _quota_used_up(response: httpx.Response) -> bool:
