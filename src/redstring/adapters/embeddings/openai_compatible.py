@@ -382,8 +382,8 @@ class OpenAICompatibleEmbeddings:
 def _batches(texts: Sequence[str], size: int, max_bytes: int) -> list[list[str]]:
     """`texts` in order, cut into runs of at most `size` texts whose UTF-8 bytes sum to at
     most `max_bytes`; a text of more bytes than that is a run of its own. A lone surrogate,
-    which UTF-8 cannot encode (a library caller's query may hold one), counts 3 bytes, as
-    `surrogatepass` writes it: counting raises nothing."""
+    which UTF-8 cannot encode (the provider's own caller may pass one; redstring refuses
+    them before), counts 3 bytes, as `surrogatepass` writes it: counting raises nothing."""
     batches: list[list[str]] = []
     batch: list[str] = []
     total = 0
