@@ -643,6 +643,42 @@ async def test_an_embedding_failure_writes_nothing_of_its_batch() -> None:
     assert state.relationships == ()
 
 
+async def test_on_writing_comes_before_each_batch_s_first_write_and_never_before_it() -> None:
+    """Before its first call nothing of the load is written (what `redstring load` says
+    when it fails): a first batch whose embedding fails makes no call."""
+    tenant = new_tenant()
+    c = [company(tenant, i) for i in range(4)]
+    events: list[str] = []
+
+    class Graph(InMemoryGraphStore):
+        async def upsert_entities(self, entities: Sequence[Entity]) -> None:
+            events.append("entities")
+            await super().upsert_entities(entities)
+
+    class Vectors(InMemoryVectorStore):
+        async def delete(self, entity_ids: Sequence[EntityId], tenant_id: TenantId) -> None:
+            events.append("delete")
+            await super().delete(entity_ids, tenant_id)
+
+    graph, vectors = Graph(), Vectors(DIMENSION)
+    failing = Redstring(
+        embeddings=ProviderFailingAt(DIMENSION, fail_at=1), vectors=vectors, graph=graph
+    )
+    with pytest.raises(EmbeddingUnavailableError):
+        await ingest(
+            numbered(*c), failing, batch_size=2, on_writing=lambda: events.append("writing")
+        )
+    assert events == []
+
+    services = services_over(graph=graph, vectors=vectors)
+    await ingest(numbered(*c), services, batch_size=2, on_writing=lambda: events.append("writing"))
+    assert events == ["writing", "entities", "writing", "entities"]
+    events.clear()
+    renamed = c[1].model_copy(update={"description": "renamed"})  # its old vector deleted
+    await ingest(numbered(renamed), services, on_writing=lambda: events.append("writing"))
+    assert events == ["writing", "delete", "entities"]
+
+
 def test_a_provider_of_another_dimension_is_refused_before_anything_is_read() -> None:
     """`ingest` writes through a `Redstring`, which cannot be built over a provider and a
     vector store of different dimensions."""

@@ -207,11 +207,7 @@ def changing_dimension(monkeypatch: pytest.MonkeyPatch) -> ProviderChangingDimen
 @pytest.mark.parametrize(
     ("from_call", "written"),
     [
-        (
-            1,
-            "no batch is known to be written whole, though some records may be; run the same "
-            "load again to finish it",
-        ),
+        (1, "\nnothing is written\n"),  # the first batch's embedding, before any write
         (2, "lines 1 to 2 are written (1 batch: 2 entities, 0 relationships); run the same"),
         (3, "lines 1 to 4 are written (2 batches: 4 entities, 0 relationships); run the same"),
     ],
@@ -230,6 +226,23 @@ def test_a_dimension_mismatch_says_what_is_written_before_it(
     assert f"error: an embedding has dimension {DIMENSION + 1}, expected {DIMENSION}" in err
     assert written in err
     assert "the batches before the failing one" not in err
+
+
+def test_a_first_batch_failing_at_its_writes_says_some_records_may_be_written(
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Embedded, then failing as its entities are written: no batch was reported written,
+    but the writes had begun."""
+    graph = shared.graph
+    assert isinstance(graph, GraphStoreFailingAt)
+    graph.fail_at = 1
+    assert load(write(tmp_path, list(chain_lines(4)))) == 1
+    err = capsys.readouterr().err
+    assert err.endswith(
+        "\nno batch is known to be written whole, though some records may be; run the same "
+        "load again to finish it (records already written are rewritten unchanged)\n"
+    )
+    assert "nothing is written" not in err
 
 
 def test_a_load_refused_before_it_starts_says_nothing_is_written(

@@ -271,7 +271,7 @@ class _LoadRun:
         self.err = err
         self.skip_invalid = skip_invalid
         self.written = IngestReport()
-        self.loading = False  # whether the file's records have started to be written
+        self.writing = False  # whether a batch has begun to write (`on_writing`)
         self.started = time.perf_counter()
         self.elapsed = 0.0
         self.redrawn = 0.0  # `elapsed` when the progress bar was last drawn
@@ -344,7 +344,9 @@ class _LoadRun:
                     )
                     progress.stop_task(task)
 
-                self.loading = True
+                def on_writing() -> None:
+                    self.writing = True
+
                 try:
                     report = await load_jsonl(
                         lines,
@@ -354,6 +356,7 @@ class _LoadRun:
                         skip_invalid=self.skip_invalid,
                         on_invalid=on_invalid,
                         on_batch=on_batch,
+                        on_writing=on_writing,
                     )
                 except (asyncio.CancelledError, KeyboardInterrupt):
                     end("interrupted", self.written)
@@ -388,7 +391,7 @@ class _LoadRun:
     def print_interrupted(self) -> None:
         """What a load that failed or was interrupted has written, and how to finish it."""
         done = self.written
-        if not self.loading:
+        if not self.writing:  # it failed at start, or checking or embedding the first batch
             self.err.print("nothing is written", highlight=False)
             return
         if done.batches:
@@ -398,7 +401,7 @@ class _LoadRun:
                 f"{counted(done.entities, 'entity', 'entities')}, "
                 f"{counted(done.relationships, 'relationship')})"
             )
-        else:  # a batch is known to be written when it is reported, and none was
+        else:  # a batch is known to be written when it is reported: none was, one began
             written = "no batch is known to be written whole, though some records may be"
         self.err.print(
             f"{written}; run the same load again to finish it "

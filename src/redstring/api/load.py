@@ -72,6 +72,7 @@ async def load_jsonl(
     skip_invalid: bool = False,
     on_invalid: Callable[[InvalidLine], None] = lambda line: None,
     on_batch: Callable[[IngestReport], None] = lambda report: None,
+    on_writing: Callable[[], None] = lambda: None,
 ) -> IngestReport:
     """Load JSONL `lines` (bytes, as a file opened `rb` yields them) into `tenant_id`.
 
@@ -85,4 +86,5 @@ async def load_jsonl(
         skip_invalid=skip_invalid,
         on_invalid=on_invalid,
         on_batch=on_batch,
+        on_writing=on_writing,
     )

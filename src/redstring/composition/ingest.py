@@ -256,11 +256,13 @@ class _Load:
         skip_invalid: bool,
         on_invalid: Callable[[InvalidLine], None],
         on_batch: Callable[[IngestReport], None],
+        on_writing: Callable[[], None],
     ) -> None:
         self.services = services
         self.skip_invalid = skip_invalid
         self.on_invalid = on_invalid
         self.on_batch = on_batch
+        self.on_writing = on_writing
         self.report = IngestReport()
         # Keyed by id: a later line for the same relationship replaces the deferred one,
         # and one written in the meantime removes it, so the last line still wins.
@@ -290,6 +292,7 @@ class _Load:
         )
         self.writing = keys_of(entities)  # the next batch is read while these are written
         vectors = await embed_entities(found.entities, services.embeddings)  # before any write
+        self.on_writing()
         await delete_replaced(found, services.vectors, batch_before=finishing)
         if entities:
             await services.graph.upsert_entities(entities)
@@ -383,6 +386,7 @@ async def ingest(
     skip_invalid: bool = False,
     on_invalid: Callable[[InvalidLine], None] = lambda line: None,
     on_batch: Callable[[IngestReport], None] = lambda report: None,
+    on_writing: Callable[[], None] = lambda: None,
 ) -> IngestReport:
     """Write `records` in batches of `batch_size` lines; see the module docstring.
     `records` is iterated in a thread of its own, a batch at a time (never two at once),
@@ -390,13 +394,21 @@ async def ingest(
 
     `on_invalid` hears of every invalid line as it is found, skipped or not,
     including (at the end) each relationship whose end never appeared;
-    `on_batch` gets the report so far after each batch is written. Store and
-    provider errors propagate: the batches before the failing one are
+    `on_batch` gets the report so far after each batch is written;
+    `on_writing` is called as each batch begins to write, once it is checked
+    and embedded: before its first call, nothing of the load is written. Store
+    and provider errors propagate: the batches before the failing one are
     written but for the deferred relationships that the last report counts
     in `waiting`, and running the same records again finishes the load.
     """
     check_batch_size(batch_size)
-    load = _Load(services, skip_invalid=skip_invalid, on_invalid=on_invalid, on_batch=on_batch)
+    load = _Load(
+        services,
+        skip_invalid=skip_invalid,
+        on_invalid=on_invalid,
+        on_batch=on_batch,
+        on_writing=on_writing,
+    )
     # Batch n's vectors and relationships are written while batch n+1 is read, embedded
     # and its entities written: two stages in flight at most.
     finishing: asyncio.Future[None] = asyncio.ensure_future(nothing())
