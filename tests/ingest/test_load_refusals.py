@@ -13,7 +13,7 @@ import pytest
 
 from redstring.api.cli import EXIT_FAILED, main
 from tests.embeddings.fake_server import EmbeddingAPI, Failure, serving
-from tests.ingest.support import chain_lines
+from tests.ingest.support import chain_lines, entity_line
 
 TENANT = "6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"
 KEY_VARIABLE = "REDSTRING_TEST_LOAD_KEY"
@@ -43,13 +43,14 @@ async def base_url(api: EmbeddingAPI, monkeypatch: pytest.MonkeyPatch) -> AsyncI
         yield url
 
 
-async def _load(tmp_path: Path, lines: list[str]) -> tuple[int, float]:
+async def _load(tmp_path: Path, lines: list[str], *options: str) -> tuple[int, float]:
     """`redstring load` of `lines` on a thread of its own (it runs its own event loop, and
     the fake server needs this one): its exit status and how long it took."""
     path = tmp_path / "data.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     started = time.perf_counter()
-    status = await asyncio.to_thread(main, ["load", str(path), "--tenant", TENANT])
+    argv = ["load", str(path), "--tenant", TENANT, *options]
+    status = await asyncio.to_thread(main, argv)
     return status, time.perf_counter() - started
 
 
@@ -89,6 +90,33 @@ async def test_a_refusal_stops_the_load_at_once_naming_the_settings_to_fix(
     )
     assert line.endswith(f'no such model, or a wrong key: [key]"}}}}; check {to_check}')
     assert KEY not in err
+    # Refused at the first batch's embedding, before any write of it; run as it is, the
+    # load would be refused again.
+    assert err.endswith(
+        f"{line}\nnothing is written; fix the settings the error says to check, then run "
+        "the same load again\n"
+    )
+
+
+async def test_a_refusal_after_a_batch_is_written_says_what_is_and_what_to_fix(
+    api: EmbeddingAPI, base_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The second batch holds a text longer than the model reads: refused with a 400."""
+    api.max_input_tokens = 200
+    long = entity_line("Zeta Works", description="A maker of widgets since 1948. " * 10)
+
+    exit_status, _ = await _load(tmp_path, [*chain_lines(2), long], "--batch-size", "3")
+
+    assert exit_status == EXIT_FAILED
+    err = capsys.readouterr().err
+    assert _error_line(err).endswith(
+        "check REDSTRING_EMBEDDING_MODEL, or REDSTRING_EMBEDDING_BASE_URL"
+    )
+    assert err.endswith(
+        "\nlines 1 to 3 are written (1 batch: 2 entities, 1 relationship); fix the settings "
+        "the error says to check, then run the same load again to finish it (records "
+        "already written are rewritten unchanged)\n"
+    )
 
 
 async def test_a_reply_that_is_not_embeddings_names_the_base_url(

@@ -47,6 +47,7 @@ from redstring.api.command_line import (
     describe_settings_error,
     error_console,
     open_command_client,
+    settings_to_fix,
 )
 from redstring.api.errors import described
 from redstring.api.key_commands import add_keys_command
@@ -253,7 +254,7 @@ def _load(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         except (RedstringError, OSError) as exc:  # a store or provider down, a read error, ...
             err.print(f"[red]error:[/red] {escape(described(exc))}", highlight=False)
-            run.print_interrupted()
+            run.print_interrupted(exc)
             return EXIT_FAILED
         except KeyboardInterrupt:
             err.print("[red]interrupted[/red]", highlight=False)
@@ -388,11 +389,17 @@ class _LoadRun:
                 highlight=False,
             )
 
-    def print_interrupted(self) -> None:
-        """What a load that failed or was interrupted has written, and how to finish it."""
+    def print_interrupted(self, error: BaseException | None = None) -> None:
+        """What a load that failed (with `error`) or was interrupted has written, and how
+        to finish it."""
         done = self.written
+        again = "run the same load again"
+        fix = settings_to_fix(error)
+        if fix is not None:  # run as it is, it would be refused again
+            again = f"fix {fix}, then {again}"
         if not self.writing:  # it failed at start, or checking or embedding the first batch
-            self.err.print("nothing is written", highlight=False)
+            said = "nothing is written" if fix is None else f"nothing is written; {again}"
+            self.err.print(said, highlight=False)
             return
         if done.batches:
             written = (
@@ -404,8 +411,7 @@ class _LoadRun:
         else:  # a batch is known to be written when it is reported: none was, one began
             written = "no batch is known to be written whole, though some records may be"
         self.err.print(
-            f"{written}; run the same load again to finish it "
-            "(records already written are rewritten unchanged)",
+            f"{written}; {again} to finish it (records already written are rewritten unchanged)",
             highlight=False,
         )
         if done.waiting:

@@ -12,7 +12,7 @@ from redstring.api.settings import Settings
 from redstring.api.startup import open_client
 from redstring.api.termination import EXIT_INTERRUPTED as EXIT_INTERRUPTED  # the commands'
 from redstring.composition.client import Redstring
-from redstring.domain.errors import InvalidInputError
+from redstring.domain.errors import EmbeddingRefusedError, InvalidInputError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -47,3 +47,15 @@ def describe_settings_error(error: ValidationError) -> str:
 def counted(number: int, noun: str, plural: str | None = None) -> str:
     """`1 record`, `2 records`, `0 records`: a count with its noun in the right number."""
     return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
+
+
+def settings_to_fix(error: BaseException | None) -> str | None:
+    """What a command stopped by `error` must have changed before it is run again: after
+    an embedding provider's refusal (`EmbeddingRefusedError`), which refuses the same
+    command again until they change, `the settings the error says to check` (`the
+    embedding provider's settings` when it names none); None after any other error."""
+    if not isinstance(error, EmbeddingRefusedError):
+        return None
+    if error.options:
+        return "the settings the error says to check"
+    return "the embedding provider's settings"
