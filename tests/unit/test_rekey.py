@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 import pytest
 
 from redstring import (
+    EmbeddingRefusedError,
     Entity,
+    EntityId,
+    HashingEmbeddingProvider,
     InMemoryGraphStore,
+    InMemoryVectorStore,
     InvalidInputError,
     Redstring,
     RekeyReport,
     RetrievalMode,
+    StoreUnavailableError,
+    TenantId,
 )
-from redstring.api.cli import EXIT_USAGE, main
+from redstring.api.cli import EXIT_FAILED, EXIT_USAGE, main
+from redstring.api.settings import Settings
 from redstring.composition.rekey import rekey
 from redstring.domain.properties import FrozenProperties
 from redstring.testing import CountingGraphStore, make_entity, new_tenant
@@ -172,3 +180,171 @@ async def test_the_tenants_are_those_with_an_entity() -> None:
         assert await client.tenants() == []
         await client.upsert(olds)
         assert await client.tenants() == [olds[0].tenant_id]
+
+
+async def test_on_progress_hears_each_step_of_a_page() -> None:
+    """Read, then keys rewritten, then (with vectors) vectors written: a run stopped within
+    a page has a report of the steps it got through; `on_page` hears the ends alone."""
+    olds, _ = _tenant_of(3, 0)
+    store = InMemoryGraphStore()
+    await store.upsert_entities([_stale(e) for e in olds])
+    tenant = olds[0].tenant_id
+    steps: list[RekeyReport] = []
+    pages: list[RekeyReport] = []
+
+    await rekey(store, tenant, page_size=2, on_progress=steps.append, on_page=pages.append)
+    assert steps == [
+        RekeyReport(read=2),
+        RekeyReport(read=2, stale=2, rewritten=2),
+        RekeyReport(read=3, stale=2, rewritten=2),
+        RekeyReport(read=3, stale=3, rewritten=3),
+    ]
+    assert pages == [steps[1], steps[3]]
+
+    steps.clear()
+    embeddings = HashingEmbeddingProvider(8)
+    vectors = InMemoryVectorStore(8)
+    await rekey(
+        store, tenant, page_size=2, embeddings=embeddings, vectors=vectors, on_progress=steps.append
+    )
+    assert steps == [
+        RekeyReport(read=2),
+        RekeyReport(read=2),
+        RekeyReport(read=2, stale_vectors=2, embedded=2),
+        RekeyReport(read=3, stale_vectors=2, embedded=2),
+        RekeyReport(read=3, stale_vectors=2, embedded=2),
+        RekeyReport(read=3, stale_vectors=3, embedded=3),
+    ]
+
+
+# Where the command says it stopped --------------------------------------------------
+
+
+class _RefusingAt(HashingEmbeddingProvider):
+    """The hashing provider, but its `refuse_at`-th `embed_documents` call is refused, as a
+    provider asked for a model it does not serve would."""
+
+    def __init__(self, refuse_at: int) -> None:
+        super().__init__(8)
+        self.refuse_at = refuse_at
+        self.calls = 0
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls += 1
+        if self.calls == self.refuse_at:
+            raise EmbeddingRefusedError(
+                "the embedding provider refused a request for model 'm' with HTTP 404",
+                status_code=404,
+                options=("model", "base_url"),
+            )
+        return await super().embed_documents(texts)
+
+
+class _GraphFailing(InMemoryGraphStore):
+    """An in-memory graph store whose `method` fails from its `fail_at`-th call on."""
+
+    def __init__(self, method: str, fail_at: int) -> None:
+        super().__init__()
+        self.method, self.fail_at, self.calls = method, fail_at, 0
+
+    def _called(self, method: str) -> None:
+        if method == self.method:
+            self.calls += 1
+            if self.calls >= self.fail_at:
+                raise StoreUnavailableError("Neo4j is unavailable: gone")
+
+    async def entity_page(
+        self, tenant_id: TenantId, *, after: EntityId | None, limit: int
+    ) -> list[Entity]:
+        self._called("entity_page")
+        return await super().entity_page(tenant_id, after=after, limit=limit)
+
+    async def rewrite_keys(self, entities: Sequence[Entity]) -> int:
+        self._called("rewrite_keys")
+        return await super().rewrite_keys(entities)
+
+
+def _rekey_over(
+    monkeypatch: pytest.MonkeyPatch,
+    graph: InMemoryGraphStore,
+    embeddings: HashingEmbeddingProvider | None = None,
+) -> None:
+    """`redstring rekey` on the neo4j backend's settings, over these in-memory stores."""
+    monkeypatch.setenv("REDSTRING_BACKEND", "neo4j")
+    monkeypatch.setenv("REDSTRING_NEO4J_PASSWORD", "never-sent")  # no server is opened
+    vectors = InMemoryVectorStore(8)
+
+    async def opened(settings: Settings) -> Redstring:
+        return Redstring(embeddings=embeddings or _RefusingAt(0), vectors=vectors, graph=graph)
+
+    monkeypatch.setattr("redstring.api.command_line.open_client", opened)
+
+
+def _stored(graph: InMemoryGraphStore, stale: int) -> TenantId:
+    """`stale` entities of a new tenant, stored with an earlier version's keys."""
+    olds, _ = _tenant_of(stale, 0)
+    asyncio.run(graph.upsert_entities([_stale(e) for e in olds]))
+    return olds[0].tenant_id
+
+
+@pytest.mark.parametrize(
+    ("refuse_at", "stopped"),
+    [
+        # The first page read and its keys rewritten, then its embedding refused.
+        (1, "stopped after 2 entities read and 2 rewritten, 0 embedded again"),
+        (2, "stopped after 4 entities read and 4 rewritten, 2 embedded again"),
+    ],
+)
+def test_a_refusal_within_a_page_says_what_was_read_and_rewritten(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    refuse_at: int,
+    stopped: str,
+) -> None:
+    graph = InMemoryGraphStore()
+    tenant = _stored(graph, 5)
+    _rekey_over(monkeypatch, graph, _RefusingAt(refuse_at))
+    argv = ["rekey", "--tenant", str(tenant), "--vectors", "--page-size", "2"]
+    assert main(argv) == EXIT_FAILED
+    said, last = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert said.endswith(
+        "with HTTP 404; check REDSTRING_EMBEDDING_MODEL, or REDSTRING_EMBEDDING_BASE_URL"
+    )
+    assert last == (
+        f"{stopped}; what was rewritten stays, and running it again goes on from the stale "
+        "ones left"
+    )
+
+
+@pytest.mark.parametrize(
+    ("method", "fail_at", "stopped"),
+    [
+        ("entity_page", 1, "stopped before reading an entity; nothing was rewritten"),
+        (
+            "rewrite_keys",  # the first page read, its keys not rewritten
+            1,
+            "stopped after 2 entities read and 0 rewritten; what was rewritten stays, and "
+            "running it again goes on from the stale ones left",
+        ),
+        (
+            "entity_page",
+            2,
+            "stopped after 2 entities read and 2 rewritten; what was rewritten stays, and "
+            "running it again goes on from the stale ones left",
+        ),
+    ],
+)
+def test_a_store_failing_says_what_was_read_and_rewritten(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    method: str,
+    fail_at: int,
+    stopped: str,
+) -> None:
+    graph = _GraphFailing(method, fail_at)
+    tenant = _stored(graph, 5)
+    _rekey_over(monkeypatch, graph)
+    assert main(["rekey", "--tenant", str(tenant), "--page-size", "2"]) == EXIT_FAILED
+    said, last = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert said == "error: Neo4j is unavailable: gone"
+    assert last == stopped

@@ -175,9 +175,12 @@ class _RekeyRun:
         self.args = args
         self.err = err
         self.done: list[RekeyReport] = []
-        self.current = RekeyReport()
+        self.current = RekeyReport()  # the tenant under way's, to its last step done
 
     def stopped(self) -> str:
+        """How far a run that failed or was interrupted got: the entities read, of the
+        page under way too, and those rewritten and embedded again, by the steps done
+        (`on_progress`)."""
         so_far = _sum([*self.done, self.current])
         if not so_far.read:
             return "stopped before reading an entity; nothing was rewritten"
@@ -244,5 +247,5 @@ class _RekeyRun:
                 page_size=self.args.page_size,
                 dry_run=self.args.dry_run,
                 vectors=self.args.vectors,
-                on_page=shown,
+                on_progress=shown,  # a page's steps, not only its end: `stopped` says them
             )

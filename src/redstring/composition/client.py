@@ -511,12 +511,14 @@ class Redstring:
         dry_run: bool = False,
         vectors: bool = False,
         on_page: Callable[[RekeyReport], None] | None = None,
+        on_progress: Callable[[RekeyReport], None] | None = None,
     ) -> RekeyReport:
         """Rewrite the blocking keys of the tenant's entities that an earlier version
         derived otherwise, in place, and with `vectors` embed again with this client's
         provider the entities whose stored vector it would not make (another text or
         model, or none) and rewrite those vectors (`composition.rekey.rekey`); with
-        `dry_run`, count them only."""
+        `dry_run`, count them only. `on_page` hears the report so far after each page,
+        `on_progress` after each step of a page."""
         await self.start()
         return await rekey(
             self.graph,
@@ -524,6 +526,7 @@ class Redstring:
             page_size=page_size,
             dry_run=dry_run,
             on_page=on_page,
+            on_progress=on_progress,
             embeddings=self.embeddings if vectors else None,
             vectors=self.vectors if vectors else None,
         )

@@ -16,7 +16,7 @@ text embeds to none.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from redstring.composition.build_graph import DEFAULT_BATCH_SIZE
 from redstring.composition.embed_again import NOTHING_EMBEDDED, EmbeddedAgain, embed_again
@@ -113,6 +113,7 @@ async def rekey(
     page_size: int | None = None,
     dry_run: bool = False,
     on_page: Callable[[RekeyReport], None] | None = None,
+    on_progress: Callable[[RekeyReport], None] | None = None,
     embeddings: EmbeddingProvider | None = None,
     vectors: VectorStore | None = None,
 ) -> RekeyReport:
@@ -123,8 +124,16 @@ async def rekey(
     and `vectors` (both or neither), embed again the entities whose stored vector is
     not the one `embeddings` makes of their text (`VectorStore.sources`), and write
     their vectors (`embed_again`). `on_page` is called with the report so far after
-    each page. Safe to run while the tenant is written to, and again after an
-    interruption: what is current is left alone."""
+    each page; `on_progress` after each step of a page too (once it is read, once its
+    keys are rewritten, and with vectors once they are written), so that a run that
+    stops within a page is known to have read it, and rewritten what it counts. Safe
+    to run while the tenant is written to, and again after an interruption: what is
+    current is left alone."""
+
+    def progress(so_far: RekeyReport) -> None:
+        if on_progress is not None:
+            on_progress(so_far)
+
     if (embeddings is None) != (vectors is None):
         raise ValueError("rekey embeds again with both embeddings and vectors, or neither")
     again = None if embeddings is None or vectors is None else _Vectors(embeddings, vectors)
@@ -137,23 +146,27 @@ async def rekey(
         page = await graph.entity_page(tenant_id, after=after, limit=page_size)
         if not page:
             return report
+        report = replace(report, read=report.read + len(page))
+        progress(report)
         stale = [entity for entity in page if not entity.has_current_keys()]
         rewritten = await graph.rewrite_keys(stale) if stale and not dry_run else 0
-        stale_vectors = _Stale([]) if again is None else await again.stale(page, dry_run=dry_run)
-        embedded = (
-            NOTHING_EMBEDDED
-            if again is None or dry_run
-            else await again.embed_again(stale_vectors, graph)
+        report = replace(
+            report, stale=report.stale + len(stale), rewritten=report.rewritten + rewritten
         )
-        report = RekeyReport(
-            read=report.read + len(page),
-            stale=report.stale + len(stale),
-            rewritten=report.rewritten + rewritten,
-            stale_vectors=report.stale_vectors + len(stale_vectors.entities),
-            embedded=report.embedded + embedded.embedded,
-            directionless=report.directionless + stale_vectors.without_direction(),
-            unsettled=report.unsettled + embedded.unsettled,
-        )
+        progress(report)
+        if again is not None:
+            stale_vectors = await again.stale(page, dry_run=dry_run)
+            embedded = (
+                NOTHING_EMBEDDED if dry_run else await again.embed_again(stale_vectors, graph)
+            )
+            report = replace(
+                report,
+                stale_vectors=report.stale_vectors + len(stale_vectors.entities),
+                embedded=report.embedded + embedded.embedded,
+                directionless=report.directionless + stale_vectors.without_direction(),
+                unsettled=report.unsettled + embedded.unsettled,
+            )
+            progress(report)
         if on_page is not None:
             on_page(report)
         if len(page) < page_size:
