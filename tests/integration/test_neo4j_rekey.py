@@ -300,7 +300,8 @@ async def test_rekey_vectors_stops_at_a_refusing_provider_naming_the_settings(
     )
     assert stopped == (  # its one entity read, its keys current, its embedding refused
         "stopped after 1 entity read and 0 rewritten, 0 embedded again; what was rewritten "
-        "stays, and running it again goes on from the stale ones left"
+        "stays, and once the settings the error says to check are fixed, running it again "
+        "goes on from the stale ones left"
     )
 
 

@@ -295,7 +295,7 @@ def _stored(graph: InMemoryGraphStore, stale: int) -> TenantId:
         (2, "stopped after 4 entities read and 4 rewritten, 2 embedded again"),
     ],
 )
-def test_a_refusal_within_a_page_says_what_was_read_and_rewritten(
+def test_a_refusal_within_a_page_says_what_was_read_and_rewritten_and_what_to_fix(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     refuse_at: int,
@@ -311,8 +311,8 @@ def test_a_refusal_within_a_page_says_what_was_read_and_rewritten(
         "with HTTP 404; check REDSTRING_EMBEDDING_MODEL, or REDSTRING_EMBEDDING_BASE_URL"
     )
     assert last == (
-        f"{stopped}; what was rewritten stays, and running it again goes on from the stale "
-        "ones left"
+        f"{stopped}; what was rewritten stays, and once the settings the error says to "
+        "check are fixed, running it again goes on from the stale ones left"
     )
 
 

@@ -28,6 +28,7 @@ from redstring.api.command_line import (
     counted,
     error_console,
     open_command_client,
+    settings_to_fix,
 )
 from redstring.api.errors import described
 from redstring.api.settings import Backend, Settings, for_long_command
@@ -159,7 +160,7 @@ def _rekey(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except (RedstringError, OSError) as exc:
         err.print(f"[red]error:[/red] {escape(described(exc))}", highlight=False)
-        err.print(run.stopped(), highlight=False)
+        err.print(run.stopped(exc), highlight=False)
         return EXIT_FAILED
     except KeyboardInterrupt:
         err.print("[red]interrupted[/red]", highlight=False)
@@ -177,18 +178,20 @@ class _RekeyRun:
         self.done: list[RekeyReport] = []
         self.current = RekeyReport()  # the tenant under way's, to its last step done
 
-    def stopped(self) -> str:
-        """How far a run that failed or was interrupted got: the entities read, of the
-        page under way too, and those rewritten and embedded again, by the steps done
-        (`on_progress`)."""
+    def stopped(self, error: BaseException | None = None) -> str:
+        """How far a run that failed (with `error`) or was interrupted got: the entities
+        read, of the page under way too, and those rewritten and embedded again, by the
+        steps done (`on_progress`)."""
         so_far = _sum([*self.done, self.current])
         if not so_far.read:
             return "stopped before reading an entity; nothing was rewritten"
         embedded = f", {so_far.embedded:,} embedded again" if self.args.vectors else ""
+        fix = settings_to_fix(error)
+        once = "" if fix is None else f"once {fix} are fixed, "
         return (
             f"stopped after {_entities(so_far.read)} read and {so_far.rewritten:,} "
-            f"rewritten{embedded}; what was rewritten stays, and running it again goes on "
-            "from the stale ones left"
+            f"rewritten{embedded}; what was rewritten stays, and {once}running it again "
+            "goes on from the stale ones left"
         )
 
     async def rekey(self, settings: Settings, tenant: TenantId | None) -> None:
