@@ -14,6 +14,7 @@ from redstring.domain.lexical import (
     EXACT_PROPERTY,
     INITIALS_MATCH,
     LONE_BEGINNING,
+    LONE_FIRST_WORD,
     MAX_SCORED_TEXTS,
     PROPERTY_WEIGHT,
     SOUNDS_ALIKE,
@@ -166,8 +167,34 @@ def test_a_name_that_sounds_as_the_query_does_scores_below_any_word_match() -> N
     # Over twice as long, or another first letter: soundex says nothing of it.
     assert lexical_scores("Acme" * 200, [make_entity(TENANT, "Acme Corp")]) == [0.0]
     assert lexical_scores("Krashi Brik", [creek]) == [0.0]
-    # The romanised form of the query sounds too: `Брашы Крык`.
-    assert lexical_scores("Брашы Крык", [creek])[0] > SOUNDS_ALIKE
+    # The romanised form of the query sounds too: `Бруски` as `Bruski`, soundex B620.
+    assert lexical_scores("Бруски", [make_entity(TENANT, "Brusque")])[0] > SOUNDS_ALIKE
+
+
+def test_one_or_two_letters_are_no_typo_of_a_longer_word() -> None:
+    """`ge` against `Gee` or `GEO Group` was a one-letter typo, 0.63-0.74 by the word
+    score, above an initials match: now a word it begins, or nothing."""
+    general, geo, gee, bac = (
+        make_entity(TENANT, name) for name in ("General Electric", "GEO Group", "Gee", "Bac")
+    )
+    general_score, geo_score, gee_score = lexical_scores("GE", [general, geo, gee])
+    assert general_score == INITIALS_MATCH
+    assert LONE_BEGINNING < geo_score < INITIALS_MATCH - LEXICAL_VOTE_MARGIN
+    assert LONE_BEGINNING < gee_score < INITIALS_MATCH - LEXICAL_VOTE_MARGIN
+    assert lexical_scores("ac", [bac]) == [0.0]
+
+
+def test_a_lone_beginning_reads_identifying_words_and_favours_the_first() -> None:
+    """A legal form or stopword the query begins is passed over (`co` of `Acme Corporation`), as
+    the seek does; the first identifying word begun scores more than a later one."""
+    first, later, legal = (
+        make_entity(TENANT, name) for name in ("Corvid Labs", "Labs Corvid", "Acme Corporation")
+    )
+    first_score, later_score, legal_score = lexical_scores("co", [first, later, legal])
+    assert first_score == pytest.approx(later_score + LONE_FIRST_WORD)
+    assert legal_score < LONE_BEGINNING
+    # The romanised form of the query begins words too: `ж` as `zh`.
+    assert lexical_scores("ж", [make_entity(TENANT, "Zhukov Partners")])[0] > LONE_BEGINNING
 
 
 def test_only_a_query_of_one_short_word_scores_the_names_it_begins() -> None:

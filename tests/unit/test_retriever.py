@@ -895,6 +895,21 @@ async def test_a_short_word_alone_is_ranked_by_the_lexical_channel_in_hybrid(
     assert "Zephyr Labs" in _names(both)
 
 
+@pytest.mark.parametrize(
+    ("query", "lexical_only"), [("tea", "Tao"), ("東京", "東京電力")], ids=["sounds", "han"]
+)
+async def test_a_short_word_a_name_only_sounds_like_or_of_han_is_heard(
+    query: str, lexical_only: str
+) -> None:
+    """`tea` sounds as `Tao` does (0.01-0.02), which says nothing of what it means; `東京`
+    is a whole name the semantic channel may read (`Tokyo`): both channels vote."""
+    tenant = new_tenant()
+    answer, sounded = make_entity(tenant, "Darjeeling Estates"), make_entity(tenant, lexical_only)
+    retriever = await _with_query_vectors([answer, sounded], query, toward=[answer])
+    result = await retriever.retrieve(query, tenant, k=5, mode=RetrievalMode.HYBRID)
+    assert {m.entity.name for m in result.matches} == {"Darjeeling Estates", lexical_only}
+
+
 async def test_a_short_word_alone_that_the_lexical_channel_ranks_nothing_for_is_heard() -> None:
     tenant = new_tenant()
     entities = [make_entity(tenant, "Zephyr Labs"), make_entity(tenant, "Acme Corp")]

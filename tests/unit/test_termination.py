@@ -36,12 +36,16 @@ _LANDINGS = {
 }
 
 
-def _signalled_inside(landing: str, stop: signal.Signals, context: str) -> tuple[int, str, str]:
+def _signalled_inside(
+    landing: str, stop: signal.Signals, context: str, *, ignored: bool = False
+) -> tuple[int, str, str]:
     """The status, stdout and stderr of a program that sends itself `stop` at `landing`
-    within `with context():`, and would print `went on` and exit 3 if it went on."""
+    within `with context():`, and would print `went on` and exit 3 if it went on;
+    started ignoring `stop` when `ignored` (a job a shell starts in the background)."""
     header = f"""
 import os, signal, sys, weakref
 from redstring.api.termination import {context}
+{f"signal.signal({int(stop)}, signal.SIG_IGN)" if ignored else ""}
 
 def stop_me():
     os.kill(os.getpid(), {int(stop)})
@@ -79,6 +83,51 @@ def test_ctrl_c_while_a_command_imports_ends_the_process_with_status_130(landing
         "",
         "interrupted\n",
     )
+
+
+@pytest.mark.parametrize("context", ["stopped_at_once", "interrupted_at_once"])
+def test_a_signal_the_process_ignores_stays_ignored(context: str) -> None:
+    """Ctrl-C at a terminal goes to the foreground job, not to `redstring load ... &`
+    that a shell started ignoring it."""
+    assert _signalled_inside("__set_name__", signal.SIGINT, context, ignored=True) == (
+        3,
+        "went on\n",
+        "",
+    )
+
+
+def test_the_entry_point_takes_ctrl_c_at_once_while_the_command_line_imports() -> None:
+    """`entry_point.main` for a command other than `serve`: a Ctrl-C landing in a class
+    body being made while the command line imports exits 130, not a `RuntimeError`."""
+    code = textwrap.dedent(
+        """
+        import os, signal, sys
+        from redstring.api import entry_point
+
+        def landing():
+            class Field:
+                def __set_name__(self, owner, name):
+                    os.kill(os.getpid(), signal.SIGINT)
+                    for _ in range(3):
+                        pass
+
+            class Holder:
+                field = Field()
+
+            return lambda argv: 3
+
+        entry_point._command_line = landing
+        sys.exit(entry_point.main(["schema"]))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=child_environment(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "interrupted\n")
 
 
 def test_the_handlers_found_are_put_back() -> None:

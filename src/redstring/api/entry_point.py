@@ -23,9 +23,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _command(sys.argv[1:] if argv is None else argv) == "serve":
         with stopped_at_once():
             return _command_line()(argv)
-    with interrupted_at_once():
-        run_command = _command_line()
     try:
+        with interrupted_at_once():
+            run_command = _command_line()
         return run_command(argv)
     except KeyboardInterrupt:  # Ctrl-C before the command handles it
         print("interrupted", file=sys.stderr)

@@ -314,7 +314,7 @@ def log_errors(errors: Sequence[GraphQLError], repeated: RepeatedLines) -> None:
                 logging.WARNING,
                 "store unavailable at %s: %s",
                 _where(error),
-                original,
+                str(original),  # kept for the window's count line: not its frames
             )
         else:  # the client's matter: its code is on the access line, at INFO
             logger.debug("%s at %s: %s", code.value, _where(error), error.message)

@@ -47,8 +47,12 @@ def stopped_at_once() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    # A signal the process was started ignoring (Ctrl-C for a job a shell started in
+    # the background) stays ignored.
     previous = {
-        number: signal.signal(number, _exit_stopped) for number in (signal.SIGTERM, signal.SIGINT)
+        number: signal.signal(number, _exit_stopped)
+        for number in (signal.SIGTERM, signal.SIGINT)
+        if signal.getsignal(number) is not signal.SIG_IGN
     }
     try:
         yield
@@ -67,7 +71,10 @@ def interrupted_at_once() -> Iterator[None]:
     Python's own handler raises `KeyboardInterrupt` where the signal lands, and an
     import can drop it (`stopped_at_once` says how): the command then ran to its end
     as if never interrupted."""
-    if threading.current_thread() is not threading.main_thread():
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # a job started in the background
+    ):
         yield
         return
     previous = signal.signal(signal.SIGINT, _exit_interrupted)

@@ -49,8 +49,8 @@ class Retriever:
     `LEXICAL_VOTE_MARGIN` of its best that the query does not merely mention
     (`lexical_matches`), unless the semantic channel ranked nothing
     (docs/adr/0003); for a query of one word of three letters or fewer
-    (`semantic_votes`) the semantic channel has no vote unless the lexical one ranks
-    nothing. Each
+    (`semantic_votes`) the semantic channel has no vote where the lexical channel
+    found a name the word begins, abbreviates or is. Each
     channel is asked for `k * overfetch` candidates, because an entity just
     past `k` in both channels can win fusion. Filters apply before `k`.
     At most `max_block_size` candidates are read per blocking key and
@@ -178,9 +178,10 @@ class Retriever:
             query, tenant_id, found.lexical, fetch, entity_types
         )
         # A search box's first letters and initials (`ac`, `Gla`, `ABF`) say little to the
-        # semantic channel: its ranking is kept out of fusion for them, unless the
-        # lexical channel ranks nothing (its scores are still reported).
-        fusing = semantic if semantic_votes(query) or not lexical else []
+        # semantic channel: its ranking is kept out of fusion for them where the lexical
+        # channel found a name they begin, abbreviate or are (its scores are still
+        # reported).
+        fusing = semantic if semantic_votes(query, lexical[0][1] if lexical else None) else []
         # Against the semantic channel, the lexical channel votes only for the candidates
         # it believes, those within `LEXICAL_VOTE_MARGIN` of its best that the query does
         # not merely mention; alone (LEXICAL, or a semantic channel that ranks nothing)

@@ -285,10 +285,10 @@ def may_begin_a_word(word: str) -> bool:
     """Whether an unfinished `word` is long enough to be sought, and scored, as the
     beginning of another: `MIN_PREFIX_LENGTH` letters, or `MIN_CJK_PREFIX_LENGTH` Han or
     kana characters, and no longer than a keyed word (`MAX_KEYED_WORD_LENGTH`)."""
-    shortest = MIN_CJK_PREFIX_LENGTH if _cjk(word) else MIN_PREFIX_LENGTH
+    shortest = MIN_CJK_PREFIX_LENGTH if is_cjk_word(word) else MIN_PREFIX_LENGTH
     return shortest <= len(word) <= MAX_KEYED_WORD_LENGTH
 
 
-def _cjk(word: str) -> bool:
+def is_cjk_word(word: str) -> bool:
     """Whether the word is Han or kana characters only."""
     return all(unicodedata.name(ch, "").startswith(_CJK_NAMES) for ch in word)

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
+from functools import lru_cache
 from typing import NamedTuple, Protocol
 
 import numpy as np
@@ -47,7 +48,12 @@ from redstring.domain.name_forms import identifying_tokens
 from redstring.domain.normalization import ascii_letters, name_tokens, normalize_name, other_forms
 from redstring.domain.properties import ALIASES, PropertyValue, alias_names
 from redstring.domain.ranking import LEXICAL_VOTE_MARGIN, within_margin
-from redstring.domain.similarity import BELOW_EXACT, NameComparison, compare_names
+from redstring.domain.similarity import (
+    BELOW_EXACT,
+    MAX_SCORED_WORDS,
+    NameComparison,
+    compare_names,
+)
 from redstring.domain.text import MAX_NAME_LENGTH
 
 PROPERTY_WEIGHT = 0.6
@@ -58,10 +64,12 @@ EXACT_PROPERTY = BELOW_EXACT
 # every name a three-letter query begins a word of (0.56 at the least) by more than
 # the lexical vote margin, so an unfinished word is read as a beginning first.
 INITIALS_MATCH = 0.5
-# A query of one or two letters alone (`lone_beginning`) against a text a word of which
-# it begins: this, plus up to `LONE_FIRST_WORD` when it is the text's first word and up
-# to `LONE_SPAN` for the share of that word typed; at most 0.44, below `INITIALS_MATCH`
-# by more than `LEXICAL_VOTE_MARGIN` (docs/adr/0003).
+# A query of one or two letters alone (`lone_beginning`) against a text an identifying
+# word of which it begins: this, plus `LONE_FIRST_WORD` when it is the text's first
+# identifying word and up to `LONE_SPAN` for the share of that word typed; at most 0.44,
+# below `INITIALS_MATCH` by more than `LEXICAL_VOTE_MARGIN` (docs/adr/0003). Such a
+# query is no typo of a longer word (`ge` of `Gee`): a text not holding it as a word
+# scores this way alone.
 LONE_BEGINNING = 0.4
 LONE_FIRST_WORD = 0.02
 LONE_SPAN = 0.02
@@ -153,6 +161,7 @@ def lexical_matches(query: str, entities: Sequence[LexicalCandidate]) -> Lexical
         return LexicalMatches([], [], MatchedTexts([], _Texts([]), np.zeros(0), []))
     texts = _Texts(entities)
     compared = _compared(query, texts.texts)
+    _add_sounds_alike(query, texts, compared.similarity)
     count = len(entities)
     scores = compared.similarity[:count]
     explained = compared.query_share[:count]
@@ -187,29 +196,88 @@ def _compared(query: str, texts: list[str]) -> NameComparison:
     forms = [query, *other_forms(query)]
     beginnings = [w for w in map(lone_beginning, forms) if w is not None]
     if beginnings:
-        begun = _lone_beginning_scores(dict.fromkeys(beginnings), texts)
-        compared = compared._replace(similarity=np.maximum(compared.similarity, begun))
-    unmatched = np.flatnonzero(compared.similarity < SOUNDS_ALIKE + SOUNDS_SPAN)
-    if len(unmatched):
-        sounds = _sounds_alike_scores(forms, [texts[i] for i in unmatched])
-        compared.similarity[unmatched] = np.maximum(compared.similarity[unmatched], sounds)
+        # One or two letters are no typo of a longer word (`ge` of `Gee`, `ac` of `Bac`):
+        # a text holding the word itself is scored word by word, any other by the words
+        # it begins alone.
+        begun, holds = _lone_beginnings(tuple(dict.fromkeys(beginnings)), texts)
+        compared = NameComparison(
+            np.where(holds, compared.similarity, begun),
+            np.where(holds, compared.query_share, (begun > 0).astype(np.float64)),
+            np.where(holds, compared.candidate_share, 0.0),
+        )
     return compared
+
+
+def _add_sounds_alike(query: str, texts: _Texts, similarity: NDArray[np.float64]) -> None:
+    """Raise to their `SOUNDS_ALIKE` score, in `similarity` (the texts' own, in `texts`'
+    order), the names and aliases (the texts an `s:` key is of) of the entities no text
+    of which scores that much otherwise: for the others, sounding alike changes nothing."""
+    count = len(similarity) - len(texts.owners)
+    best = similarity[:count].copy()
+    if texts.owners:
+        np.maximum.at(best, np.asarray(texts.owners, dtype=np.intp), similarity[count:])
+    ceiling = SOUNDS_ALIKE + SOUNDS_SPAN
+    unmatched = np.flatnonzero(best < ceiling).tolist()
+    if not unmatched:
+        return
+    alone = set(unmatched)
+    unmatched += [
+        count + i
+        for i, (owner, weight) in enumerate(zip(texts.owners, texts.weights, strict=True))
+        if owner in alone and weight == 1.0
+    ]
+    sounds = _sounds_alike_scores([query, *other_forms(query)], [texts.texts[i] for i in unmatched])
+    similarity[unmatched] = np.maximum(similarity[unmatched], sounds)
+
+
+@lru_cache(maxsize=1 << 16)
+def _sound_of(text: str) -> tuple[str, str | None]:
+    """A text's ASCII letters and their soundex (`soundex_of`): a candidate's texts come
+    back on query after query."""
+    letters = ascii_letters(text)
+    return letters, soundex_of(letters)
 
 
 def _sounds_alike_scores(queries: Sequence[str], texts: Sequence[str]) -> NDArray[np.float64]:
     """Each text's score as sounding like one of the `queries` (`SOUNDS_ALIKE`), 0.0
     where none does."""
     scores = np.zeros(len(texts), dtype=np.float64)
-    letters = [(q, sound) for q in map(ascii_letters, queries) if (sound := soundex_of(q))]
-    if not letters:
+    wanted: dict[str | None, list[str]] = {}
+    for letters, sound in map(_sound_of, queries):
+        if sound is not None:
+            wanted.setdefault(sound, []).append(letters)
+    if not wanted:
         return scores
+    sounded = [
+        (index, heard)
+        for index, text in enumerate(texts)
+        if (heard := _sound_of(text))[1] in wanted
+    ]
+    for index, (candidate, sound) in sounded:
+        for query_letters in wanted[sound]:
+            shorter, longer = sorted((len(candidate), len(query_letters)))
+            if shorter < SOUNDS_LENGTH_RATIO * longer:
+                continue
+            alike = fuzz.ratio(candidate, query_letters) / 100.0
+            scores[index] = max(scores[index], SOUNDS_ALIKE + SOUNDS_SPAN * alike)
+    return scores
+    sounded = [
+        (i, sound) for i, text in enumerate(texts) if (sound := _sound_of(text))[1] in wanted
+    ]
+    for index, (candidate, sound) in sounded:
+        for query_letters in wanted[sound or ""]:
+            shorter, longer = sorted((len(candidate), len(query_letters)))
+            if shorter < SOUNDS_LENGTH_RATIO * longer:
+                continue
+            alike = fuzz.ratio(candidate, query_letters) / 100.0
+            scores[index] = max(scores[index], SOUNDS_ALIKE + SOUNDS_SPAN * alike)
+    return scores
     firsts = {q[0] for q, _ in letters}
     for index, text in enumerate(texts):
         head = text[:1].lower()
         if head.isascii() and head.isalpha() and head not in firsts:
             continue  # soundex keeps the first letter, and an ASCII letter folds to itself
-        candidate = ascii_letters(text)
-        sound = soundex_of(candidate)
+        candidate, sound = _sound_of(text)
         for query_letters, query_sound in letters:
             if sound != query_sound:
                 continue
@@ -221,24 +289,40 @@ def _sounds_alike_scores(queries: Sequence[str], texts: Sequence[str]) -> NDArra
     return scores
 
 
-def _lone_beginning_scores(words: Iterable[str], texts: Sequence[str]) -> NDArray[np.float64]:
+def _lone_beginnings(
+    words: tuple[str, ...], texts: Sequence[str]
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     """Each text's score as begun by one of `words` (`LONE_BEGINNING`), 0.0 where none
-    begins a word of it: of its identifying words, those a seek finds it by (`w:` keys),
-    or of all its words when it has none (`The Company`)."""
-    words = tuple(words)
+    begins a word of it, and whether it holds one of them as a word. A text's words are
+    `_begun_words`'; a text in which no word begins with one of `words` is passed over
+    on a look at its normalised form."""
     scores = np.zeros(len(texts), dtype=np.float64)
+    holds = np.zeros(len(texts), dtype=bool)
     for index, text in enumerate(texts):
-        tokens = name_tokens(text)
-        for position, text_word in enumerate(identifying_tokens(tokens) or tokens):
+        normalized = normalize_name(text)
+        if not any(normalized.startswith(w) or f" {w}" in normalized for w in words):
+            continue
+        for position, text_word in enumerate(_begun_words(text)):
             for word in words:
-                if len(text_word) > len(word) and text_word.startswith(word):
+                if text_word == word:
+                    holds[index] = True
+                elif text_word.startswith(word):
                     score = (
                         LONE_BEGINNING
                         + LONE_FIRST_WORD * (position == 0)
                         + LONE_SPAN * len(word) / len(text_word)
                     )
                     scores[index] = max(scores[index], score)
-    return scores
+    return scores, holds
+
+
+@lru_cache(maxsize=1 << 16)
+def _begun_words(text: str) -> tuple[str, ...]:
+    """The words of `text` a lone beginning is compared with: its identifying words,
+    those a seek finds it by (`w:` keys), or all of its words when it has none (`The
+    Company`); the first `MAX_SCORED_WORDS`, as many as the word-by-word score reads."""
+    tokens = name_tokens(text)
+    return tuple((identifying_tokens(tokens) or tokens)[:MAX_SCORED_WORDS])
 
 
 def _apart(entities: Sequence[LexicalCandidate], indexes: Sequence[int]) -> bool:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from redstring.domain.blocking import is_cjk_word
 from redstring.domain.ids import EntityId, id_order_key
-from redstring.domain.normalization import name_tokens
+from redstring.domain.normalization import ampersand_joined, name_tokens
 
 
 def rank_by_score(scored: Iterable[tuple[EntityId, float]]) -> list[tuple[EntityId, float]]:
@@ -31,18 +32,30 @@ def rank_by_score(scored: Iterable[tuple[EntityId, float]]) -> list[tuple[Entity
 LEXICAL_VOTE_MARGIN = 0.05
 
 
-# A query of one word of at most this many letters once normalised (`ac`, `Gla`, `ABF`)
-# is a search box's first letters or initials, in which the semantic channel reads
-# little: it does not vote in fusion while the lexical channel ranks anything
-# (docs/adr/0003, "What the semantic channel votes for").
+# A query of one word of at most this many letters once normalised (`ac`, `Gla`, `ABF`,
+# `AT&T`) is a search box's first letters or initials, in which the semantic channel
+# reads little: it does not vote in fusion where the lexical channel's best match
+# scores `SHORT_QUERY_LEXICAL_FLOOR` or more (docs/adr/0003, "What the semantic channel
+# votes for"). Han and kana are no letters here: two or three of them are a whole name
+# (`東京`), whose meaning the semantic channel may read.
 MAX_SHORT_QUERY_LENGTH = 3
+# A name such a query begins (`domain/lexical.py` `LONE_BEGINNING`), an initials match,
+# a word equal to it: a match the semantic channel has nothing to add to; a name that
+# only sounds as the query does (0.01 to 0.02) is none.
+SHORT_QUERY_LEXICAL_FLOOR = 0.4
 
 
-def semantic_votes(query: str) -> bool:
+def semantic_votes(query: str, lexical_best: float | None) -> bool:
     """Whether the semantic channel votes in fusion for `query` beside a lexical channel
-    that ranks something: not for one word of `MAX_SHORT_QUERY_LENGTH` letters or fewer."""
-    tokens = name_tokens(query)
-    return not (len(tokens) == 1 and len(tokens[0]) <= MAX_SHORT_QUERY_LENGTH)
+    whose best match scores `lexical_best` (None: it ranks nothing): not for one word of
+    `MAX_SHORT_QUERY_LENGTH` letters or fewer, read as the prefix seek reads it (`&`
+    groups joined), when that best is `SHORT_QUERY_LEXICAL_FLOOR` or more."""
+    if lexical_best is None or lexical_best < SHORT_QUERY_LEXICAL_FLOOR:
+        return True
+    tokens = name_tokens(ampersand_joined(query) or query)
+    if len(tokens) != 1 or len(tokens[0]) > MAX_SHORT_QUERY_LENGTH:
+        return True
+    return is_cjk_word(tokens[0])
 
 
 def within_margin(
