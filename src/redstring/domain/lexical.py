@@ -261,32 +261,6 @@ def _sounds_alike_scores(queries: Sequence[str], texts: Sequence[str]) -> NDArra
             alike = fuzz.ratio(candidate, query_letters) / 100.0
             scores[index] = max(scores[index], SOUNDS_ALIKE + SOUNDS_SPAN * alike)
     return scores
-    sounded = [
-        (i, sound) for i, text in enumerate(texts) if (sound := _sound_of(text))[1] in wanted
-    ]
-    for index, (candidate, sound) in sounded:
-        for query_letters in wanted[sound or ""]:
-            shorter, longer = sorted((len(candidate), len(query_letters)))
-            if shorter < SOUNDS_LENGTH_RATIO * longer:
-                continue
-            alike = fuzz.ratio(candidate, query_letters) / 100.0
-            scores[index] = max(scores[index], SOUNDS_ALIKE + SOUNDS_SPAN * alike)
-    return scores
-    firsts = {q[0] for q, _ in letters}
-    for index, text in enumerate(texts):
-        head = text[:1].lower()
-        if head.isascii() and head.isalpha() and head not in firsts:
-            continue  # soundex keeps the first letter, and an ASCII letter folds to itself
-        candidate, sound = _sound_of(text)
-        for query_letters, query_sound in letters:
-            if sound != query_sound:
-                continue
-            shorter, longer = sorted((len(candidate), len(query_letters)))
-            if shorter < SOUNDS_LENGTH_RATIO * longer:
-                continue
-            alike = fuzz.ratio(candidate, query_letters) / 100.0
-            scores[index] = max(scores[index], SOUNDS_ALIKE + SOUNDS_SPAN * alike)
-    return scores
 
 
 def _lone_beginnings(
