@@ -55,7 +55,11 @@ def stop_me():
 with {context}():
 """
     landed = textwrap.indent(textwrap.dedent(_LANDINGS[landing]), "    ")
-    code = header + landed + '    print("went on")\nsys.exit(3)\n'
+    return _ran(header + landed + '    print("went on")\nsys.exit(3)\n')
+
+
+def _ran(code: str) -> tuple[int, str, str]:
+    """The status, stdout and stderr of `python -c code`."""
     done = subprocess.run(
         [sys.executable, "-c", code],
         env=child_environment(),
@@ -120,14 +124,7 @@ def test_the_entry_point_takes_ctrl_c_at_once_while_the_command_line_imports() -
         sys.exit(entry_point.main(["schema"]))
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env=child_environment(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert (done.returncode, done.stdout, done.stderr) == (130, "", "interrupted\n")
+    assert _ran(code) == (130, "", "interrupted\n")
 
 
 def test_the_handlers_found_are_put_back() -> None:
