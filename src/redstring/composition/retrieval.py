@@ -12,7 +12,7 @@ from redstring.composition.candidates import candidate_reader
 from redstring.composition.entity_vectors import check_fits
 from redstring.composition.observer import NO_OBSERVER, Observer
 from redstring.composition.query_cache import CachedQueryEmbeddings
-from redstring.domain.arguments import MAX_COUNT, choice_of, count_of, names_of
+from redstring.domain.arguments import MAX_COUNT, choice_of, count_of, names_of, storable_of
 from redstring.domain.blocking import (
     MAX_BLOCK_SIZE,
     MAX_PREFIX_SIZE,
@@ -27,7 +27,6 @@ from redstring.domain.ids import EntityId, TenantId, tenant_id_of
 from redstring.domain.lexical import LexicalCandidate, MatchedText, lexical_matches, lexical_votes
 from redstring.domain.ranking import rank_by_score, semantic_votes
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
-from redstring.domain.text import check_storable
 from redstring.domain.vectors import check_vector_count, has_direction
 from redstring.ports.candidate_reader import CandidateReader
 from redstring.ports.embedding_provider import EmbeddingProvider
@@ -145,10 +144,7 @@ class Retriever:
             raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
         if not query.strip():
             raise InvalidInputError("query must not be blank")
-        try:  # an HTTP provider cannot send a lone surrogate, nor Neo4j take it
-            check_storable(query, "query")
-        except ValueError as exc:
-            raise InvalidInputError(str(exc)) from None
+        storable_of(query, "query")  # an HTTP provider cannot send a lone surrogate
         tenant_id = tenant_id_of(tenant_id)
         k = count_of(k, "k")
         entity_types = names_of(entity_types, "entity_types")

@@ -63,6 +63,17 @@ def optional_count_of(value: object, argument: str) -> int | None:
     return None if value is None else count_of(value, argument)
 
 
+def storable_of(value: object, argument: str) -> str:
+    """`value`, a string a store can hold (no NUL, no lone surrogate: `check_storable`),
+    as it is; else `InvalidInputError` naming `argument`."""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{argument} must be a string, got {shown_value(value)}")
+    try:
+        return check_storable(value, argument)
+    except ValueError as error:
+        raise InvalidInputError(str(error)) from None
+
+
 def names_of(values: object, argument: str) -> list[str] | None:
     """None (no filter) as it is; any other iterable of strings as a list, in its order,
     each stripped of surrounding whitespace as stored types are (`check_nonblank`).
@@ -80,12 +91,7 @@ def names_of(values: object, argument: str) -> list[str] | None:
         raise InvalidInputError(f"{argument} must be a list of strings, got {shown_value(values)}")
     names = list(values)
     for i, name in enumerate(names):
-        if not isinstance(name, str):
-            raise InvalidInputError(f"{argument}[{i}] must be a string, got {shown_value(name)}")
-        try:
-            names[i] = check_storable(name, f"{argument}[{i}]").strip()
-        except ValueError as error:
-            raise InvalidInputError(str(error)) from None
+        names[i] = storable_of(name, f"{argument}[{i}]").strip()
         if not names[i]:
             raise InvalidInputError(f"{argument}[{i}] must not be blank")
     return names

@@ -5,9 +5,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 
-from redstring.domain.arguments import shown_value
-from redstring.domain.errors import InvalidInputError
-from redstring.domain.text import check_storable
+from redstring.domain.arguments import storable_of
 
 
 def _type(pair: tuple[str, int]) -> str:
@@ -36,9 +34,4 @@ def type_after_of(value: object, argument: str = "after") -> str | None:
     Anything else is `InvalidInputError` naming `argument`."""
     if value is None:
         return None
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{argument} must be a string, got {shown_value(value)}")
-    try:
-        return check_storable(value, argument)
-    except ValueError as error:
-        raise InvalidInputError(str(error)) from None
+    return storable_of(value, argument)

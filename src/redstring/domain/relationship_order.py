@@ -13,11 +13,10 @@ import uuid
 from dataclasses import dataclass
 from typing import Self
 
-from redstring.domain.arguments import shown_value
+from redstring.domain.arguments import shown_value, storable_of
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import id_order_key, relationship_id_of
 from redstring.domain.relationship import Relationship
-from redstring.domain.text import check_storable
 
 OrderKey = tuple[str, int]
 
@@ -43,13 +42,7 @@ class RelationshipPlace:
     id: uuid.UUID
 
     def __post_init__(self) -> None:
-        kind = self.relationship_type
-        if not isinstance(kind, str):
-            raise InvalidInputError(f"relationship_type must be a string, got {shown_value(kind)}")
-        try:
-            check_storable(kind, "relationship_type")
-        except ValueError as error:
-            raise InvalidInputError(str(error)) from None
+        storable_of(self.relationship_type, "relationship_type")
         object.__setattr__(self, "id", relationship_id_of(self.id, "id"))
 
     @classmethod
