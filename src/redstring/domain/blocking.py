@@ -254,7 +254,7 @@ def query_prefix(query: str) -> str | None:
     (docs/adr/0003). A last word joined by `&` (`AT&T`) is read joined (`w:att`)."""
     if not query or not is_word_character(query[-1]):
         return None
-    tokens = name_tokens(ampersand_joined(query) or query)
+    tokens = query_words(query)
     if not tokens:
         return None
     last = tokens[-1]
@@ -263,6 +263,12 @@ def query_prefix(query: str) -> str | None:
     if not identifying_tokens([last]) and identifying_tokens(canonical_tokens(tokens)):
         return None
     return "w:" + last
+
+
+def query_words(query: str) -> list[str]:
+    """The query's words as its prefix seek reads them: normalised, each `&` group joined
+    into one (`AT&T` is `att`)."""
+    return name_tokens(ampersand_joined(query) or query)
 
 
 def lone_beginning(query: str) -> str | None:

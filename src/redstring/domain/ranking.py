@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from redstring.domain.blocking import is_cjk_word
+from redstring.domain.blocking import is_cjk_word, query_words
 from redstring.domain.ids import EntityId, id_order_key
-from redstring.domain.normalization import ampersand_joined, name_tokens
 
 
 def rank_by_score(scored: Iterable[tuple[EntityId, float]]) -> list[tuple[EntityId, float]]:
@@ -52,7 +51,7 @@ def semantic_votes(query: str, lexical_best: float | None) -> bool:
     groups joined), when that best is `SHORT_QUERY_LEXICAL_FLOOR` or more."""
     if lexical_best is None or lexical_best < SHORT_QUERY_LEXICAL_FLOOR:
         return True
-    tokens = name_tokens(ampersand_joined(query) or query)
+    tokens = query_words(query)
     if len(tokens) != 1 or len(tokens[0]) > MAX_SHORT_QUERY_LENGTH:
         return True
     return is_cjk_word(tokens[0])
