@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+from starlette.applications import Starlette
 
 from redstring import GraphStore, HashingEmbeddingProvider
 from redstring.api.demo import DEMO_TENANT_ID
@@ -76,3 +78,16 @@ class GraphQLClient:
         assert len(body.get("errors") or []) == 1, body
         error: dict[str, Any] = body["errors"][0]
         return error
+
+
+@asynccontextmanager
+async def started(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
+    """`app` with its lifespan run (its services opened, closed on exit), and an HTTP
+    client of it over ASGI."""
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1"
+        ) as http,
+    ):
+        yield http

@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 
 import httpx
 import pytest
@@ -18,6 +18,7 @@ import pytest
 from redstring import EmbeddingCheck, HashingEmbeddingProvider, Redstring
 from redstring.api import create_app
 from redstring.api.settings import Settings
+from tests.api.support import started
 from tests.embeddings.fake_server import EmbeddingAPI, Failure, serving
 from tests.processes import START_TIMEOUT, free_loopback_port, redstring_server
 
@@ -51,16 +52,8 @@ def _openai(base_url: str, *, dimension: int = 8) -> Settings:
     )
 
 
-@asynccontextmanager
-async def _serving(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings)
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1"
-        ) as http,
-    ):
-        yield http
+def _serving(settings: Settings) -> AbstractAsyncContextManager[httpx.AsyncClient]:
+    return started(create_app(settings))
 
 
 def _check_lines(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:

@@ -22,6 +22,7 @@ from redstring.api.repeated_lines import RepeatedLines
 from redstring.api.schema import build
 from redstring.api.settings import EMBEDDING_OPTION_SETTINGS, Settings
 from redstring.testing import new_tenant
+from tests.api.support import started
 from tests.embeddings.fake_server import EmbeddingAPI, Failure, serving
 
 KEY_VARIABLE = "REDSTRING_TEST_REFUSED_KEY"
@@ -268,18 +269,16 @@ async def test_a_count_left_at_the_apps_stop_is_logged_then(
     count of the second comes when the app stops, its window not ended."""
     monkeypatch.setenv(KEY_VARIABLE, KEY)
     _refusals(api)
-    async with serving(api) as base_url, Redstring.in_memory(_provider(base_url)) as services:
-        app = create_app(Settings(), services=services)
-        transport = httpx.ASGITransport(app=app)
-        async with (
-            app.router.lifespan_context(app),
-            httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http,
-        ):
-            tenant = str(new_tenant())
-            for _ in range(2):
-                response = await _post(http, RETRIEVE, t=tenant, mode="SEMANTIC")
-                assert response.status_code == 200
-            assert len(_error_lines(caplog)) == 1
+    async with (
+        serving(api) as base_url,
+        Redstring.in_memory(_provider(base_url)) as services,
+        started(create_app(Settings(), services=services)) as http,
+    ):
+        tenant = str(new_tenant())
+        for _ in range(2):
+            response = await _post(http, RETRIEVE, t=tenant, mode="SEMANTIC")
+            assert response.status_code == 200
+        assert len(_error_lines(caplog)) == 1
 
     [_, count] = _error_lines(caplog)
     assert count.getMessage().startswith(

@@ -14,7 +14,7 @@ from redstring.api.app import SERVING_GC_THRESHOLD
 from redstring.api.settings import Settings
 from redstring.composition.client import Redstring
 from tests.api.doubles import FailingGraphStore
-from tests.api.support import DEMO, README_QUERY, memory_services, services_with_graph
+from tests.api.support import DEMO, README_QUERY, memory_services, services_with_graph, started
 
 
 def _http(services: Redstring, settings: Settings | None = None) -> httpx.AsyncClient:
@@ -99,13 +99,7 @@ async def test_lifespan_opens_the_configured_services_with_the_demo() -> None:
 
 
 async def test_without_demo_the_stores_start_empty() -> None:
-    app = create_app(Settings(demo=False))
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1"
-        ) as http,
-    ):
+    async with started(create_app(Settings(demo=False))) as http:
         response = await http.post(
             "/graphql", json={"query": README_QUERY, "variables": {"tenant": DEMO}}
         )

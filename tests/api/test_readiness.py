@@ -16,7 +16,7 @@ from redstring.adapters.memory import InMemoryGraphStore
 from redstring.api import create_app
 from redstring.api.settings import Settings
 from redstring.ports.restarts import ServerStart
-from tests.api.support import memory_services, services_with_graph
+from tests.api.support import memory_services, services_with_graph, started
 
 
 class OutageGraphStore(InMemoryGraphStore):
@@ -158,11 +158,7 @@ async def test_a_failed_warm_up_leaves_the_stores_cold(
 
 async def test_the_lifespan_cancels_a_warm_up_in_flight(graph: OutageGraphStore) -> None:
     app = create_app(Settings(), services=services_with_graph(memory_services(), graph))
-    transport = httpx.ASGITransport(app=app)
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http,
-    ):
+    async with started(app) as http:
         graph.down = True
         assert await _readiness(http) == (503, "store_unavailable")
         graph.down = False

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 
 import httpx
 import pytest
@@ -24,6 +23,7 @@ from redstring.api import app as app_module
 from redstring.api import create_app
 from redstring.api.settings import Settings
 from redstring.testing import make_entity, new_tenant
+from tests.api.support import started
 
 DIMENSION = 32
 SETTINGS = {"embeddings": "hashing", "embedding_dimension": DIMENSION, "graphiql": False}
@@ -35,16 +35,8 @@ class OtherModel(HashingEmbeddingProvider):
     identity = "another model of the same dimension"  # type: ignore[assignment]
 
 
-@asynccontextmanager
-async def _serving(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings)
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1"
-        ) as http,
-    ):
-        yield http
+def _serving(settings: Settings) -> AbstractAsyncContextManager[httpx.AsyncClient]:
+    return started(create_app(settings))
 
 
 def _provenance_lines(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
