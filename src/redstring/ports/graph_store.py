@@ -55,7 +55,9 @@ class GraphReader(Protocol):
         `(key, id)`, so that the cut is the same on every backend). The two caps are
         independent: `limit_per_key` does not bound a prefix, nor `limit_per_prefix`
         a key; `None` is no cap. A cap is read by `block_caps_of`'s rule (an integer
-        from 0 to 2**63 - 1, else `InvalidInputError`), whatever is read.
+        from 0 to 2**63 - 1, else `InvalidInputError`), and `entity_types` by
+        `names_of`'s (a lone string is `InvalidInputError`, not its letters),
+        whatever is read.
 
         A candidate may be the `Entity` itself or a lighter object with the same
         id, tenant, type, names and string properties; the `Retriever` fetches whole

@@ -34,7 +34,9 @@ class VectorStore(Protocol):
     `search`, `sources` and `delete` read their ids by `tenant_id_of`'s rule: a UUID's
     string is that UUID, anything else not a UUID raises `InvalidInputError`
     naming the argument (never a silent empty answer). `search` reads `k` by
-    `count_of`'s: an integer from 0 to 2**63 - 1, else `InvalidInputError`. `upsert`
+    `count_of`'s: an integer from 0 to 2**63 - 1, else `InvalidInputError`; and
+    `entity_types` by `names_of`'s: a lone string, a blank type or one no store can
+    hold is `InvalidInputError`, never read letter by letter. `upsert`
     reads its records by `redstring.domain.arguments.items_of`: anything but a
     sequence of `VectorRecord` raises `InvalidInputError` naming the argument or the
     item, before anything is written.

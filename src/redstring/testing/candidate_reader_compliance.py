@@ -266,6 +266,10 @@ class CandidateReaderCompliance:
         no_types = await self._read(under_test, tenant, "Acme", vector, 5, entity_types=[])
         assert not no_types.semantic
         assert not no_types.lexical
+        # A lone string is no list of types, with a vector or without (`names_of`).
+        for lone_vector in (vector, None):
+            with pytest.raises(InvalidInputError, match=r"^entity_types must be a list of strings"):
+                await self._read(under_test, tenant, "Acme", lone_vector, 5, entity_types="org")
 
     async def test_tenants_never_see_each_other(self, under_test: ReaderUnderTest) -> None:
         mine, other = new_tenant(), new_tenant()

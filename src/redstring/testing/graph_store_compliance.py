@@ -266,6 +266,36 @@ class GraphStoreCompliance:
         assert place == []
         assert await _ids(graph_store, "w:common", tenant=tenant, entity_types=[]) == []
 
+    async def test_a_type_filter_is_a_list_of_names_never_a_strings_letters(
+        self, graph_store: GraphStore
+    ) -> None:
+        """`entity_types` is read by `names_of`, keys or prefixes alike, whatever is
+        read: a lone string is refused where it would otherwise filter by its letters
+        (`"ot"` finding type `o`), each name is compared stripped as types are stored,
+        and a blank one is refused."""
+        tenant = new_tenant()
+        letter = make_entity(tenant, "Lettered", "o")
+        await graph_store.upsert_entities([letter])
+        # By a key, by a prefix, and by nothing at all: the filter is read first.
+        lookups: list[tuple[list[str], list[str]]] = [(["w:lettered"], []), ([], ["w:let"])]
+        for keys, prefixes in [*lookups, ([], [])]:
+            with pytest.raises(InvalidInputError, match=r"^entity_types must be a list of strings"):
+                await graph_store.find_lexical_candidates(
+                    keys, tenant, prefixes=prefixes, entity_types="ot"
+                )
+            with pytest.raises(InvalidInputError, match=r"^entity_types\[0\] must not be blank"):
+                await graph_store.find_lexical_candidates(
+                    keys, tenant, prefixes=prefixes, entity_types=[""]
+                )
+        for keys, prefixes in lookups:
+            found = await graph_store.find_lexical_candidates(
+                keys, tenant, prefixes=prefixes, entity_types=[" o"]
+            )
+            assert [c.id for c in found] == [letter.id]
+            assert not await graph_store.find_lexical_candidates(
+                keys, tenant, prefixes=prefixes, entity_types=["t"]
+            )
+
     async def test_lexical_candidates_are_the_block_members_once(
         self, graph_store: GraphStore
     ) -> None:

@@ -168,6 +168,26 @@ class VectorStoreCompliance:
         assert [(m.entity_id, round(m.score, 3)) for m in found] == [(record.entity_id, 1.0)]
         assert await vector_store.search(_axis(dim, 0), tenant, k=5, entity_types=["draft"]) == []
 
+    async def test_a_type_filter_is_a_list_of_names_never_a_strings_letters(
+        self, vector_store: VectorStore
+    ) -> None:
+        """`entity_types` is read by `names_of`: a lone string is refused where it would
+        otherwise filter by its letters (`"ot"` finding type `o`), each name is compared
+        stripped as types are stored, and a blank one is refused."""
+        dim, tenant = vector_store.dimension, new_tenant()
+        letter = _record(tenant, _axis(dim, 0), "o")
+        await vector_store.upsert([letter])
+        query = _axis(dim, 0)
+        with pytest.raises(InvalidInputError, match=r"^entity_types must be a list of strings"):
+            await vector_store.search(query, tenant, k=5, entity_types="ot")
+        with pytest.raises(InvalidInputError, match=r"^entity_types\[1\] must not be blank"):
+            await vector_store.search(query, tenant, k=5, entity_types=["o", " "])
+        with pytest.raises(InvalidInputError, match=r"^entity_types\[0\] must be a string"):
+            await vector_store.search(query, tenant, k=5, entity_types=[5])  # type: ignore[list-item]
+        [found] = await vector_store.search(query, tenant, k=5, entity_types=(" o ",))
+        assert found.entity_id == letter.entity_id
+        assert await vector_store.search(query, tenant, k=5, entity_types=["t"]) == []
+
     async def test_delete_removes_only_what_is_named(self, vector_store: VectorStore) -> None:
         dim, tenant = vector_store.dimension, new_tenant()
         records = [_record(tenant, _axis(dim, 1 + i, 0.5)) for i in range(4)]

@@ -9,7 +9,7 @@ from itertools import islice
 
 from sortedcontainers import SortedDict, SortedList
 
-from redstring.domain.arguments import items_of, optional_count_of, page_size_of
+from redstring.domain.arguments import items_of, names_of, optional_count_of, page_size_of
 from redstring.domain.blocking import block_caps_of
 from redstring.domain.entity import Entity
 from redstring.domain.entity_types import type_after_of
@@ -243,6 +243,7 @@ class InMemoryGraphStore:
         entity_types: Sequence[str] | None = None,
     ) -> list[LexicalCandidate]:
         limit_per_key, limit_per_prefix = block_caps_of(limit_per_key, limit_per_prefix)
+        entity_types = names_of(entity_types, "entity_types")
         tenant = self._tenants.get(tenant_id_of(tenant_id))
         if tenant is None:
             return []

@@ -9,7 +9,7 @@ from itertools import chain, islice
 import numpy as np
 from numpy.typing import NDArray
 
-from redstring.domain.arguments import count_of, items_of
+from redstring.domain.arguments import count_of, items_of, names_of
 from redstring.domain.ids import EntityId, TenantId, entity_ids_of, id_order_key, tenant_id_of
 from redstring.domain.vectors import (
     StoredSource,
@@ -153,6 +153,7 @@ class InMemoryVectorStore:
         entity_types: Sequence[str] | None = None,
     ) -> list[VectorMatch]:
         k = count_of(k, "k")
+        entity_types = names_of(entity_types, "entity_types")
         checked = checked_vector(vector, self._dimension, "query vector")
         matrix = self._tenants.get(tenant_id_of(tenant_id))
         if matrix is None or k == 0 or matrix.size == 0 or not has_direction(checked):

@@ -31,7 +31,7 @@ from redstring.adapters.neo4j.records import (
 )
 from redstring.adapters.neo4j.string_order import server_bound
 from redstring.adapters.neo4j.vector_store import Neo4jVectorStore
-from redstring.domain.arguments import items_of, optional_count_of, page_size_of
+from redstring.domain.arguments import items_of, names_of, optional_count_of, page_size_of
 from redstring.domain.blocking import block_caps_of
 from redstring.domain.entity import Entity
 from redstring.domain.entity_types import in_type_order, type_after_of
@@ -88,6 +88,7 @@ def block_lookup(
     (neither keys nor prefixes, or an empty type filter). The caps are checked first
     (`block_caps_of`), whatever is read."""
     limit_per_key, limit_per_prefix = block_caps_of(limit_per_key, limit_per_prefix)
+    entity_types = names_of(entity_types, "entity_types")
     if (not keys and not prefixes) or (entity_types is not None and not entity_types):
         return None
     return {

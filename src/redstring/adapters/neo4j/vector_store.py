@@ -22,7 +22,7 @@ from redstring.adapters.neo4j.connection import (
 )
 from redstring.adapters.neo4j.fallback_episode import FallbackEpisode
 from redstring.adapters.neo4j.records import query_vector, stored_vectors
-from redstring.domain.arguments import MAX_COUNT, count_of, items_of
+from redstring.domain.arguments import MAX_COUNT, count_of, items_of, names_of
 from redstring.domain.errors import DimensionMismatchError, VectorIndexMismatchError
 from redstring.domain.ids import (
     EntityId,
@@ -441,6 +441,7 @@ class Neo4jVectorStore(OwnedConnection):
         vector without direction). For a reader that runs the search inside a statement
         of its own (`Neo4jCandidateReader`)."""
         k = count_of(k, "k")
+        entity_types = names_of(entity_types, "entity_types")
         checked = checked_vector(vector, self._dimension, "query vector")
         tenant_id = tenant_id_of(tenant_id)
         if k == 0 or (entity_types is not None and len(entity_types) == 0):
