@@ -6,6 +6,7 @@ loopback port."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -20,7 +21,10 @@ from redstring.api import create_app
 from redstring.api.errors import described
 from redstring.api.repeated_lines import RepeatedLines
 from redstring.api.schema import build
-from redstring.api.settings import EMBEDDING_OPTION_SETTINGS, Settings
+from redstring.api.settings import Settings
+from redstring.composition import client
+from redstring.composition.client import embeddings_from_settings
+from redstring.composition.embedding_choice import make_embedding_provider
 from redstring.testing import new_tenant
 from tests.api.support import started
 from tests.embeddings.fake_server import EmbeddingAPI, Failure, serving
@@ -194,9 +198,64 @@ async def test_a_refusal_while_loading_the_demo_fails_the_start_in_one_line(
     assert line.exc_info is None
 
 
-def test_each_provider_option_a_refusal_names_has_its_setting() -> None:
-    for option, setting in EMBEDDING_OPTION_SETTINGS.items():
-        assert setting in Settings.model_fields, option
+# Each option of `make_embedding_provider` that settings carry: the variable that sets it,
+# a value of it other than its default, and what a refusal naming it says to check.
+CARRIED_OPTIONS = [
+    ("dimension", "REDSTRING_EMBEDDING_DIMENSION", 3, "REDSTRING_EMBEDDING_DIMENSION"),
+    ("model", "REDSTRING_EMBEDDING_MODEL", "m", "REDSTRING_EMBEDDING_MODEL"),
+    ("base_url", "REDSTRING_EMBEDDING_BASE_URL", "http://b", "REDSTRING_EMBEDDING_BASE_URL"),
+    (
+        "api_key_env",
+        "REDSTRING_EMBEDDING_API_KEY_ENV",
+        "K",
+        "REDSTRING_EMBEDDING_API_KEY_ENV and the key in the variable it names",
+    ),
+    ("batch_size", "REDSTRING_EMBEDDING_BATCH_SIZE", 5, "REDSTRING_EMBEDDING_BATCH_SIZE"),
+    ("max_concurrency", "REDSTRING_EMBEDDING_CONCURRENCY", 2, "REDSTRING_EMBEDDING_CONCURRENCY"),
+    ("timeout", "REDSTRING_EMBEDDING_TIMEOUT", 1.5, "REDSTRING_EMBEDDING_TIMEOUT"),
+    ("query_prompt", "REDSTRING_EMBEDDING_QUERY_PROMPT", "q", "REDSTRING_EMBEDDING_QUERY_PROMPT"),
+    (
+        "document_prompt",
+        "REDSTRING_EMBEDDING_DOCUMENT_PROMPT",
+        "d",
+        "REDSTRING_EMBEDDING_DOCUMENT_PROMPT",
+    ),
+]
+
+
+def test_every_option_of_the_provider_but_its_kind_and_time_limit_is_carried_by_a_setting() -> None:
+    taken = set(inspect.signature(make_embedding_provider).parameters) - {"kind", "time_limit"}
+    assert {option for option, *_ in CARRIED_OPTIONS} == taken
+
+
+@pytest.mark.parametrize(
+    ("option", "variable", "value", "check"),
+    CARRIED_OPTIONS,
+    ids=[option for option, *_ in CARRIED_OPTIONS],
+)
+def test_the_variable_that_sets_an_option_is_the_one_a_refusal_naming_it_says_to_check(
+    option: str,
+    variable: str,
+    value: object,
+    check: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`serve`, `load` and `rekey` build the provider from settings and say which settings
+    to check when it refuses: the variable said must be the one that set the option."""
+    passed: dict[str, object] = {}
+
+    def spy(kind: str, **options: object) -> None:
+        passed.update(options)
+
+    monkeypatch.setattr(client, "make_embedding_provider", spy)
+    monkeypatch.setenv(variable, str(value))
+    embeddings_from_settings(Settings())
+    assert passed[option] == value
+    refused = EmbeddingRefusedError("HTTP 400", status_code=400, options=[option])
+    assert described(refused) == f"HTTP 400; check {check}"
+
+
+def test_a_refusal_naming_no_option_of_the_provider_says_the_name_it_gives() -> None:
     unknown = EmbeddingRefusedError("HTTP 400", status_code=400, options=["model", "other"])
     assert described(unknown) == "HTTP 400; check REDSTRING_EMBEDDING_MODEL, or other"
     assert described(EmbeddingRefusedError("no options", status_code=400)) == "no options"

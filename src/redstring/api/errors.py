@@ -51,7 +51,8 @@ from pydantic import ValidationError
 from strawberry.extensions import SchemaExtension
 
 from redstring.api.repeated_lines import RepeatedLines
-from redstring.api.settings import EMBEDDING_OPTION_SETTINGS, variable_of
+from redstring.api.settings import variable_of
+from redstring.composition.client import EMBEDDING_OPTION_SETTINGS
 from redstring.domain.errors import (
     EmbeddingRefusedError,
     InvalidInputError,

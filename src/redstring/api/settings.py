@@ -222,16 +222,6 @@ def log_format_asked() -> LogFormat:
         return "text"
 
 
-# The setting of each embedding provider option that an `EmbeddingRefusedError` may name
-# (`options`), as `Redstring.from_settings` hands them to `make_embedding_provider`.
-EMBEDDING_OPTION_SETTINGS = {
-    "api_key_env": "embedding_api_key_env",
-    "model": "embedding_model",
-    "base_url": "embedding_base_url",
-    "batch_size": "embedding_batch_size",
-}
-
-
 def variable_of(setting: str) -> str:
     """The environment variable of the setting named `setting` (`REDSTRING_EMBEDDING_MODEL`
     for `embedding_model`)."""

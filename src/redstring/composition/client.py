@@ -11,7 +11,7 @@ import asyncio
 import copy
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
@@ -117,6 +117,23 @@ class StoreSettings(Protocol):
     def query_cache_size(self) -> int: ...
 
 
+# The setting (a field of `StoreSettings`) that carries each option of
+# `make_embedding_provider` but `kind` and `time_limit`: what `embeddings_from_settings`
+# passes, and what the commands and the server name for the options an
+# `EmbeddingRefusedError` says to check.
+EMBEDDING_OPTION_SETTINGS: Mapping[str, str] = {
+    "dimension": "embedding_dimension",
+    "model": "embedding_model",
+    "base_url": "embedding_base_url",
+    "api_key_env": "embedding_api_key_env",
+    "batch_size": "embedding_batch_size",
+    "max_concurrency": "embedding_concurrency",
+    "timeout": "embedding_timeout",
+    "query_prompt": "embedding_query_prompt",
+    "document_prompt": "embedding_document_prompt",
+}
+
+
 def embeddings_from_settings(
     settings: StoreSettings, *, time_limit: float | None = None
 ) -> EmbeddingProvider:
@@ -126,19 +143,10 @@ def embeddings_from_settings(
     Raises `InvalidInputError` for an incomplete choice (`openai` without a
     model or base URL, a prompt for a kind that cannot apply it, ...).
     """
-    return make_embedding_provider(
-        str(settings.embeddings),
-        dimension=settings.embedding_dimension,
-        model=settings.embedding_model,
-        base_url=settings.embedding_base_url,
-        api_key_env=settings.embedding_api_key_env,
-        batch_size=settings.embedding_batch_size,
-        max_concurrency=settings.embedding_concurrency,
-        timeout=settings.embedding_timeout,
-        query_prompt=settings.embedding_query_prompt,
-        document_prompt=settings.embedding_document_prompt,
-        time_limit=time_limit,
-    )
+    options = {
+        option: getattr(settings, name) for option, name in EMBEDDING_OPTION_SETTINGS.items()
+    }
+    return make_embedding_provider(str(settings.embeddings), **options, time_limit=time_limit)
 
 
 class Redstring:
