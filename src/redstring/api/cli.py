@@ -55,7 +55,13 @@ from redstring.api.load import CountedLines, load_jsonl
 from redstring.api.log_config import LogFormat, write_record
 from redstring.api.rekey_command import add_rekey_command
 from redstring.api.schema.build import schema_sdl
-from redstring.api.settings import Backend, Settings, for_long_command, log_format_asked
+from redstring.api.settings import (
+    Backend,
+    Settings,
+    for_long_command,
+    log_format_asked,
+    variable_of,
+)
 from redstring.api.startup import check_settings
 from redstring.composition.client import Redstring
 from redstring.composition.ingest import (
@@ -503,10 +509,9 @@ class _LoadRun:
 def _falls_back(setting: str) -> str:
     """What an option left out takes, for its help: `(default: REDSTRING_PORT, else
     8000)`, the setting's variable, else the setting's default."""
-    variable = f"{Settings.model_config.get('env_prefix', '')}{setting.upper()}"
     default = Settings.model_fields[setting].default
     shown = ("on" if default else "off") if isinstance(default, bool) else default
-    return f"(default: {variable}, else {shown})"
+    return f"(default: {variable_of(setting)}, else {shown})"
 
 
 class _Version(argparse.Action):

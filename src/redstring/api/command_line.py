@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from redstring.api.errors import describe_validation_error
-from redstring.api.settings import Settings
+from redstring.api.settings import Settings, variable_of
 from redstring.api.startup import open_client
 from redstring.api.termination import EXIT_INTERRUPTED as EXIT_INTERRUPTED  # the commands'
 from redstring.composition.client import Redstring
@@ -39,8 +39,7 @@ def error_console() -> Console:
 def describe_settings_error(error: ValidationError) -> str:
     """Settings pydantic refused, each named by its field and its variable:
     `port (REDSTRING_PORT): Input should be a valid integer`."""
-    prefix = Settings.model_config.get("env_prefix", "")
-    names = {name: f"{name} ({prefix}{name.upper()})" for name in Settings.model_fields}
+    names = {name: f"{name} ({variable_of(name)})" for name in Settings.model_fields}
     return describe_validation_error(error, names=names)
 
 
