@@ -17,7 +17,7 @@ from redstring.api.credentials import CredentialsRefusedError, CredentialVerifie
 from redstring.api.errors import ErrorCode, RequestRefusedError
 from redstring.api.jwt_tokens import jwt_verifier
 from redstring.api.protections import is_loopback_name
-from redstring.api.settings import AuthMode, Settings
+from redstring.api.settings import AuthMode, Settings, variable_of
 from redstring.domain.errors import InvalidInputError
 
 logger = logging.getLogger("redstring.api")
@@ -112,7 +112,7 @@ def check_auth_settings(settings: Settings) -> None:
         for name, mode in _CREDENTIAL_SETTINGS:
             if getattr(settings, name) is not None:
                 raise InvalidInputError(
-                    f"REDSTRING_{name.upper()} is set, but REDSTRING_AUTH is none, so it would "
+                    f"{variable_of(name)} is set, but REDSTRING_AUTH is none, so it would "
                     f"be ignored and every caller let in: set REDSTRING_AUTH={mode.value}"
                 )
         if "auth" not in settings.model_fields_set and not is_loopback_name(settings.host):

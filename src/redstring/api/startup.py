@@ -69,9 +69,9 @@ def unknown_variables(environment: Mapping[str, str]) -> list[tuple[str, list[st
     """Each `REDSTRING_*` name of `environment` that is no setting, with the setting
     names close to it (a misspelling's likely meaning), in name order."""
     prefix = str(Settings.model_config.get("env_prefix", ""))
-    known = [name.upper() for name in Settings.model_fields]
+    known = {name.upper(): name for name in Settings.model_fields}
     return [
-        (name, [prefix + m for m in difflib.get_close_matches(suffix, known, n=1)])
+        (name, [variable_of(known[m]) for m in difflib.get_close_matches(suffix, known, n=1)])
         for name in sorted(environment)
         if name.upper().startswith(prefix) and (suffix := name[len(prefix) :].upper()) not in known
     ]
