@@ -70,6 +70,7 @@ RUNS = [
     SmokeRun("abbreviations", "| HYBRID |"),
     SmokeRun("romanised_names", "| HYBRID |"),
     SmokeRun("script_words", "| HYBRID |"),
+    SmokeRun("unspaced_words", "| HYBRID |"),
     SmokeRun("lexical_recall", "whole name"),
     SmokeRun("load", "/healthz while it ran", ("--backend", "memory")),
     SmokeRun("load", "/healthz while it ran", ("--backend", "neo4j"), neo4j=True),

@@ -14,6 +14,8 @@ from redstring import (
     Redstring,
     Relationship,
     RetrievalMode,
+    TextRange,
+    highlight_ranges,
 )
 from redstring.domain.text import MAX_NAME_LENGTH, MAX_TYPE_LENGTH
 from redstring.testing import new_tenant
@@ -100,3 +102,24 @@ async def test_the_longest_names_are_stored_and_longer_names_or_types_refused(
         Entity.create(tenant, "Short", "T" * 40_000)
     with pytest.raises(InvalidInputError, match="name must be at most 500"):
         Entity.create(tenant, "Acme " + "z" * 9000, "company")
+
+
+async def test_a_han_or_kana_word_finds_the_names_it_stands_inside(
+    neo4j_auth: tuple[str, tuple[str, str]],
+) -> None:
+    """Through the stored `x:` keys and the store's seek of each query word among them
+    (`query_infixes`), as in memory: `控股` finds both holding companies, each marked
+    where it stands, and nothing else."""
+    uri, auth = neo4j_auth
+    tenant = new_tenant()
+    names = ("腾讯控股有限公司", "阿里巴巴集团控股有限公司", "株式会社ソニー", "腾飞科技")
+    async with Redstring.neo4j(uri, auth, embeddings=HashingEmbeddingProvider(DIMENSION)) as rs:
+        await rs.upsert([Entity.create(tenant, name, "company") for name in names])
+        found = await rs.retrieve("控股", tenant, k=5, mode=RetrievalMode.LEXICAL)
+        assert {m.entity.name for m in found.matches} == set(names[:2])
+        for match in found.matches:
+            at = match.entity.name.index("控股")
+            assert match.matched_text == match.entity.name
+            assert highlight_ranges("控股", match.entity.name) == [TextRange(at, at + 2)]
+        sony = await rs.retrieve("ソニー", tenant, k=5, mode=RetrievalMode.LEXICAL)
+        assert [m.entity.name for m in sony.matches] == ["株式会社ソニー"]

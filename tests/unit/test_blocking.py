@@ -15,8 +15,10 @@ from redstring.domain.blocking import (
     deletions,
     lone_beginning,
     lookup_keys,
+    name_endings,
     name_initials,
     query_blocking_keys,
+    query_infixes,
     query_initials,
     query_prefix,
 )
@@ -440,3 +442,23 @@ def test_a_word_written_with_vowel_signs_is_keyed_whole() -> None:
     assert {"w:दुनिया", "w:बैंक"} <= keys
     assert "w:द" not in keys
     assert keys & set(query_blocking_keys("दुनिया "))
+
+
+def test_han_and_kana_words_are_keyed_by_their_endings_and_sought_inside() -> None:
+    """Such names are unspaced, so a word a reader sees may stand inside one: each of
+    its endings from its second character, of two characters or more, is an `x:` key,
+    and a query's Han or kana words are sought as their beginnings."""
+    keys = blocking_keys_for("腾讯控股有限公司", "org")
+    endings = ["讯控股有限公司", "控股有限公司", "股有限公司", "有限公司", "限公司", "公司"]
+    assert [k for k in keys if k.startswith("x:")] == ["x:" + e for e in endings]
+    assert name_endings("株式会社ソニー")[-2:] == ["ソニー", "ニー"]
+    assert name_endings("腾讯控") == ["讯控"]
+    assert name_endings("腾讯") == name_endings("Acmeson") == name_endings("삼성전자") == []
+    assert len(name_endings("腾" * 40)) == 16  # MAX_KEYED_ENDINGS
+    assert not [k for k in blocking_keys_for("Acme Corp", "org") if k.startswith("x:")]
+    # An alias's words are keyed alike.
+    assert "x:ソニー" in blocking_keys_for("Sony", "org", aliases=["株式会社ソニー"])
+    assert query_infixes("控股") == ("x:控股",)
+    assert query_infixes("Acme 控股 平安 控股") == ("x:控股", "x:平安")
+    assert query_infixes("腾") == query_infixes("acme") == query_infixes("") == ()
+    assert query_infixes("一二 三四 五六 七八 九十") == ("x:一二", "x:三四", "x:五六", "x:七八")

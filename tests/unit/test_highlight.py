@@ -94,6 +94,15 @@ def marked(query: str, text: str) -> str:
         ("xyz", "Acme Corp", "Acme Corp"),
         ("Acme Corp", "Acme Co", "[Acme] Co"),
         ("Athina", "Athens", "Athens"),
+        # Han and kana names are unspaced: a query word inside a word marks its part,
+        # each time it stands there; a word inside the query word is marked whole. One
+        # character alone is no word inside another.
+        ("控股", "腾讯控股有限公司", "腾讯[控股]有限公司"),
+        ("ソニー", "株式会社ソニー", "株式会社[ソニー]"),
+        ("有限", "有限有限公司", "[有限有限]公司"),
+        ("中国平安保险", "平安 (集团)", "[平安] (集团)"),
+        ("控", "腾讯控股", "腾讯控股"),
+        ("cme", "Acme", "Acme"),
     ],
 )
 def test_marks(query: str, text: str, expected: str) -> None:

@@ -207,6 +207,24 @@ async def test_two_characters_of_an_unspaced_cjk_name_find_it() -> None:
         assert _names(result)[0] == expected
 
 
+async def test_a_han_or_kana_word_finds_the_unspaced_names_it_stands_inside() -> None:
+    """`ソニー` finds `株式会社ソニー`, `控股` each holding company, though no word of
+    theirs begins with it (`query_infixes`, `x:` keys), names and aliases alike."""
+    tenant = new_tenant()
+    names = ("腾讯控股有限公司", "阿里巴巴集团控股有限公司", "トヨタ自動車", "腾飞科技")
+    entities = [make_entity(tenant, n) for n in names]
+    entities.append(make_entity(tenant, "Sony", properties={"aliases": ["株式会社ソニー"]}))
+    retriever, _ = await _retriever(entities)
+    pairs = [
+        ("控股", {"腾讯控股有限公司", "阿里巴巴集团控股有限公司"}),
+        ("自動車", {"トヨタ自動車"}),
+        ("ソニー", {"Sony"}),
+    ]
+    for query, expected in pairs:
+        result = await retriever.retrieve(query, tenant, k=3, mode=RetrievalMode.LEXICAL)
+        assert set(_names(result)) == expected, query
+
+
 async def test_channel_scores_are_kept_and_none_differs_from_zero() -> None:
     tenant = new_tenant()
     found = make_entity(tenant, "Ada Lovelace", "person")

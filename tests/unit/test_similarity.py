@@ -178,6 +178,23 @@ def test_two_han_or_kana_characters_meet_the_unspaced_name_they_begin() -> None:
     assert string_similarities("Ac", ["Acme Corp"], open_end=True) == [0.0]
 
 
+def test_a_han_or_kana_word_inside_an_unspaced_name_meets_it() -> None:
+    """Such names are written without spaces: a word of two characters or more inside
+    another matches it (either way round, so the measure stays symmetric), below a
+    beginning typed as far; one character, or Latin letters inside a word, do not."""
+    inside, none = string_similarities("控股", ["腾讯控股有限公司", "腾飞科技"])
+    assert inside > 0.65
+    assert none == 0.0
+    assert string_similarity("腾讯控股有限公司", "控股") == string_similarity(
+        "控股", "腾讯控股有限公司"
+    )
+    assert string_similarity("ソニー", "株式会社ソニー") > 0.65
+    begun = string_similarities("腾讯", ["腾讯控股有限公司"], open_end=True)[0]
+    assert begun > string_similarities("控股", ["腾讯控股有限公司"], open_end=True)[0] > 0.65
+    assert string_similarity("控", "腾讯控股有限公司") == 0.0
+    assert string_similarity("son", "Acmeson") == 0.0  # Latin words are spaced
+
+
 def test_a_finished_word_wins_over_a_longer_one() -> None:
     acme, acmeson, acme_widgets = string_similarities(
         "Acme", ["Acme", "Acmeson", "Acme Widgets"], open_end=True

@@ -17,6 +17,7 @@ from redstring.domain.blocking import (
     MAX_BLOCK_SIZE,
     MAX_PREFIX_SIZE,
     query_blocking_keys,
+    query_infixes,
     query_prefix,
 )
 from redstring.domain.embedded_text import query_embedding_text
@@ -41,7 +42,8 @@ class Retriever:
 
     Semantic: the query's embedding searched in the vector store. Lexical:
     candidates sharing a blocking key with the query, or holding a word that
-    the query's unfinished last word begins (`query_prefix`), scored by
+    the query's unfinished last word begins (`query_prefix`) or one of its Han or
+    kana words stands inside (`query_infixes`), scored by
     `lexical_score`; lexical recall is bounded by blocking, so an entity
     that shares no key with the query is never a lexical candidate. In HYBRID
     the lexical channel votes in fusion only for its candidates scoring within
@@ -154,9 +156,7 @@ class Retriever:
         fetch = min(k * self._overfetch, MAX_COUNT)  # past it, no store has more to give
         lexical_only = mode is RetrievalMode.LEXICAL
         vector = None if lexical_only else await self._query_vector(query, tenant_id)
-        prefix = None if mode is RetrievalMode.SEMANTIC else query_prefix(query)
-        keys = () if mode is RetrievalMode.SEMANTIC else query_blocking_keys(query)
-        prefixes = () if prefix is None else (prefix,)
+        keys, prefixes = ((), ()) if mode is RetrievalMode.SEMANTIC else _lookups(query)
         if vector is None and not keys and not prefixes:
             return RetrievalResult(query=query, matches=())
         found = await self.candidates.find_candidates(
@@ -216,6 +216,16 @@ class Retriever:
         check_vector_count(vectors, 1)
         [vector] = vectors
         return vector if has_direction(vector) else None
+
+
+def _lookups(query: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the lexical channel reads for `query`: its keys (`query_blocking_keys`) and
+    the prefixes a store seeks (`query_prefix`, then `query_infixes`)."""
+    prefix = query_prefix(query)
+    return query_blocking_keys(query), (
+        *(() if prefix is None else (prefix,)),
+        *query_infixes(query),
+    )
 
 
 def _scored(

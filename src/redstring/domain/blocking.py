@@ -4,7 +4,9 @@ An entity carries `p:` (first 5 characters of its normalised name), `s:`
 (soundex of its ASCII letters), `w:` (one per identifying word), `d:` (each
 identifying word of `MIN_TYPO_LENGTH` letters or more with one letter
 deleted), `i:` (the initials of its identifying words, `name_initials`: `abf`
-for `Alder & Birchwood Foods Ltd`, when it has 2 to 6 of them), the same keys
+for `Alder & Birchwood Foods Ltd`, when it has 2 to 6 of them), `x:` (the endings of
+each identifying word of Han or kana characters, from its second character:
+`x:控股有限公司` of `腾讯控股有限公司`, `name_endings`), the same keys
 of each of its first `MAX_KEYED_ALIASES` aliases (the `aliases` property: `IBM`
 finds International Business Machines when that is one), the same of the
 `other_forms` of each (`AT&T Inc.` as `ATT Inc.`, with `w:att`; `Газпром` as
@@ -15,8 +17,9 @@ so it would turn candidate generation into a scan. A query word one edit away
 from a name's word (a letter deleted, inserted, replaced, or two swapped)
 shares a key with it: `query_blocking_keys` asks for each query word and its
 deletions under both `w:` and `d:`. The last query word may be unfinished:
-`query_prefix` is the key prefix a store seeks for it. Why each key exists
-and how blocks are bounded: docs/adr/0003.
+`query_prefix` is the key prefix a store seeks for it, and `query_infixes` those
+it seeks for Han or kana words inside others (`控股` among `x:` keys). Why each key
+exists and how blocks are bounded: docs/adr/0003.
 """
 
 from __future__ import annotations
@@ -62,6 +65,15 @@ MIN_LONE_PREFIX_LENGTH = 1
 # needs no rule of its own: normalised, a syllable is two or three letters, its jamo.)
 MIN_CJK_PREFIX_LENGTH = 2
 _CJK_NAMES = ("CJK UNIFIED IDEOGRAPH", "HIRAGANA", "KATAKANA")
+# Han and kana words are written without spaces, so what a reader takes for a word may
+# stand inside one (`控股` in `腾讯控股有限公司`, `ソニー` in `株式会社ソニー`): each
+# such word is also keyed by its endings from its second character (`x:` keys), the
+# first `MAX_KEYED_ENDINGS` of `MIN_CJK_PREFIX_LENGTH` characters or more, and each
+# Han or kana word of a query is sought as the beginning of one (`query_infixes`, the
+# first `MAX_INFIX_SEEKS` words), as `query_prefix` seeks a beginning among `w:` keys.
+ENDING_KEY_PREFIX = "x:"
+MAX_KEYED_ENDINGS = 16
+MAX_INFIX_SEEKS = 4
 # The prefix of the one key a query never asks for (its block is a whole type).
 TYPE_KEY_PREFIX = "t:"
 # Per-key cap on candidates read by one lexical lookup (docs/adr/0003).
@@ -168,7 +180,19 @@ def _entity_name_keys(name: str) -> list[str]:
     initials = name_initials(name)
     if initials is not None:
         keys.append("i:" + initials)
+    keys += [ENDING_KEY_PREFIX + ending for word in words for ending in name_endings(word)]
     return keys
+
+
+def name_endings(word: str) -> list[str]:
+    """The endings of a Han or kana `word` that its `x:` keys hold: from its second
+    character on, each of `MIN_CJK_PREFIX_LENGTH` characters or more, the first
+    `MAX_KEYED_ENDINGS` (`控股有限公司` ... `公司` of `腾讯控股有限公司`); none for a
+    word of other letters, whose words are spaced."""
+    if len(word) <= MIN_CJK_PREFIX_LENGTH or not is_cjk_word(word):
+        return []
+    last = min(len(word) - MIN_CJK_PREFIX_LENGTH, MAX_KEYED_ENDINGS)
+    return [word[start:] for start in range(1, last + 1)]
 
 
 def _keys_of_every_form(name: str) -> list[str]:
@@ -265,6 +289,16 @@ def query_prefix(query: str) -> str | None:
     return "w:" + last
 
 
+def query_infixes(query: str) -> tuple[str, ...]:
+    """The key prefixes a store seeks for the query's Han or kana words standing inside
+    a longer word of a name: `x:` and each identifying such word of
+    `MIN_CJK_PREFIX_LENGTH` characters or more, the first `MAX_INFIX_SEEKS`, without
+    repeats (`x:控股` finds `腾讯控股有限公司` through its `x:控股有限公司` key). A seek
+    reads as `query_prefix`'s does, the first `MAX_PREFIX_SIZE` rows in key order."""
+    words = [w for w in _words(query) if len(w) >= MIN_CJK_PREFIX_LENGTH and is_cjk_word(w)]
+    return _unique([ENDING_KEY_PREFIX + word for word in words])[:MAX_INFIX_SEEKS]
+
+
 def query_words(query: str) -> list[str]:
     """The query's words as its prefix seek reads them: normalised, each `&` group joined
     into one (`AT&T` is `att`)."""
@@ -295,6 +329,7 @@ def may_begin_a_word(word: str) -> bool:
     return shortest <= len(word) <= MAX_KEYED_WORD_LENGTH
 
 
+@lru_cache(maxsize=1 << 16)
 def is_cjk_word(word: str) -> bool:
     """Whether the word is Han or kana characters only."""
     return all(unicodedata.name(ch, "").startswith(_CJK_NAMES) for ch in word)

@@ -19,6 +19,10 @@ by itself. Words are marked, read as the score reads them (`traced_forms`,
   `Corporation`, `Saint` for `St`), or begins with it, the text word being no legal
   form, title or stopword and long enough to begin a word (`may_begin_a_word`:
   `Intl` for `International`, not `The` for `Thermo`);
+- stands inside it, or it inside the query word, both Han or kana words of two
+  characters or more, as such names are written unspaced: only the part of the text
+  word the query word is, or the whole of a text word inside it, is marked (`控股`
+  marks `控股` of `腾讯控股有限公司`);
 
 where consecutive query words spell it or its beginning (`mac donald` marks
 `MacDonald`); and, when the query is the text's initials (`query_initials`,
@@ -44,7 +48,9 @@ from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from redstring.domain.blocking import (
+    MIN_CJK_PREFIX_LENGTH,
     MIN_TYPO_LENGTH,
+    is_cjk_word,
     may_begin_a_word,
     name_initials,
     query_initials,
@@ -168,12 +174,15 @@ def _marked(
     for query_word in distinct:
         by_letter[query_word[0]].append(query_word)
     canonical = {ABBREVIATIONS.get(query_word, query_word) for query_word in distinct}
+    unspaced = [w for w in distinct if len(w) >= MIN_CJK_PREFIX_LENGTH and is_cjk_word(w)]
     words = form.words
     typos = _one_edit_apart([word.text for word in words], distinct)
     for start, word in enumerate(words):
         sharing = by_letter.get(word.text[0], ())
-        if not budget.spend(len(sharing) + len(query_words)):
+        if not budget.spend(len(sharing) + len(query_words) + len(unspaced)):
             return
+        if unspaced:
+            yield from _inside(unspaced, word)
         alike = start in typos or ABBREVIATIONS.get(word.text, word.text) in canonical
         for query_word in sharing:
             spelled = _spelled(query_word, form, start)
@@ -200,6 +209,21 @@ def _spelled(query_word: str, form: _Words, start: int) -> TextRange | None:
     last = bisect.bisect_left(form.starts, end) - 1  # the word holding that last letter
     origins = form.words[last].origins[: end - form.starts[last]]
     return TextRange(form.words[start].origins[0], origins[-1] + 1)
+
+
+def _inside(query_words: Sequence[str], word: FoldedWord) -> Iterator[TextRange]:
+    """What Han or kana `query_words` mark of such a `word` they stand inside, or that
+    stands inside one of them: the part each is, the whole word."""
+    text = word.text
+    if len(text) < MIN_CJK_PREFIX_LENGTH or not is_cjk_word(text):
+        return
+    for query_word in query_words:
+        if text != query_word and text in query_word:
+            yield _span(word.origins)
+        at = text.find(query_word, 1)
+        while at != -1:
+            yield _span(word.origins[at : at + len(query_word)])
+            at = text.find(query_word, at + 1)
 
 
 def _begins(word: str, query_word: str) -> bool:

@@ -18,7 +18,11 @@ a name that says which one it is decides, not the filler it shares:
   the conflict being the smaller unmatched share, so that words in common do
   not make two different names alike;
 - a name written with other spacing (`MacDonald` / `Mac Donald`) is also
-  compared as one joined word.
+  compared as one joined word;
+- a word of Han or kana characters standing inside another (`控股` in
+  `腾讯控股有限公司`: such names are written without spaces) matches it with
+  `INFIX_CREDIT` plus up to `INFIX_SPAN` for the share of it the shorter is, less
+  than a beginning typed as far.
 
 No statistics of any corpus are used (docs/adr/0003). `string_similarities`
 is the same function over many candidates at once; with `open_end=True` it
@@ -39,7 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 from rapidfuzz import fuzz, process
 
-from redstring.domain.blocking import may_begin_a_word
+from redstring.domain.blocking import MIN_CJK_PREFIX_LENGTH, is_cjk_word, may_begin_a_word
 from redstring.domain.name_forms import canonical_tokens, identifying_tokens
 from redstring.domain.normalization import normalize_name
 
@@ -68,6 +72,11 @@ PREFIX_CREDIT = 0.75
 PREFIX_SPAN = 0.2
 # An unfinished last word's likeness to a word it does not begin counts this much.
 OPEN_TYPO_WEIGHT = 0.9
+# A Han or kana word of two characters or more inside another (either way round) matches
+# it with `INFIX_CREDIT` plus up to `INFIX_SPAN` for the share of it the shorter is: at
+# the match floor or above, and below an unfinished word's `PREFIX_CREDIT`.
+INFIX_CREDIT = 0.7
+INFIX_SPAN = 0.2
 
 
 class _Identity(NamedTuple):
@@ -126,6 +135,7 @@ def _word_scores(
             lengths_begun = np.fromiter((len(unique[u]) for u in begun), dtype=np.float64)
             credit = PREFIX_CREDIT + PREFIX_SPAN * len(last) / lengths_begun
             sims[-1, begun] = np.maximum(sims[-1, begun], credit)
+    _credit_infixes(sims, q_tokens, unique)
     sims[sims < TOKEN_FLOOR] = 0.0
     lengths = np.fromiter(map(len, unique), dtype=np.float64, count=len(unique))
     owner = np.repeat(np.arange(len(names)), counts)
@@ -165,6 +175,26 @@ def _word_scores(
         query_cover[spaced] = np.maximum(query_cover[spaced], joined)
         name_cover[spaced] = np.maximum(name_cover[spaced], joined)
     return score, query_cover, name_cover
+
+
+def _credit_infixes(sims: NDArray[np.float64], left: Sequence[str], right: Sequence[str]) -> None:
+    """Raise `sims` (`left` word x `right` word) to the infix credit of each pair of Han or
+    kana words of which one stands inside the other, both of `MIN_CJK_PREFIX_LENGTH`
+    characters or more."""
+    inner = [(row, word) for row, word in enumerate(left) if _infix_word(word)]
+    if not inner:
+        return
+    outer = [(column, word) for column, word in enumerate(right) if _infix_word(word)]
+    for row, word in inner:
+        for column, other in outer:
+            if word != other and (word in other or other in word):
+                shorter, longer = sorted((len(word), len(other)))
+                credit = INFIX_CREDIT + INFIX_SPAN * shorter / longer
+                sims[row, column] = max(sims[row, column], credit)
+
+
+def _infix_word(word: str) -> bool:
+    return len(word) >= MIN_CJK_PREFIX_LENGTH and is_cjk_word(word)
 
 
 def string_similarities(
