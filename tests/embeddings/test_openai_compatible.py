@@ -197,6 +197,7 @@ async def test_a_500_storm_ends_in_a_clear_error_after_max_attempts(
     assert isinstance(info.value, StoreUnavailableError)
     assert info.value.attempts == 3
     assert info.value.status_code == 500
+    assert info.value.retry_after is None  # the server named no wait
     assert api.requests == 3
 
 
@@ -229,6 +230,7 @@ async def test_a_call_gives_up_at_once_when_the_next_wait_ends_past_its_time(
     assert sleep.delays == []
     assert api.requests == 1
     assert (info.value.attempts, info.value.status_code) == (1, 503)
+    assert info.value.retry_after == 30.0  # what the server asked for, not capped here
     assert "gave up after 1 attempt(s), a wait of 30 s ending past the call's 5 s " in str(
         info.value
     )
@@ -246,7 +248,23 @@ async def test_a_call_waits_within_its_time_then_gives_up(
 
     assert time.perf_counter() - started < 0.5
     assert info.value.status_code == 429
+    assert info.value.retry_after == 0.2
     assert api.requests == 3  # at 0, 0.2 and 0.4 s; a third wait would end at 0.6
+
+
+async def test_an_outage_names_no_wait_when_its_last_attempt_had_no_answer(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    """The `Retry-After` of an earlier answer was waited out before the last attempt: the
+    outage does not pass it on as a wait still to come."""
+    api.failures.extend([Failure(429, {"Retry-After": "0.05"}), Failure(200, stall=10.0)])
+    provider = make(retry=RetryPolicy(max_attempts=5, max_elapsed=0.5))
+
+    with pytest.raises(EmbeddingUnavailableError, match=r"0.5 s \(max_elapsed\) spent") as info:
+        await provider.embed_query(["acme"])
+
+    assert (info.value.attempts, info.value.status_code) == (2, 429)
+    assert info.value.retry_after is None
 
 
 @pytest.mark.parametrize("waiting", [False, True], ids=["its attempt", "a slot"])
@@ -365,11 +383,13 @@ async def test_a_rate_limit_to_the_last_attempt_is_an_outage(
     api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
 ) -> None:
     limited = {"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}
-    api.failures.extend(Failure(429, body=limited) for _ in range(3))
+    api.failures.append(Failure(429, {"Retry-After": "0.01"}, body=limited))
+    api.failures.extend(Failure(429, body=limited) for _ in range(2))
 
-    with pytest.raises(EmbeddingUnavailableError, match=r"after 3 attempt\(s\): HTTP 429"):
+    with pytest.raises(EmbeddingUnavailableError, match=r"after 3 attempt\(s\): HTTP 429") as info:
         await make().embed_query(["acme"])
     assert api.requests == 3
+    assert info.value.retry_after is None  # the last 429 named no wait, the first did
 
 
 async def test_a_redirect_is_a_refusal_naming_where_it_leads(

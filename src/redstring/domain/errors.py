@@ -138,7 +138,15 @@ class TenantAccessDeniedError(RedstringError):
 
 
 class StoreUnavailableError(RedstringError):
-    """A backing store did not answer (down, unreachable or timed out)."""
+    """A backing store did not answer (down, unreachable or timed out).
+
+    `retry_after` is how many seconds the store asked callers to wait before asking
+    again (an HTTP `Retry-After` in its last answer), None when it named no wait.
+    """
+
+    def __init__(self, *args: object, retry_after: float | None = None) -> None:
+        super().__init__(*args)
+        self.retry_after = retry_after
 
 
 class ClientClosedError(RedstringError):
@@ -159,17 +167,31 @@ class EmbeddingUnavailableError(StoreUnavailableError):
     Raised after the last attempt, once retrying within the call cannot help any more;
     the same call may succeed later. `status_code` is the last HTTP status seen (None
     when no response came); `attempts` is how many requests were made for the failing
-    batch. A provider that refuses the requests raises `EmbeddingRefusedError`.
+    batch; `retry_after` is the `Retry-After` seconds of the provider's answer to the
+    last attempt (None when it named none, or the last attempt had no answer). A
+    provider that refuses the requests raises `EmbeddingRefusedError`.
     """
 
-    def __init__(self, message: str, *, attempts: int, status_code: int | None = None) -> None:
-        super().__init__(message)
+    def __init__(
+        self,
+        message: str,
+        *,
+        attempts: int,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, retry_after=retry_after)
         self.attempts = attempts
         self.status_code = status_code
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as the arguments that build it (`attempts` is keyword-only)."""
-        build = partial(type(self), attempts=self.attempts, status_code=self.status_code)
+        build = partial(
+            type(self),
+            attempts=self.attempts,
+            status_code=self.status_code,
+            retry_after=self.retry_after,
+        )
         return (build, self.args, self.__dict__)
 
 

@@ -265,14 +265,14 @@ class OpenAICompatibleEmbeddings:
                         return await self._request(batch)
                     except _RetryableError as failed:
                         failure = failed
+                    named = failure.retry_after  # the wait the provider's answer named
                     if attempts >= self._retry.max_attempts:
-                        raise self._unavailable(
-                            f"failed after {attempts} attempt(s)", attempts, failure
-                        ) from failure
-                    delay = self._retry.delay(attempts, failure.retry_after)
+                        said = f"failed after {attempts} attempt(s)"
+                        raise self._unavailable(said, attempts, failure, named) from failure
+                    delay = self._retry.delay(attempts, named)
                     if ends is not None and asyncio.get_running_loop().time() + delay >= ends:
                         said = self._gave_up(attempts, delay)
-                        raise self._unavailable(said, attempts, failure) from failure
+                        raise self._unavailable(said, attempts, failure, named) from failure
                     await self._sleep(delay)
         except TimeoutError:
             if not within.expired():
@@ -288,16 +288,23 @@ class OpenAICompatibleEmbeddings:
         return f"gave up after {attempts} attempt(s), a wait of {delay:g} s ending past {bound}"
 
     def _unavailable(
-        self, what: str, attempts: int, failure: _RetryableError | None
+        self,
+        what: str,
+        attempts: int,
+        failure: _RetryableError | None,
+        retry_after: float | None = None,
     ) -> EmbeddingUnavailableError:
         """The outage a batch ends in: `what` happened after `attempts` requests, the last
         to fail `failure` (None when none failed: the time was spent waiting for a
-        concurrency slot, or for the first answer)."""
+        concurrency slot, or for the first answer). `retry_after` is the wait the
+        provider named in its answer to the last attempt; none when that attempt got no
+        answer, as a wait named earlier is then spent."""
         return EmbeddingUnavailableError(
             f"embedding request to {self._url} for model {self._model!r} {what}: "
             f"{'no answer' if failure is None else failure}",
             attempts=attempts,
             status_code=None if failure is None else failure.status_code,
+            retry_after=retry_after,
         )
 
     async def _request(self, batch: list[str]) -> list[list[float]]:
