@@ -133,6 +133,40 @@ async def test_every_root_field_failed_by_a_store_is_503(demo_services: Redstrin
     assert _codes(response) == ["SERVICE_UNAVAILABLE", "SERVICE_UNAVAILABLE"]
 
 
+@pytest.mark.parametrize(
+    ("entity_wait", "types_wait"),
+    [(None, 17.0), (17.0, None), (2.5, 17.0), (17.0, 2.5), (16.2, 2.5)],
+)
+async def test_of_several_outages_the_503_asks_for_the_longest_wait_one_named(
+    demo_services: Redstring, entity_wait: float | None, types_wait: float | None
+) -> None:
+    """An outage that named no wait (Neo4j's) beside one that did leaves the named wait;
+    of two, the longer, whichever came first."""
+    store = _SlowThenFailing(
+        demo_services.graph,
+        StoreUnavailableError("down", retry_after=entity_wait),
+        StoreUnavailableError("throttled", retry_after=types_wait),
+    )
+    async with _http(services_with_graph(demo_services, store)) as http:
+        response = await _send(http, "POST", ENTITY_AND_TYPES, t=DEMO, id=ACME_ID)
+    assert response.status_code == 503
+    assert _codes(response) == ["SERVICE_UNAVAILABLE", "SERVICE_UNAVAILABLE"]
+    assert response.headers["retry-after"] == "17"
+
+
+async def test_a_wait_named_in_one_request_is_not_asked_for_in_the_next(
+    demo_services: Redstring,
+) -> None:
+    named: list[float | None] = [17.0]
+    store = FailingGraphStore(lambda: StoreUnavailableError("down", retry_after=named[0]))
+    async with _http(services_with_graph(demo_services, store)) as http:
+        first = await _send(http, "POST", RETRIEVE, t=DEMO)
+        named[0] = None
+        second = await _send(http, "POST", RETRIEVE, t=DEMO)
+    assert (first.status_code, first.headers["retry-after"]) == (503, "17")
+    assert (second.status_code, second.headers["retry-after"]) == (503, "5")
+
+
 async def test_no_data_with_an_error_a_retry_would_not_cure_stays_200(
     demo_services: Redstring,
 ) -> None:

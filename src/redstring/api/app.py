@@ -24,7 +24,7 @@ from redstring.api.access_log import AccessLog
 from redstring.api.authentication import NO_AUTH_WARNING, build_authenticator
 from redstring.api.demo import load_demo
 from redstring.api.endpoint import GraphQLEndpoint
-from redstring.api.errors import RETRY_AFTER_HEADER, RequestRefusedError, code_for_status
+from redstring.api.errors import RequestRefusedError, code_for_status
 from redstring.api.graphiql import AssetSource, asset_route, graphiql_page
 from redstring.api.health import Readiness, healthz_endpoint
 from redstring.api.landing import landing_routes
@@ -33,6 +33,7 @@ from redstring.api.metrics import Metrics
 from redstring.api.protections import LoopbackHostsOnly, SecurityHeaders, is_loopback_name
 from redstring.api.refusals import EXCEPTION_HANDLERS, GRAPHQL_METHODS, refusal_response
 from redstring.api.request_record import REQUEST_ID_HEADER
+from redstring.api.retry_after import RETRY_AFTER_HEADER
 from redstring.api.schema.build import build_schema
 from redstring.api.settings import AuthMode, Settings
 from redstring.api.start_failure import SAID_FAILURES, StartFailure

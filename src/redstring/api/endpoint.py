@@ -28,12 +28,17 @@ from redstring.api.errors import (
     RequestRefusedError,
     failed_only_for_unavailable,
     public_error,
-    unavailable_headers,
 )
 from redstring.api.limits import Limits
 from redstring.api.operation_choice import provide_operation_name
 from redstring.api.refusals import internal_error, refusal_response, view_refusal
 from redstring.api.request_record import note_caller
+from redstring.api.retry_after import (
+    known_outage_wait,
+    note_outage_waits,
+    outage_wait,
+    unavailable_headers,
+)
 from redstring.composition.client import Redstring
 from redstring.ports.consistency import consistent_after, written_positions
 
@@ -91,7 +96,7 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         try:
             request_body.refuse_declared_length(request.headers, self._limits.max_body_bytes)
             after = bookmarks.from_header(request.headers.get(bookmarks.HEADER))
-            with consistent_after(after) as unit:
+            with consistent_after(after) as unit, outage_wait():
                 async with deadline:
                     response = await self.run(request)
             if unit.written:
@@ -128,12 +133,13 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
     ) -> Response:
         """Strawberry's response to a result, a 200, unless the result failed only because
         a store did not answer (`failed_only_for_unavailable`): then 503 with
-        `Retry-After`, the same body. A result with data stays a 200, as GraphQL over
-        HTTP asks of any with `data` not null."""
+        `Retry-After`, the same body; its wait is the longest an outage named (an
+        embedding provider's own `Retry-After`), else the default. A result with data
+        stays a 200, as GraphQL over HTTP asks of any with `data` not null."""
         response = super().create_response(response_data, sub_response)
         if isinstance(response_data, dict) and failed_only_for_unavailable(response_data):
             response.status_code = HTTPStatus.SERVICE_UNAVAILABLE
-            response.headers.update(unavailable_headers())
+            response.headers.update(unavailable_headers(known_outage_wait()))
         return response
 
     def encode_json(self, data: object) -> bytes:
@@ -177,6 +183,7 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         running the rest, so an uncoded error is made public (masked) here. A result
         refused before execution has no `data`."""
         if result.errors and any("code" not in (e.extensions or {}) for e in result.errors):
+            note_outage_waits(result.errors)  # the uncoded ones still hold their outage
             result.errors = [
                 e if "code" in (e.extensions or {}) else public_error(e) for e in result.errors
             ]

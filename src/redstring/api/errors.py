@@ -23,6 +23,7 @@
 |                             | (`StoreUnavailableError`); HTTP 503 with `Retry-After` when |
 |                             | it alone failed the whole request (`data` null or absent,   |
 |                             | every error this code), and when the JWKS cannot be fetched |
+|                             | (the wait an outage named, else 5 s: `api/retry_after.py`)  |
 | `INTERNAL_SERVER_ERROR`     | anything else: message masked, cause logged server-side     |
 |                             | (HTTP 500 when raised outside the operation's execution,    |
 |                             | building its context or encoding its response); among them  |
@@ -51,6 +52,7 @@ from pydantic import ValidationError
 from strawberry.extensions import SchemaExtension
 
 from redstring.api.repeated_lines import RepeatedLines
+from redstring.api.retry_after import note_outage_waits
 from redstring.api.settings import variable_of
 from redstring.composition.client import EMBEDDING_OPTION_SETTINGS
 from redstring.domain.errors import (
@@ -66,15 +68,6 @@ logger = logging.getLogger("redstring.api")
 
 INTERNAL_MESSAGE = "Internal server error"
 UNAVAILABLE_MESSAGE = "A backing store is unavailable; try again later"
-
-# The seconds a 503 asks a client to wait (`Retry-After`) before it sends the request
-# again. The outages behind one (a Neo4j restart or leader election, an embedding server
-# coming back) last seconds to tens of seconds: long enough that waiting clients do not
-# come back in a burst, short enough that the first try after a short outage comes soon.
-# Not `REDSTRING_NEO4J_OUTAGE_RETRY`: that is how long a request itself keeps trying (0
-# for a server, which answers a lost Neo4j in milliseconds), no estimate of an outage.
-RETRY_AFTER_SECONDS = 5
-RETRY_AFTER_HEADER = "Retry-After"
 
 # The kinds of line `log_errors` logs once a window (`RepeatedLines`): each request a
 # refused key or a store outage fails would write one more alike.
@@ -174,11 +167,6 @@ _CODE_OF_STATUS = {
     503: ErrorCode.SERVICE_UNAVAILABLE,
     504: ErrorCode.REQUEST_TIMEOUT,
 }
-
-
-def unavailable_headers() -> dict[str, str]:
-    """The headers of a 503: `Retry-After` in seconds (`RETRY_AFTER_SECONDS`)."""
-    return {RETRY_AFTER_HEADER: str(RETRY_AFTER_SECONDS)}
 
 
 def failed_only_for_unavailable(body: Mapping[str, Any]) -> bool:
@@ -326,7 +314,8 @@ def _where(error: GraphQLError) -> str:
 
 
 class ErrorCodes(SchemaExtension):
-    """Replaces every error of a result by its `public_error`.
+    """Replaces every error of a result by its `public_error`, once the waits its outages
+    named are noted (`note_outage_waits`).
 
     Validation errors are marked while the validation step runs, because
     afterwards they look exactly like errors in variable values.
@@ -344,4 +333,5 @@ class ErrorCodes(SchemaExtension):
         yield
         result = self.execution_context.result
         if result is not None and result.errors:
+            note_outage_waits(result.errors)  # for a 503's `Retry-After`, before they go
             result.errors = [public_error(error) for error in result.errors]

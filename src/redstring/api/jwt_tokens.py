@@ -29,8 +29,9 @@ from jwt import PyJWK, PyJWKClient, PyJWKClientConnectionError, PyJWKSet, PyJWTE
 
 from redstring.api.authorization import Caller, Role
 from redstring.api.credentials import CredentialsRefusedError
-from redstring.api.errors import ErrorCode, RequestRefusedError, unavailable_headers
+from redstring.api.errors import ErrorCode, RequestRefusedError
 from redstring.api.protections import is_loopback_name
+from redstring.api.retry_after import unavailable_headers
 from redstring.api.settings import Settings
 from redstring.api.watched_file import WatchedFile, read_regular_file
 from redstring.domain.errors import InvalidInputError
