@@ -24,6 +24,15 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def awaitable(work: Callable[[], object]) -> Callable[[], Awaitable[object]]:
+    """`work`, a plain call, as the coroutine function the medians below time."""
+
+    async def run() -> object:
+        return work()
+
+    return run
+
+
 async def median_ms(run: Callable[[], Awaitable[object]], repeats: int) -> float:
     """Median wall time of `run` in milliseconds, after one warm-up call."""
     await run()

@@ -19,24 +19,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
 
 import numpy as np
 from threadpoolctl import ThreadpoolController, threadpool_info
 
-from bench.measure import alternating_medians_ms, machine
+from bench.measure import alternating_medians_ms, awaitable, machine
 from bench.options import parse_args
 from redstring import EntityId, InMemoryVectorStore, TenantId, VectorRecord
 
 DIMENSION = 384
 LARGE = 10_000
-
-
-def timed(work: Callable[[], object]) -> Callable[[], Awaitable[object]]:
-    async def run() -> object:
-        return work()
-
-    return run
 
 
 async def medians(size: int, repeats: int, controller: ThreadpoolController) -> dict[str, float]:
@@ -71,18 +63,18 @@ async def medians(size: int, repeats: int, controller: ThreadpoolController) -> 
         return await store.search(query_list, tenant, k=30)
 
     stores = {
-        "np.einsum('i,ij->j', q, C) (the store's)": timed(
+        "np.einsum('i,ij->j', q, C) (the store's)": awaitable(
             lambda: np.einsum("i,ij->j", query, columns)
         ),
         "store search k=30": search,
     }
-    blas = {"q @ C": timed(lambda: query @ columns)}
+    blas = {"q @ C": awaitable(lambda: query @ columns)}
     default_only = {
-        "np.dot(q, C)": timed(lambda: np.dot(query, columns)),
-        "R @ q (vectors as rows)": timed(lambda: rows @ query),
-        "np.vecdot(R, q) (vectors as rows)": timed(lambda: np.vecdot(rows, query)),
-        "q @ C in float64": timed(lambda: query64 @ columns64),
-        "q @ C, limit(1) entered each call": timed(capped_product),
+        "np.dot(q, C)": awaitable(lambda: np.dot(query, columns)),
+        "R @ q (vectors as rows)": awaitable(lambda: rows @ query),
+        "np.vecdot(R, q) (vectors as rows)": awaitable(lambda: np.vecdot(rows, query)),
+        "q @ C in float64": awaitable(lambda: query64 @ columns64),
+        "q @ C, limit(1) entered each call": awaitable(capped_product),
     }
     # The store's runs are timed apart from the BLAS products: a threaded product leaves
     # its threads spinning for a while after it returns, on the cores the next run needs.
