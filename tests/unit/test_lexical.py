@@ -15,6 +15,7 @@ from redstring.domain.lexical import (
     INITIALS_MATCH,
     LONE_BEGINNING,
     LONE_FIRST_WORD,
+    LONE_SPAN,
     MAX_SCORED_TEXTS,
     PROPERTY_WEIGHT,
     SOUNDS_ALIKE,
@@ -195,6 +196,35 @@ def test_a_lone_beginning_reads_identifying_words_and_favours_the_first() -> Non
     assert legal_score < LONE_BEGINNING
     # The romanised form of the query begins words too: `ж` as `zh`.
     assert lexical_scores("ж", [make_entity(TENANT, "Zhukov Partners")])[0] > LONE_BEGINNING
+
+
+def test_a_lone_beginning_reads_each_text_for_the_letters_asked() -> None:
+    """A text's words are read once and kept (`_lone_reading`): the same text asked with
+    other letters, and texts alike but for case, accents or a later word, each score as
+    their own words and the letters asked say."""
+    first, later = LONE_BEGINNING + LONE_FIRST_WORD, LONE_BEGINNING
+    acme = make_entity(TENANT, "Acme Labs")
+    assert lexical_scores("ac", [acme]) == [first + LONE_SPAN * 2 / 4]
+    assert lexical_scores("a", [acme]) == [first + LONE_SPAN * 1 / 4]
+    assert lexical_scores("la", [acme]) == [later + LONE_SPAN * 2 / 4]
+    assert lexical_scores("z", [acme]) == [0.0]
+    names = ("ÁCME LABS", "acme-läbs", "Acme Lab", "Acme Zebra", "Acme La")
+    alike = [make_entity(TENANT, name) for name in names]
+    assert lexical_matches("la", alike).scores[:4] == [
+        later + LONE_SPAN * 2 / 4,
+        later + LONE_SPAN * 2 / 4,
+        later + LONE_SPAN * 2 / 3,
+        0.0,
+    ]
+    # A word the letters are, scored as the word is, not as a beginning.
+    assert lexical_scores("la", alike[4:]) == [string_similarity("la", "Acme La")]
+    assert lexical_scores("ze", alike) == [0.0, 0.0, 0.0, later + LONE_SPAN * 2 / 5, 0.0]
+    assert lexical_scores("a", alike[:2]) == [first + LONE_SPAN * 1 / 4] * 2
+
+
+def test_a_lone_beginning_is_at_most_two_letters() -> None:
+    with pytest.raises(ValueError, match="at most 2"):
+        lexical._lone_beginnings(("abc",), ["abcd"])
 
 
 def test_only_a_query_of_one_short_word_scores_the_names_it_begins() -> None:

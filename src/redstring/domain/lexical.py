@@ -36,6 +36,8 @@ from numpy.typing import NDArray
 from rapidfuzz import fuzz
 
 from redstring.domain.blocking import (
+    MIN_CJK_PREFIX_LENGTH,
+    MIN_PREFIX_LENGTH,
     lone_beginning,
     name_initials,
     query_initials,
@@ -267,36 +269,63 @@ def _lone_beginnings(
     words: tuple[str, ...], texts: Sequence[str]
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     """Each text's score as begun by one of `words` (`LONE_BEGINNING`), 0.0 where none
-    begins a word of it, and whether it holds one of them as a word. A text's words are
-    `_begun_words`'; a text in which no word begins with one of `words` is passed over
-    on a look at its normalised form."""
+    begins a word of it, and whether it holds one of them as a word. `words` are lone
+    beginnings (`lone_beginning`), each at most `_LONE_LONGEST` characters; a text's
+    words are `_lone_reading`'s, looked up once a text."""
+    if any(len(word) > _LONE_LONGEST for word in words):
+        raise ValueError(f"a lone beginning has at most {_LONE_LONGEST} characters: {words}")
     scores = np.zeros(len(texts), dtype=np.float64)
     holds = np.zeros(len(texts), dtype=bool)
     for index, text in enumerate(texts):
-        normalized = normalize_name(text)
-        if not any(normalized.startswith(w) or f" {w}" in normalized for w in words):
-            continue
-        for position, text_word in enumerate(_begun_words(text)):
-            for word in words:
-                if text_word == word:
-                    holds[index] = True
-                elif text_word.startswith(word):
-                    score = (
-                        LONE_BEGINNING
-                        + LONE_FIRST_WORD * (position == 0)
-                        + LONE_SPAN * len(word) / len(text_word)
-                    )
-                    scores[index] = max(scores[index], score)
+        begun, held = _lone_reading(text)
+        for word in words:
+            if word in held:
+                holds[index] = True
+            if word in begun:
+                scores[index] = max(scores[index], begun[word])
     return scores, holds
 
 
+# The longest word `lone_beginning` gives: one shorter than a word sought by prefix.
+_LONE_LONGEST = max(MIN_PREFIX_LENGTH, MIN_CJK_PREFIX_LENGTH) - 1
+
+
+class _LoneReading(NamedTuple):
+    """A text as a lone beginning reads it: each beginning of at most `_LONE_LONGEST`
+    characters of its words (`_begun_words`) with the score of the best word it begins
+    and is not (`begun`), and its words of at most that length (`held`)."""
+
+    begun: Mapping[str, float]
+    held: frozenset[str]
+
+
 @lru_cache(maxsize=1 << 16)
-def _begun_words(text: str) -> tuple[str, ...]:
+def _lone_reading(text: str) -> _LoneReading:
+    """`_LoneReading` of `text`: a candidate's texts come back on query after query, and
+    every text of every candidate is read for one or two letters."""
+    begun: dict[str, float] = {}
+    held: set[str] = set()
+    for position, text_word in enumerate(_begun_words(text)):
+        if len(text_word) <= _LONE_LONGEST:
+            held.add(text_word)
+        for length in range(1, min(len(text_word) - 1, _LONE_LONGEST) + 1):
+            beginning = text_word[:length]
+            score = (
+                LONE_BEGINNING
+                + LONE_FIRST_WORD * (position == 0)
+                + LONE_SPAN * length / len(text_word)
+            )
+            if score > begun.get(beginning, 0.0):
+                begun[beginning] = score
+    return _LoneReading(begun, frozenset(held))
+
+
+def _begun_words(text: str) -> list[str]:
     """The words of `text` a lone beginning is compared with: its identifying words,
     those a seek finds it by (`w:` keys), or all of its words when it has none (`The
     Company`); the first `MAX_SCORED_WORDS`, as many as the word-by-word score reads."""
     tokens = name_tokens(text)
-    return tuple((identifying_tokens(tokens) or tokens)[:MAX_SCORED_WORDS])
+    return (identifying_tokens(tokens) or tokens)[:MAX_SCORED_WORDS]
 
 
 def _apart(entities: Sequence[LexicalCandidate], indexes: Sequence[int]) -> bool:
