@@ -222,6 +222,22 @@ def test_a_lone_beginning_reads_each_text_for_the_letters_asked() -> None:
     assert lexical_scores("a", alike[:2]) == [first + LONE_SPAN * 1 / 4] * 2
 
 
+def test_only_texts_holding_the_letters_as_a_word_are_scored_word_by_word() -> None:
+    """Among texts the letters begin a word of, the few holding them as a word score as
+    the word score says, each its own, and the others as the words they begin."""
+    names = ("Acme", "AC", "Zed", "AC Milan", "Corvid Acoustics", "Milan AC Group")
+    scores = lexical_scores("ac", [make_entity(TENANT, name) for name in names])
+    assert scores == [
+        LONE_BEGINNING + LONE_FIRST_WORD + LONE_SPAN * 2 / 4,
+        1.0,
+        0.0,
+        string_similarity("ac", "AC Milan"),
+        LONE_BEGINNING + LONE_SPAN * 2 / 9,
+        string_similarity("ac", "Milan AC Group"),
+    ]
+    assert len(set(scores)) == len(scores)
+
+
 def test_a_lone_beginning_is_at_most_two_letters() -> None:
     with pytest.raises(ValueError, match="at most 2"):
         lexical._lone_beginnings(("abc",), ["abcd"])

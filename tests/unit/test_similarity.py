@@ -263,14 +263,20 @@ def test_an_unfinished_last_word_counts_at_its_credit_only_when_open_ended() -> 
     assert opened.query_share[0] > 0.9
 
 
-def test_a_comparison_of_many_is_each_candidates_alone() -> None:
+@pytest.mark.parametrize(
+    ("query", "open_end"),
+    [("software company in Port Aldmere", False), ("software company in Port Ald", True)],
+)
+def test_a_comparison_of_many_is_each_candidates_alone(query: str, open_end: bool) -> None:
     # Repeated and blank candidates included; the similarity is `string_similarities`'.
-    query = "software company in Port Aldmere"
-    names = ["Port Aldmere", "", "Acme Software Ltd", "Port Aldmere"]
-    together = compare_names(query, names)
-    assert together.similarity.tolist() == string_similarities(query, names).tolist()
+    names = ["Port Aldmere", "", "Acme Software Ltd", "Port Aldmere", "Aldgate Port"]
+    together = compare_names(query, names, open_end=open_end)
+    assert (
+        together.similarity.tolist()
+        == string_similarities(query, names, open_end=open_end).tolist()
+    )
     for i, name in enumerate(names):
-        alone = compare_names(query, [name])
+        alone = compare_names(query, [name], open_end=open_end)
         assert [part[i] for part in together] == [part[0] for part in alone]
     blank = compare_names("", ["", "x"])
     assert [part.tolist() for part in blank] == [[1.0, 0.0]] * 3

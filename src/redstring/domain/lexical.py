@@ -190,23 +190,31 @@ def lexical_matches(query: str, entities: Sequence[LexicalCandidate]) -> Lexical
 def _compared(query: str, texts: list[str]) -> NameComparison:
     """`compare_names` of the query with the texts, and of each of its `other_forms`
     (`AT&T`: `ATT`; `Газпром`: `Gazprom`), the best for each text."""
-    open_end = query_prefix(query) is not None
-    compared = compare_names(query, texts, open_end=open_end)
-    for form in other_forms(query):
-        other = compare_names(form, texts, open_end=open_end)
-        compared = NameComparison(*(np.maximum(a, b) for a, b in zip(compared, other, strict=True)))
     forms = [query, *other_forms(query)]
     beginnings = [w for w in map(lone_beginning, forms) if w is not None]
-    if beginnings:
-        # One or two letters are no typo of a longer word (`ge` of `Gee`, `ac` of `Bac`):
-        # a text holding the word itself is scored word by word, any other by the words
-        # it begins alone.
-        begun, holds = _lone_beginnings(tuple(dict.fromkeys(beginnings)), texts)
-        compared = NameComparison(
-            np.where(holds, compared.similarity, begun),
-            np.where(holds, compared.query_share, (begun > 0).astype(np.float64)),
-            np.where(holds, compared.candidate_share, 0.0),
-        )
+    if not beginnings:
+        return _best_compared(forms, texts)
+    # One or two letters are no typo of a longer word (`ge` of `Gee`, `ac` of `Bac`): a
+    # text holding the word itself is scored word by word, any other by the words it
+    # begins alone, so only the first are compared (each text's comparison is its own).
+    begun, holds = _lone_beginnings(tuple(dict.fromkeys(beginnings)), texts)
+    compared = NameComparison(begun, (begun > 0).astype(np.float64), np.zeros(len(texts)))
+    held = np.flatnonzero(holds)
+    if len(held):
+        found = _best_compared(forms, [texts[i] for i in held])
+        for column, value in zip(compared, found, strict=True):
+            column[held] = value
+    return compared
+
+
+def _best_compared(forms: list[str], texts: list[str]) -> NameComparison:
+    """`compare_names` of each of `forms` (a query and its `other_forms`) with the texts,
+    the best for each text."""
+    open_end = query_prefix(forms[0]) is not None
+    compared = compare_names(forms[0], texts, open_end=open_end)
+    for form in forms[1:]:
+        other = compare_names(form, texts, open_end=open_end)
+        compared = NameComparison(*(np.maximum(a, b) for a, b in zip(compared, other, strict=True)))
     return compared
 
 

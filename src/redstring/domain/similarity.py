@@ -228,7 +228,8 @@ def compare_names(
     query: str, candidates: Sequence[str], *, open_end: bool = False
 ) -> NameComparison:
     """`query` against every candidate (`NameComparison`), each distinct normalised
-    candidate compared once."""
+    candidate compared once; a candidate's comparison is the same whichever others it is
+    compared with."""
     empty = np.zeros(0, dtype=np.float64)
     if not candidates:
         return NameComparison(empty, empty, empty)
