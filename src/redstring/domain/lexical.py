@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import sys
 from collections.abc import Container, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import NamedTuple, Protocol
@@ -278,8 +279,8 @@ def _lone_beginnings(
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     """Each text's score as begun by one of `words` (`LONE_BEGINNING`), 0.0 where none
     begins a word of it, and whether it holds one of them as a word. `words` are lone
-    beginnings (`lone_beginning`), each at most `_LONE_LONGEST` characters; a text's
-    words are `_lone_reading`'s, looked up once a text."""
+    beginnings (`lone_beginning`), each at most `_LONE_LONGEST` characters; each text is
+    looked up as `_lone_reading` reads it."""
     if any(len(word) > _LONE_LONGEST for word in words):
         raise ValueError(f"a lone beginning has at most {_LONE_LONGEST} characters: {words}")
     scores = np.zeros(len(texts), dtype=np.float64)
@@ -304,28 +305,34 @@ class _LoneReading(NamedTuple):
     and is not (`begun`), and its words of at most that length (`held`)."""
 
     begun: Mapping[str, float]
-    held: frozenset[str]
+    held: tuple[str, ...]
 
 
 @lru_cache(maxsize=1 << 16)
 def _lone_reading(text: str) -> _LoneReading:
-    """`_LoneReading` of `text`: a candidate's texts come back on query after query, and
-    every text of every candidate is read for one or two letters."""
+    """`text` as a lone beginning reads it (`_LoneReading`), kept by text: a lone
+    beginning reads every text of every candidate, and a candidate's texts come back
+    query after query."""
     begun: dict[str, float] = {}
-    held: set[str] = set()
+    held: dict[str, None] = {}
     for position, text_word in enumerate(_begun_words(text)):
         if len(text_word) <= _LONE_LONGEST:
-            held.add(text_word)
+            held[text_word] = None
         for length in range(1, min(len(text_word) - 1, _LONE_LONGEST) + 1):
-            beginning = text_word[:length]
-            score = (
-                LONE_BEGINNING
-                + LONE_FIRST_WORD * (position == 0)
-                + LONE_SPAN * length / len(text_word)
-            )
+            # A reading is kept as long as its text: each beginning and each score is
+            # one object, shared by every reading that holds it.
+            beginning = sys.intern(text_word[:length])
+            score = _lone_score(position == 0, length, len(text_word))
             if score > begun.get(beginning, 0.0):
                 begun[beginning] = score
-    return _LoneReading(begun, frozenset(held))
+    return _LoneReading(begun, tuple(held))
+
+
+@lru_cache(maxsize=1 << 12)  # 2 x `_LONE_LONGEST` x `MAX_NAME_LENGTH` scores at most
+def _lone_score(first: bool, length: int, word_length: int) -> float:
+    """The score of a word of `word_length` characters begun by `length` of them, the
+    text's first identifying word or not (`first`)."""
+    return LONE_BEGINNING + LONE_FIRST_WORD * first + LONE_SPAN * length / word_length
 
 
 def _begun_words(text: str) -> list[str]:
