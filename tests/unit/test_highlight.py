@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from rapidfuzz import fuzz
 
 from redstring import TextRange, highlight_ranges
 from redstring.domain import highlight
@@ -94,6 +95,11 @@ def marked(query: str, text: str) -> str:
         ("xyz", "Acme Corp", "Acme Corp"),
         ("Acme Corp", "Acme Co", "[Acme] Co"),
         ("Athina", "Athens", "Athens"),
+        # Words of six letters or more as alike as the score counts a match (an Indel
+        # ratio of 0.7) are marked whole, two or three edits apart; shorter ones not.
+        ("Minitonka", "Minnetonka", "[Minnetonka]"),
+        ("Baniyachong", "Baniachang Bazar", "[Baniachang] Bazar"),
+        ("bread", "Beard", "Beard"),
         # Han and kana names are unspaced: a query word inside a word marks its part,
         # each time it stands there; a word inside the query word is marked whole. One
         # character alone is no word inside another.
@@ -202,6 +208,7 @@ def _explained(piece: str, whole: str, first: bool, query: str) -> bool:
     if piece == whole and any(
         ABBREVIATIONS.get(w, w) == ABBREVIATIONS.get(whole, whole)
         or _one_edit(w, whole)
+        or (min(len(w), len(whole)) >= 6 and fuzz.ratio(w, whole) >= 70)
         or w.startswith(whole)
         for w in query_words
     ):

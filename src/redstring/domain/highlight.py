@@ -12,7 +12,9 @@ by itself. Words are marked, read as the score reads them (`traced_forms`,
   of `Acmeson`, `a` the `A` of `Ada`);
 - is one edit from it (a letter deleted, inserted, replaced, or two swapped), both
   of `MIN_TYPO_LENGTH - 1` letters or more, and it does not begin the text word
-  (`Holdngs` marks `Holdings`); or, being the query's unfinished last word
+  (`Holdngs` marks `Holdings`), or as alike as the score counts a word matched (an
+  Indel ratio of `TOKEN_FLOOR` or more), both of `MIN_LIKE_LENGTH` letters or more
+  (`Minitonka` marks `Minnetonka`); or, being the query's unfinished last word
   (`query_prefix`) of `MIN_TYPO_LENGTH` letters or more, is one edit from its
   beginning (`glasw` marks `Glassw` of `Glasswing`);
 - is the same word abbreviated or written out (`ABBREVIATIONS`: `Corp` for
@@ -44,7 +46,7 @@ from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 import numpy as np
-from rapidfuzz import process
+from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
 from redstring.domain.blocking import (
@@ -65,11 +67,16 @@ from redstring.domain.normalization import (
     other_forms,
     traced_forms,
 )
-from redstring.domain.similarity import MAX_QUERY_WORDS
+from redstring.domain.similarity import MAX_QUERY_WORDS, TOKEN_FLOOR
 from redstring.domain.text import MAX_NAME_LENGTH
 
 # The shortest words a one-edit typo is marked between, as blocking finds them.
 _MIN_TYPO_WORD = MIN_TYPO_LENGTH - 1
+# The shortest words marked for being as alike as the score counts a match: from six
+# letters, that likeness is two or three edits in a word a reader still sees as the
+# one typed (`Baniyachong`, `Baniachang`); in shorter words it is one edit, or two
+# words that merely look alike.
+MIN_LIKE_LENGTH = 6
 
 # The most pairs of a text word and a query word one call compares, over every form of
 # both: what a crafted text of hundreds of one-letter words and a query of dozens of
@@ -240,18 +247,23 @@ def _begins(word: str, query_word: str) -> bool:
 
 def _one_edit_apart(words: Sequence[str], query_words: Sequence[str]) -> set[int]:
     """The indexes of the `words` one edit from a query word, both of `_MIN_TYPO_WORD`
-    letters or more: a letter deleted, inserted or replaced, or two swapped; not a word
-    the query word begins (`acme` marks `Acme` of `Acmes`, not all of it)."""
+    letters or more: a letter deleted, inserted or replaced, or two swapped; or as alike
+    as the score counts a match (`TOKEN_FLOOR`), both of `MIN_LIKE_LENGTH` letters or
+    more. Not a word the query word begins (`acme` marks `Acme` of `Acmes`, not all of
+    it)."""
     long_words = [i for i, word in enumerate(words) if len(word) >= _MIN_TYPO_WORD]
     long_query = [word for word in query_words if len(word) >= _MIN_TYPO_WORD]
     if not long_words or not long_query:
         return set()
-    distances = process.cdist(
-        [words[i] for i in long_words], long_query, scorer=OSA.distance, score_cutoff=1
-    )
+    texts = [words[i] for i in long_words]
+    distances = process.cdist(texts, long_query, scorer=OSA.distance, score_cutoff=1)
+    likeness = process.cdist(texts, long_query, scorer=fuzz.ratio, score_cutoff=100 * TOKEN_FLOOR)
+    text_long = np.asarray([len(w) >= MIN_LIKE_LENGTH for w in texts])[:, None]
+    long_enough = text_long & np.asarray([len(w) >= MIN_LIKE_LENGTH for w in long_query])
+    alike = (distances <= 1) | ((likeness >= 100 * TOKEN_FLOOR) & long_enough)
     return {
         long_words[row]
-        for row, column in zip(*np.nonzero(distances <= 1), strict=True)
+        for row, column in zip(*np.nonzero(alike), strict=True)
         if not words[long_words[row]].startswith(long_query[column])
     }
 
