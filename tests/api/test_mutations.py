@@ -199,6 +199,25 @@ async def test_invalid_inputs_say_which_input_and_field(
     assert long_name["message"] == (
         "entities[0].name: name must be at most 500 characters, got 900000"
     )
+    big_properties = await client.error(
+        UPSERT_ENTITIES,
+        t=tenant,
+        entities=[{"name": "x", "entityType": "thing", "properties": {"text": "p" * 20_000}}],
+    )
+    assert big_properties["extensions"]["code"] == "BAD_USER_INPUT"
+    assert big_properties["message"] == (
+        "entities[0].properties: properties must be at most 16,384 bytes as JSON, got "
+        "20,011: a long text belongs in the description"
+    )
+    long_description = await client.error(
+        UPSERT_ENTITIES,
+        t=tenant,
+        entities=[{"name": "x", "entityType": "thing", "description": "d" * 10_001}],
+    )
+    assert long_description["extensions"]["code"] == "BAD_USER_INPUT"
+    assert long_description["message"] == (
+        "entities[0].description: description must be at most 10,000 characters, got 10,001"
+    )
     nested = await client.error(
         UPSERT_ENTITIES,
         t=tenant,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
+import neo4j
 import pytest
 
 from redstring import (
@@ -17,7 +19,8 @@ from redstring import (
     TextRange,
     highlight_ranges,
 )
-from redstring.domain.text import MAX_NAME_LENGTH, MAX_TYPE_LENGTH
+from redstring.domain.properties import MAX_PROPERTIES_BYTES
+from redstring.domain.text import MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH, MAX_TYPE_LENGTH
 from redstring.testing import new_tenant
 
 DIMENSION = 384  # the dimension of the shared database's vector index
@@ -123,3 +126,29 @@ async def test_a_han_or_kana_word_finds_the_names_it_stands_inside(
             assert highlight_ranges("控股", match.entity.name) == [TextRange(at, at + 2)]
         sony = await rs.retrieve("ソニー", tenant, k=5, mode=RetrievalMode.LEXICAL)
         assert [m.entity.name for m in sony.matches] == ["株式会社ソニー"]
+
+
+async def test_properties_and_descriptions_stored_past_today_s_bounds_are_still_read(
+    neo4j_auth: tuple[str, tuple[str, str]], driver: neo4j.AsyncDriver
+) -> None:
+    """The bounds apply where a record is made, not where a store reads one back: an
+    entity an earlier version stored with more is read, found and returned whole."""
+    uri, auth = neo4j_auth
+    tenant = new_tenant()
+    entity = Entity.create(tenant, "Gryphon Freight", "company")
+    big = {"note": "n" * (MAX_PROPERTIES_BYTES + 1)}
+    long = "d" * (MAX_DESCRIPTION_LENGTH + 1)
+    async with Redstring.neo4j(uri, auth, embeddings=HashingEmbeddingProvider(DIMENSION)) as rs:
+        await rs.upsert([entity])
+        await driver.execute_query(
+            "MATCH (e:Entity {tenant_id: $t, id: $id}) "
+            "SET e.properties = $properties, e.description = $description",
+            t=str(tenant),
+            id=str(entity.id),
+            properties=json.dumps(big),
+            description=long,
+        )
+        [stored] = await rs.graph.get_entities([entity.id], tenant)
+        assert (dict(stored.properties), stored.description) == (big, long)
+        found = await rs.retrieve("Gryphon Freight", tenant, k=1, mode=RetrievalMode.LEXICAL)
+        assert [m.entity for m in found.matches] == [stored]

@@ -92,7 +92,7 @@ def test_a_query_is_embedded_with_its_romanised_form_cut_as_a_text_is() -> None:
 
 def test_an_entity_s_text_is_cut_so_its_source_is_of_what_is_embedded() -> None:
     tenant = new_tenant()
-    entity = make_entity(tenant, "Harbour Ferries", "org", description="ferry " * CAP)
+    entity = make_entity(tenant, "Harbour Ferries", "org", description="ferry " * (CAP // 3))
     whole = f"Harbour Ferries. org. {entity.description}"
     assert entity.embedding_text() == embedded_text(whole)
     assert len(entity.embedding_text()) <= CAP

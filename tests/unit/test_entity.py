@@ -23,8 +23,8 @@ from redstring import (
 )
 from redstring.domain.blocking import MAX_KEYED_ALIASES, blocking_keys_for
 from redstring.domain.ids import entity_id_for, relationship_id_for
-from redstring.domain.properties import alias_names
-from redstring.domain.text import MAX_NAME_LENGTH, MAX_TYPE_LENGTH
+from redstring.domain.properties import MAX_PROPERTIES_BYTES, alias_names, properties_size
+from redstring.domain.text import MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH, MAX_TYPE_LENGTH
 from redstring.testing import make_entity, make_relationship, new_tenant
 
 
@@ -84,6 +84,30 @@ def test_a_relationship_type_longer_than_a_label_is_refused() -> None:
         Relationship.create(tenant, a.id, "R" * 201, b.id)
     with pytest.raises(InvalidFieldsError, match=message):
         made.model_copy(update={"relationship_type": "R" * 201})
+
+
+def test_properties_past_their_bound_as_json_and_long_descriptions_are_refused() -> None:
+    """What a store reads with every entity a query reads is bounded where a record is
+    made: properties by the UTF-8 bytes of their JSON, a description by characters."""
+    tenant = new_tenant()
+    # `{"b":"..."}` is 8 bytes around the value; `é` is two bytes.
+    fits = {"b": "é" * ((MAX_PROPERTIES_BYTES - 8) // 2)}
+    assert properties_size(fits) == MAX_PROPERTIES_BYTES
+    assert make_entity(tenant, "Acme", "org", properties=fits).properties == fits
+    over = {"b": "x" * (MAX_PROPERTIES_BYTES - 7)}
+    message = r"properties must be at most 16,384 bytes as JSON, got 16,385: a long"
+    with pytest.raises(InvalidFieldsError, match=message):
+        make_entity(tenant, "Acme", "org", properties=over)
+    with pytest.raises(InvalidFieldsError, match=message):
+        make_entity(tenant, "Acme", "org").model_copy(update={"properties": over})
+    a, b = make_entity(tenant, "A", "org"), make_entity(tenant, "B", "org")
+    assert make_relationship(a, b, "R", properties=fits).properties == fits
+    with pytest.raises(InvalidFieldsError, match=message):
+        make_relationship(a, b, "R", properties=over)
+    longest = "d" * MAX_DESCRIPTION_LENGTH
+    assert make_entity(tenant, "Acme", "org", description=longest).description == longest
+    with pytest.raises(InvalidFieldsError, match=r"description must be at most 10,000 characters"):
+        make_entity(tenant, "Acme", "org", description=longest + "d")
 
 
 def test_a_name_or_alias_longer_than_a_name_is_refused() -> None:

@@ -18,11 +18,12 @@ from redstring.domain.properties import (
     Properties,
     PropertyValue,
     alias_names,
+    check_properties_size,
     no_properties,
     string_values,
 )
 from redstring.domain.record import EntityIdField, Record, TenantIdField
-from redstring.domain.text import check_name, check_storable, check_type
+from redstring.domain.text import check_description, check_name, check_storable, check_type
 
 # The fields an entity derives, and those it derives them from.
 _DERIVED = frozenset({"normalized_name", "blocking_keys"})
@@ -90,8 +91,8 @@ class Entity(Record):
 
     @field_validator("description")
     @classmethod
-    def _storable(cls, value: str | None) -> str | None:
-        return None if value is None else check_storable(value, "description")
+    def _description(cls, value: str | None) -> str | None:
+        return None if value is None else check_description(value, "description")
 
     @field_validator("properties")
     @classmethod
@@ -104,7 +105,7 @@ class Entity(Record):
             raise ValueError(f"{ALIASES} must be a string or a list of strings")
         for alias in alias_names(value):
             check_name(alias, ALIASES)
-        return value
+        return check_properties_size(value)
 
     @model_validator(mode="before")
     @classmethod

@@ -8,6 +8,7 @@ changed behind a store's back.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Annotated, Any, TypeAlias
@@ -128,6 +129,35 @@ def string_values(properties: Mapping[str, PropertyValue]) -> list[str]:
         items: tuple[PropertyValue, ...] = value if isinstance(value, tuple) else (value,)
         out.extend(v for v in items if isinstance(v, str))
     return out
+
+
+# What an entity's or a relationship's properties may hold, as the UTF-8 bytes of their
+# JSON: a store reads them whole with every entity a query reads (a few hundred lexical
+# candidates a query, on Neo4j one JSON string each), so that unbounded, one writer's
+# entities of a megabyte each made every query of their tenant take seconds of the
+# serving process (100 of them: 2.5 s a LEXICAL retrieve against 10 ms). Properties are
+# attributes that say which entity it is; a long text is its description.
+MAX_PROPERTIES_BYTES = 16_384
+
+
+def check_properties_size(properties: Mapping[str, PropertyValue]) -> Mapping[str, PropertyValue]:
+    """`properties` as they are, or `ValueError` when their JSON (`properties_size`) is
+    longer than `MAX_PROPERTIES_BYTES`. Checked where a record is made, not where a
+    store reads one back: what an earlier version stored is still read."""
+    if properties:
+        size = properties_size(properties)
+        if size > MAX_PROPERTIES_BYTES:
+            raise ValueError(
+                f"properties must be at most {MAX_PROPERTIES_BYTES:,} bytes as JSON, got "
+                f"{size:,}: a long text belongs in the description"
+            )
+    return properties
+
+
+def properties_size(properties: Mapping[str, PropertyValue]) -> int:
+    """The UTF-8 bytes of `properties` written as compact JSON."""
+    written = json.dumps(thaw_properties(properties), ensure_ascii=False, separators=(",", ":"))
+    return len(written.encode("utf-8"))
 
 
 def thaw_properties(frozen: Mapping[str, PropertyValue]) -> dict[str, object]:

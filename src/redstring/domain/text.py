@@ -46,6 +46,23 @@ def check_name(value: str, what: str) -> str:
     return stripped
 
 
+# An entity's description is read with every match that returns it (and embedded, cut
+# at `MAX_EMBEDDED_CHARACTERS`): a paragraph or a page, not a document, whose passages a
+# store of documents would hold.
+MAX_DESCRIPTION_LENGTH = 10_000
+
+
+def check_description(value: str, what: str) -> str:
+    """A description as it is, or `ValueError` naming `what` when it holds what no store
+    keeps (`check_storable`) or is longer than `MAX_DESCRIPTION_LENGTH` characters."""
+    check_storable(value, what)
+    if len(value) > MAX_DESCRIPTION_LENGTH:
+        raise ValueError(
+            f"{what} must be at most {MAX_DESCRIPTION_LENGTH:,} characters, got {len(value):,}"
+        )
+    return value
+
+
 # A type (an entity's or a relationship's) is a label. The Neo4j vector index holds an
 # entity's type as one term of its filter (Lucene refuses a term over 32,766 bytes, and
 # Neo4j then stops the database); a relationship's type is in its cursor, which a client
