@@ -207,7 +207,8 @@ def test_a_finished_word_wins_over_a_longer_one() -> None:
 def test_prefix_credit_is_below_the_whole_word(x: str, w: str, z: str, cut: int) -> None:
     """`x p` (p begins w) scores `x w z` below `x p z`, where p is a whole word."""
     p = w[: min(cut, len(w) - 1)]
-    assume(len(p) >= MIN_PREFIX_LENGTH and len({x, w, z}) == 3)
+    # An abbreviation of w (`univ` of `university`) reads as w itself, not its beginning.
+    assume(len(p) >= MIN_PREFIX_LENGTH and len({x, w, z}) == 3 and p not in WORD_ABBREVIATIONS)
     assume(_unlike(x, p) and _unlike(z, p) and not x.startswith(p) and not z.startswith(p))
     prefixed, whole = string_similarities(
         f"{x} {p}", [f"{x} {w} {z}", f"{x} {p} {z}"], open_end=True
