@@ -225,6 +225,22 @@ async def test_a_han_or_kana_word_finds_the_unspaced_names_it_stands_inside() ->
         assert set(_names(result)) == expected, query
 
 
+async def test_a_name_s_first_words_typed_without_spaces_find_it() -> None:
+    """`walmart` and `kettlecreek` rank the name as `wal mart` and `kettle creek` do,
+    above a name that only begins alike; highlighted where they matched."""
+    tenant = new_tenant()
+    names = ("Kettle Creek Outfitters", "Kettle Store Brand Coffee", "Wal-Mart Stores", "Walton")
+    retriever, _ = await _retriever([make_entity(tenant, n) for n in names])
+    for joined, spaced, expected in [
+        ("kettlecreek", "kettle creek", "Kettle Creek Outfitters"),
+        ("walmart", "wal mart", "Wal-Mart Stores"),
+    ]:
+        found = await retriever.retrieve(joined, tenant, k=2, mode=RetrievalMode.LEXICAL)
+        as_spaced = await retriever.retrieve(spaced, tenant, k=2, mode=RetrievalMode.LEXICAL)
+        assert _names(found)[0] == expected
+        assert found.matches[0].lexical == pytest.approx(as_spaced.matches[0].lexical)
+
+
 async def test_channel_scores_are_kept_and_none_differs_from_zero() -> None:
     tenant = new_tenant()
     found = make_entity(tenant, "Ada Lovelace", "person")

@@ -115,6 +115,26 @@ def test_other_spacing_is_the_same_name() -> None:
     assert string_similarity("Newyork Times", "New York Times") >= 0.85
 
 
+def test_a_beginning_typed_without_its_spaces_is_as_alike_as_spaced() -> None:
+    """A search box gets `walmart` and `kettlecreek`: the first words of a name joined
+    are compared with the other side's words joined, either way round."""
+    for joined, spaced, name in [
+        ("kettlecreek", "kettle creek", "Kettle Creek Outfitters"),
+        ("walmart", "wal mart", "Wal-Mart Stores"),
+        ("cocacola", "coca cola", "Coca Cola Bottling"),
+    ]:
+        assert string_similarity(joined, name) == pytest.approx(string_similarity(spaced, name))
+        assert string_similarity(name, joined) == string_similarity(joined, name)
+    # A beginning one letter off still counts; two names that only begin alike do not.
+    assert string_similarity("kettlecrek", "Kettle Creek Outfitters") > 0.8
+    assert string_similarity("kettlestore", "Kettle Creek Outfitters") < 0.6
+    shares = compare_names("kettlecreek", ["Kettle Creek Outfitters"])
+    assert shares.query_share[0] == 1.0
+    assert shares.candidate_share[0] == pytest.approx(
+        len("kettlecreek") / len("kettlecreekoutfitters")
+    )
+
+
 letters = "abcdefghijklmnopqrstuvwxyz"
 long_word = st.text(alphabet=letters, min_size=5, max_size=10).filter(
     lambda w: w not in NON_IDENTIFYING and w not in WORD_ABBREVIATIONS

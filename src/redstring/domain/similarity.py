@@ -18,7 +18,9 @@ a name that says which one it is decides, not the filler it shares:
   the conflict being the smaller unmatched share, so that words in common do
   not make two different names alike;
 - a name written with other spacing (`MacDonald` / `Mac Donald`) is also
-  compared as one joined word;
+  compared as one joined word, and so is the beginning of one, its first words
+  joined, with the whole of the other (`walmart` / `Wal-Mart Stores`,
+  `kettlecreek` / `Kettle Creek Outfitters`: as alike as those words spaced);
 - a word of Han or kana characters standing inside another (`控股` in
   `腾讯控股有限公司`: such names are written without spaces) matches it with
   `INFIX_CREDIT` plus up to `INFIX_SPAN` for the share of it the shorter is, less
@@ -34,6 +36,7 @@ coverages, which tell a query naming an entity from one mentioning it.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import chain
@@ -82,6 +85,7 @@ INFIX_SPAN = 0.2
 class _Identity(NamedTuple):
     tokens: tuple[str, ...]  # identifying words, compared one by one
     joined: str  # the same, without spaces
+    beginnings: tuple[str, ...]  # the first 2, 3, ... (not all) of them joined
     words: tuple[str, ...]  # every normalised word, sorted
     canonical: tuple[str, ...]  # canonical words, sorted
 
@@ -99,7 +103,10 @@ def _identity(normalized: str, max_words: int = MAX_SCORED_WORDS) -> _Identity:
     words = normalized.split()
     canonical = canonical_tokens(words)
     tokens = tuple(identifying_tokens(canonical) or canonical)[:max_words]
-    return _Identity(tokens, "".join(tokens), tuple(sorted(words)), tuple(sorted(canonical)))
+    beginnings = tuple(itertools.accumulate(tokens))[1:-1]
+    return _Identity(
+        tokens, "".join(tokens), beginnings, tuple(sorted(words)), tuple(sorted(canonical))
+    )
 
 
 def _ratios(left: Sequence[str], right: Sequence[str]) -> NDArray[np.float64]:
@@ -174,7 +181,46 @@ def _word_scores(
         score[spaced] = np.maximum(score[spaced], SAME_IDENTITY * joined)
         query_cover[spaced] = np.maximum(query_cover[spaced], joined)
         name_cover[spaced] = np.maximum(name_cover[spaced], joined)
+        for i in spaced.tolist():
+            _credit_joined_beginning(query, names[i], i, score, query_cover, name_cover)
     return score, query_cover, name_cover
+
+
+def _credit_joined_beginning(
+    query: _Identity,
+    name: _Identity,
+    i: int,
+    score: NDArray[np.float64],
+    query_cover: NDArray[np.float64],
+    name_cover: NDArray[np.float64],
+) -> None:
+    """Raise the `i`th name's score and shares to those of the other spacing of a
+    beginning: the side of more words read by its first words joined (`beginnings`, of
+    more words than the other side has), against the other's words joined, when as
+    alike as `JOINED_FLOOR`. Either side's
+    beginning, so the measure stays symmetric; the side of the beginning is explained
+    by its share of letters, as spaced words would explain it."""
+    longer_is_name = len(name.tokens) > len(query.tokens)
+    longer, shorter = (name, query) if longer_is_name else (query, name)
+    # A ratio of JOINED_FLOOR or more needs lengths within that proportion.
+    least = len(shorter.joined) * JOINED_FLOOR / (2 - JOINED_FLOOR)
+    most = len(shorter.joined) * (2 - JOINED_FLOOR) / JOINED_FLOOR
+    best, share = 0.0, 0.0
+    # Beginnings of more words than the shorter side has: of as many, the spacing is
+    # the same, and the words are compared one by one.
+    for beginning in longer.beginnings[max(0, len(shorter.tokens) - 1) :]:
+        if least <= len(beginning) <= most:
+            ratio = fuzz.ratio(shorter.joined, beginning) / 100.0
+            if ratio > best:
+                best, share = ratio, len(beginning) / len(longer.joined)
+    if best < JOINED_FLOOR:
+        return
+    whole, part = best, best * share
+    blend = COVERAGE_WEIGHT * whole + (1 - COVERAGE_WEIGHT) * part
+    score[i] = max(score[i], SAME_IDENTITY * blend)
+    q_share, n_share = (whole, part) if longer_is_name else (part, whole)
+    query_cover[i] = max(query_cover[i], q_share)
+    name_cover[i] = max(name_cover[i], n_share)
 
 
 def _credit_infixes(sims: NDArray[np.float64], left: Sequence[str], right: Sequence[str]) -> None:
