@@ -312,6 +312,10 @@ async def test_a_key_file_others_can_read_is_served_and_warned_about(
         (_hs256(_claims(tenants=["not-a-uuid"])), "non-UUID"),
         (_hs256(_claims(role=None)), "'role'"),
         (_hs256(_claims(role="admin")), "'role'"),
+        (_hs256(_claims(iat=int(time.time()) + 3_600)), "issued 3"),
+        (_hs256(_claims(nbf=int(time.time()) + 3_600)), "valid from 3"),
+        (_hs256(_claims(exp=str(int(time.time()) + 86_400))), "exp must be a number"),
+        (_hs256(_claims(iat="yesterday")), "iat must be a number"),
         ("not.a.token", "token"),
     ],
     ids=[
@@ -328,6 +332,10 @@ async def test_a_key_file_others_can_read_is_served_and_warned_about(
         "tenant not a UUID",
         "no role",
         "unknown role",
+        "issued an hour ahead",
+        "valid an hour ahead",
+        "expiry a string",
+        "issued a string",
         "garbage",
     ],
 )
@@ -344,6 +352,17 @@ async def test_a_good_token_reads_its_tenant(tokens: httpx.AsyncClient) -> None:
     response = await _post(tokens, RETRIEVE, _hs256(_claims()), t=A, q=A_NAME)
     assert response.status_code == 200
     assert "errors" not in response.json()
+    assert A_NAME in response.text
+
+
+async def test_a_token_from_an_issuer_whose_clock_runs_ahead_is_taken(
+    tokens: httpx.AsyncClient,
+) -> None:
+    """Issued, and valid from, half a minute in this server's future: the issuer's clock
+    runs ahead (`CLOCK_SKEW_SECONDS`)."""
+    ahead = int(time.time()) + 30
+    response = await _post(tokens, RETRIEVE, _hs256(_claims(iat=ahead, nbf=ahead)), t=A, q=A_NAME)
+    assert response.status_code == 200
     assert A_NAME in response.text
 
 

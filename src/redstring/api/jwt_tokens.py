@@ -2,8 +2,10 @@
 
 The algorithm is pinned to the kind of key configured, never read from the
 token: a token saying `alg: none`, or HS256 "signed" with the RSA public key,
-is refused. Expiry is required and checked; the issuer and the audience are
-checked when set. The caller's tenants are the UUID strings of the claim
+is refused. Expiry is required and checked, to the second; a token issued (`iat`) or
+valid from (`nbf`) up to `CLOCK_SKEW_SECONDS` ahead of this server's clock is taken,
+since an issuer's clock may run ahead of it; the issuer and the audience are checked
+when set. The caller's tenants are the UUID strings of the claim
 `REDSTRING_JWT_TENANTS_CLAIM` and its role the `read` or `write` of
 `REDSTRING_JWT_ROLE_CLAIM`; a token whose claims are missing or malformed
 proves nothing and is refused like a forged one.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -216,13 +219,42 @@ class JwtVerifier:
                 algorithms=[self._keys.algorithm],
                 issuer=self._issuer,
                 audience=self._audience,
-                options={"require": self._required, "verify_aud": self._audience is not None},
+                options={
+                    "require": self._required,
+                    "verify_aud": self._audience is not None,
+                    "verify_iat": False,  # `check_times`, with the clock skew
+                    "verify_nbf": False,
+                },
             )
         except PyJWTError as exc:
             raise CredentialsRefusedError(f"token not valid: {exc}") from None
+        check_times(claims, time.time())
         return caller_from_claims(
             claims, tenants_claim=self._tenants_claim, role_claim=self._role_claim
         )
+
+
+# How far ahead of this server's clock an issuer's may run: a token it has just issued
+# says `iat` (and often `nbf`) of its own now, which is then in the future here.
+CLOCK_SKEW_SECONDS = 60
+
+
+def check_times(claims: Mapping[str, Any], now: float) -> None:
+    """`CredentialsRefusedError` when a time claim (`exp`, `iat`, `nbf`) is no number of
+    seconds, or the token was issued (`iat`) or is valid from (`nbf`) later than
+    `CLOCK_SKEW_SECONDS` after `now`. Expiry is PyJWT's to check, to the second."""
+    for name in ("exp", "iat", "nbf"):
+        value = claims.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise CredentialsRefusedError(f"token not valid: {name} must be a number of seconds")
+    for name, what in (("iat", "issued"), ("nbf", "valid from")):
+        value = claims.get(name)
+        if value is not None and value > now + CLOCK_SKEW_SECONDS:
+            ahead = int(value - now)
+            raise CredentialsRefusedError(
+                f"token not valid: {what} {ahead} s ahead of this server's clock ({name}), "
+                f"more than the {CLOCK_SKEW_SECONDS} s it allows"
+            )
 
 
 def _is_url(value: str) -> bool:
