@@ -176,7 +176,7 @@ async def test_invalid_inputs_say_which_input_and_field(
     )
     assert long_type["extensions"]["code"] == "BAD_USER_INPUT"
     assert long_type["message"] == (
-        "entities[0].entityType: entity_type must be at most 200 characters, got 40000"
+        "entities[0].entityType: entityType must be at most 200 characters, got 40000"
     )
     ends = {"sourceId": str(uuid.uuid4()), "targetId": str(uuid.uuid4())}
     long_relationship_type = await client.error(
@@ -189,7 +189,7 @@ async def test_invalid_inputs_say_which_input_and_field(
     )
     assert long_relationship_type["extensions"]["code"] == "BAD_USER_INPUT"
     assert long_relationship_type["message"] == (
-        "relationships[1].relationshipType: relationship_type must be at most 200 characters, "
+        "relationships[1].relationshipType: relationshipType must be at most 200 characters, "
         "got 201"
     )
     long_name = await client.error(

@@ -29,12 +29,15 @@ def describe_problems(
     names: Mapping[str, str] | None = None,
 ) -> str:
     """Each problem as `where.field: what is wrong`, joined by `; `; `names` renames fields
-    (a domain spelling to a schema's or a file's)."""
+    (a domain spelling to a schema's or a file's), in the location and where the message
+    begins with the field's name (`entityType must not be blank`)."""
+    renamed = names or {}
     parts: list[str] = []
     for path, message in problems:
-        location = ".".join(
-            p for p in (where, *(str((names or {}).get(str(p), p)) for p in path)) if p
-        )
+        location = ".".join(p for p in (where, *(str(renamed.get(str(p), p)) for p in path)) if p)
+        field = str(path[-1]) if path else ""
+        if field in renamed and message.startswith(field + " "):
+            message = renamed[field] + message[len(field) :]
         parts.append(f"{location}: {message}" if location else message)
     return "; ".join(parts)
 

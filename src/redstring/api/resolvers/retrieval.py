@@ -11,6 +11,7 @@ from redstring.api.context import RequestContext
 from redstring.api.loaders import EntityKey
 from redstring.api.schema.enums import RetrievalMode
 from redstring.api.schema.types import Entity, EntityTypeCount, RetrievalResult
+from redstring.domain.arguments import names_of
 
 
 async def retrieve(
@@ -27,8 +28,10 @@ async def retrieve(
     # Retrieval over the in-memory stores computes without awaiting anything: the
     # `retrieve` fields of one operation would all run in the same turn of the loop.
     await context.loop_share.turn()
+    # Checked here to be named as the schema spells it (the retriever checks it again).
+    types = names_of(none_if_unset(entity_types), "entityTypes")
     result = await context.client.retriever.retrieve(
-        query, tenant, k=k, entity_types=none_if_unset(entity_types), mode=mode.to_domain()
+        query, tenant, k=k, entity_types=types, mode=mode.to_domain()
     )
     context.loaders.prime_entities([m.entity for m in result.matches])
     await context.loop_share.turn()
