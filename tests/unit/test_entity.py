@@ -468,3 +468,18 @@ def test_a_copy_with_changes_is_checked_and_derives_again() -> None:
     relationship = make_relationship(acme, make_entity(acme.tenant_id, "Initech", "org"))
     with pytest.raises(InvalidFieldsError, match=r"^Relationship\.confidence: "):
         relationship.model_copy(update={"confidence": 2.0})
+
+
+@pytest.mark.parametrize("value", [{"b": 1}, None, [[1]], [1, None]], ids=str)
+def test_a_property_value_of_no_storable_kind_is_named_once(value: object) -> None:
+    """One plain line naming the property, where pydantic listed each member of the value
+    union it tried (`Entity.properties.a.bool: Input should be a valid boolean; ...`)."""
+    message = (
+        r"^Entity\.properties: property 'a' must be a string, number, boolean or a list of them$"
+    )
+    with pytest.raises(InvalidFieldsError, match=message):
+        Entity.create(new_tenant(), "Acme", "org", properties={"a": value})
+    relationship = r"^Relationship\.properties: property 'a' must be"
+    a, b = make_entity(new_tenant(), "A", "org"), make_entity(new_tenant(), "B", "org")
+    with pytest.raises(InvalidFieldsError, match=relationship):
+        Relationship.create(a.tenant_id, a.id, "R", b.id, properties={"a": value})

@@ -13,7 +13,15 @@ import math
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Annotated, Any, TypeAlias
 
-from pydantic import AfterValidator, PlainSerializer, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    PlainSerializer,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+)
 
 from redstring.domain.text import check_storable
 
@@ -165,8 +173,23 @@ def thaw_properties(frozen: Mapping[str, PropertyValue]) -> dict[str, object]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in frozen.items()}
 
 
+def plain_values(raw: object) -> object:
+    """`raw` as it is, or `ValueError` naming the first property whose value is no
+    string, number or boolean, nor a flat list of them (a map, a nested list, null):
+    said once, where pydantic would list each member of the value union it tried."""
+    if isinstance(raw, Mapping):
+        for key, value in raw.items():
+            items = value if isinstance(value, list | tuple) else (value,)
+            if not all(isinstance(item, str | int | float) for item in items):
+                raise ValueError(
+                    f"property {key!r} must be a string, number, boolean or a list of them"
+                )
+    return raw
+
+
 Properties = Annotated[
     Mapping[str, PropertyValue],
+    BeforeValidator(plain_values),
     AfterValidator(freeze_properties),
     PlainSerializer(thaw_properties),
 ]
