@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
+from collections.abc import Callable
 
 import pytest
 
@@ -355,3 +357,24 @@ async def test_a_client_closed_while_it_starts_refuses_the_calls_that_waited() -
     release.set()
     with pytest.raises(ClientClosedError):
         await waiting
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: Redstring.in_memory(query_cache_size=1.5), "query_cache_size must be an integer"),
+        (lambda: Redstring.in_memory(query_cache_size="10"), "query_cache_size must be an integer"),
+        (lambda: Redstring.in_memory(query_cache_size=-1), "query_cache_size must not be negative"),
+        (lambda: HashingEmbeddingProvider("8"), "dimension must be an integer, got '8'"),
+        (lambda: InMemoryVectorStore("8"), "dimension must be an integer, got '8'"),
+        (lambda: InMemoryVectorStore(0), "dimension must be at least 1, got 0"),
+    ],
+    ids=["cache 1.5", "cache '10'", "cache -1", "hashing '8'", "vectors '8'", "vectors 0"],
+)
+def test_a_size_given_to_a_constructor_is_read_as_every_count_is(
+    make: Callable[[], object], message: str
+) -> None:
+    """`InvalidInputError` naming the argument (`count_of`), as `k` is: not a bare
+    `TypeError` from a comparison, nor a float taken as a size."""
+    with pytest.raises(InvalidInputError, match=f"^{re.escape(message)}"):
+        make()

@@ -42,6 +42,7 @@ from redstring.composition.vector_provenance import (
     VectorProvenance,
     check_provenance,
 )
+from redstring.domain.arguments import count_of
 from redstring.domain.entity import Entity
 from redstring.domain.entity_types import type_after_of
 from redstring.domain.errors import ClientClosedError, ClientStartFailedError
@@ -173,8 +174,7 @@ class Redstring:
         query_cache_size: int = 0,
         closers: Sequence[Closer] = (),
     ) -> None:
-        if query_cache_size < 0:
-            raise ValueError("query_cache_size must not be negative")
+        query_cache_size = count_of(query_cache_size, "query_cache_size")
         cache = (
             CachedQueryEmbeddings(embeddings, max_size=query_cache_size)
             if query_cache_size

@@ -50,12 +50,17 @@ def count_of(value: object, argument: str) -> int:
     return value
 
 
+def positive_count_of(value: object, argument: str) -> int:
+    """`count_of`, and 1 or more (a vector's `dimension`)."""
+    count = count_of(value, argument)
+    if count < 1:
+        raise InvalidInputError(f"{argument} must be at least 1, got {count}")
+    return count
+
+
 def page_size_of(value: object, argument: str = "limit") -> int:
-    """`count_of`, and 1 or more: a page of none would never move a paged read on."""
-    size = count_of(value, argument)
-    if size < 1:
-        raise InvalidInputError(f"{argument} must be at least 1, got {size}")
-    return size
+    """`positive_count_of`: a page of none would never move a paged read on."""
+    return positive_count_of(value, argument)
 
 
 def optional_count_of(value: object, argument: str) -> int | None:

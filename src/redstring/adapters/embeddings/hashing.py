@@ -9,6 +9,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
+from redstring.domain.arguments import positive_count_of
 from redstring.domain.normalization import normalize_for_vectors
 
 _NGRAM_SIZES = (3, 4)
@@ -69,8 +70,7 @@ class HashingEmbeddingProvider:
     """
 
     def __init__(self, dimension: int = 384) -> None:
-        if dimension <= 0:
-            raise ValueError("dimension must be positive")
+        dimension = positive_count_of(dimension, "dimension")
         self._dimension = dimension
         self._codes = _GramCodes(dimension)
 

@@ -14,6 +14,7 @@ from typing import Self
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from redstring.domain.arguments import positive_count_of
 from redstring.domain.errors import (
     EmbeddingRefusedError,
     EmbeddingUnavailableError,
@@ -168,8 +169,7 @@ class OpenAICompatibleEmbeddings:
             raise InvalidInputError("base_url must not be blank")
         if not model.strip():
             raise InvalidInputError("model must not be blank")
-        if dimension <= 0:
-            raise InvalidInputError("dimension must be positive")
+        dimension = positive_count_of(dimension, "dimension")
         if batch_size < 1:
             raise InvalidInputError("batch_size must be at least 1")
         if max_batch_bytes < 1:

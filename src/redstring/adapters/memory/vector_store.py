@@ -9,7 +9,7 @@ from itertools import chain, islice
 import numpy as np
 from numpy.typing import NDArray
 
-from redstring.domain.arguments import count_of, items_of, names_of
+from redstring.domain.arguments import count_of, items_of, names_of, positive_count_of
 from redstring.domain.ids import EntityId, TenantId, entity_ids_of, id_order_key, tenant_id_of
 from redstring.domain.vectors import (
     StoredSource,
@@ -114,8 +114,7 @@ class InMemoryVectorStore:
     """A `VectorStore` in process memory: exact search, filters before `k`."""
 
     def __init__(self, dimension: int) -> None:
-        if dimension <= 0:
-            raise ValueError("dimension must be positive")
+        dimension = positive_count_of(dimension, "dimension")
         self._dimension = dimension
         self._tenants: dict[TenantId, _TenantMatrix] = {}
 

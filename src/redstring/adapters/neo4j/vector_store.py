@@ -22,7 +22,7 @@ from redstring.adapters.neo4j.connection import (
 )
 from redstring.adapters.neo4j.fallback_episode import FallbackEpisode
 from redstring.adapters.neo4j.records import query_vector, stored_vectors
-from redstring.domain.arguments import MAX_COUNT, count_of, items_of, names_of
+from redstring.domain.arguments import MAX_COUNT, count_of, items_of, names_of, positive_count_of
 from redstring.domain.errors import DimensionMismatchError, VectorIndexMismatchError
 from redstring.domain.ids import (
     EntityId,
@@ -267,8 +267,7 @@ class Neo4jVectorStore(OwnedConnection):
         settings: Neo4jSettings = DEFAULT_SETTINGS,
         _owned: bool = False,
     ) -> None:
-        if dimension <= 0:
-            raise ValueError("dimension must be positive")
+        dimension = positive_count_of(dimension, "dimension")
         if hnsw_m < 1 or search_ratio < 1:
             raise ValueError("hnsw_m and search_ratio must be positive")
         if hnsw_ef_construction < MIN_HNSW_EF_CONSTRUCTION:
