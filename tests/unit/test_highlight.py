@@ -100,6 +100,11 @@ def marked(query: str, text: str) -> str:
         ("Minitonka", "Minnetonka", "[Minnetonka]"),
         ("Baniyachong", "Baniachang Bazar", "[Baniachang] Bazar"),
         ("bread", "Beard", "Beard"),
+        # A query that is the text's initials marks them alone, not the beginning it also
+        # is of the first word; a text it is not the initials of, as a beginning.
+        ("GE", "General Electric", "[G]eneral [E]lectric"),
+        ("abf", "Alder & Birchwood Foods Ltd", "[A]lder & [B]irchwood [F]oods Ltd"),
+        ("ge", "Gerald Ford", "[Ge]rald Ford"),
         # Han and kana names are unspaced: a query word inside a word marks its part,
         # each time it stands there; a word inside the query word is marked whole. One
         # character alone is no word inside another.

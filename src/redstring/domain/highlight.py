@@ -27,8 +27,9 @@ by itself. Words are marked, read as the score reads them (`traced_forms`,
   marks `控股` of `腾讯控股有限公司`);
 
 where consecutive query words spell it or its beginning (`mac donald` marks
-`MacDonald`); and, when the query is the text's initials (`query_initials`,
-`name_initials`), the first letter of each identifying word. A marked letter marks
+`MacDonald`). When the query is the text's initials (`query_initials`,
+`name_initials`), the first letter of each identifying word is marked, and nothing
+else: `GE` marks `[G]eneral [E]lectric`, not the `Ge` it also begins. A marked letter marks
 the character it folds from, whole (`stras` marks `Straß` of `Straße`: `ß` folds to
 `ss`), and the combining marks after it. Nothing else is: a text the score matched
 more loosely gets no range. Only the first `MAX_NAME_LENGTH` characters are read,
@@ -108,6 +109,9 @@ def highlight_ranges(query: str, text: str) -> list[TextRange]:
     rules), as indexes of `text` (code points), sorted, neither overlapping nor
     touching; `[]` when no word can be pointed at."""
     text = text[:MAX_NAME_LENGTH]
+    initials = _initials(query, text)
+    if initials:  # read as initials, the query is no word's beginning (the score's reading)
+        return _merged(text, initials)
     marked: list[TextRange] = []
     query_forms = _query_forms(query)
     unfinished = _unfinished_word(query)
@@ -116,7 +120,6 @@ def highlight_ranges(query: str, text: str) -> list[TextRange]:
         words = _Words(folded_words(form))
         for query_words in query_forms:
             marked += _marked(query_words, words, unfinished, budget)
-    marked += _initials(query, text)
     return _merged(text, marked)
 
 
