@@ -18,9 +18,9 @@ a name that says which one it is decides, not the filler it shares:
   the conflict being the smaller unmatched share, so that words in common do
   not make two different names alike;
 - a name written with other spacing (`MacDonald` / `Mac Donald`) is also
-  compared as one joined word, and so is the beginning of one, its first words
-  joined, with the whole of the other (`walmart` / `Wal-Mart Stores`,
-  `kettlecreek` / `Kettle Creek Outfitters`: as alike as those words spaced);
+  compared as one joined word, and a name of one word with the other's first
+  words joined (`walmart` / `Wal-Mart Stores`, `kettlecreek` / `Kettle Creek
+  Outfitters`: as alike as those words spaced);
 - a word of Han or kana characters standing inside another (`控股` in
   `腾讯控股有限公司`: such names are written without spaces) matches it with
   `INFIX_CREDIT` plus up to `INFIX_SPAN` for the share of it the shorter is, less
@@ -36,10 +36,9 @@ coverages, which tell a query naming an entity from one mentioning it.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from functools import lru_cache
-from itertools import chain
+from itertools import accumulate, chain
 from typing import NamedTuple
 
 import numpy as np
@@ -103,7 +102,7 @@ def _identity(normalized: str, max_words: int = MAX_SCORED_WORDS) -> _Identity:
     words = normalized.split()
     canonical = canonical_tokens(words)
     tokens = tuple(identifying_tokens(canonical) or canonical)[:max_words]
-    beginnings = tuple(itertools.accumulate(tokens))[1:-1]
+    beginnings = tuple(accumulate(tokens))[1:-1]
     return _Identity(
         tokens, "".join(tokens), beginnings, tuple(sorted(words)), tuple(sorted(canonical))
     )
@@ -181,46 +180,74 @@ def _word_scores(
         score[spaced] = np.maximum(score[spaced], SAME_IDENTITY * joined)
         query_cover[spaced] = np.maximum(query_cover[spaced], joined)
         name_cover[spaced] = np.maximum(name_cover[spaced], joined)
-        for i in spaced.tolist():
-            _credit_joined_beginning(query, names[i], i, score, query_cover, name_cover)
+        _credit_joined_beginnings(query, names, spaced, score, query_cover, name_cover)
     return score, query_cover, name_cover
 
 
-def _credit_joined_beginning(
+def _credit_joined_beginnings(
     query: _Identity,
-    name: _Identity,
-    i: int,
+    names: list[_Identity],
+    spaced: NDArray[np.intp],
     score: NDArray[np.float64],
     query_cover: NDArray[np.float64],
     name_cover: NDArray[np.float64],
 ) -> None:
-    """Raise the `i`th name's score and shares to those of the other spacing of a
-    beginning: the side of more words read by its first words joined (`beginnings`, of
-    more words than the other side has), against the other's words joined, when as
-    alike as `JOINED_FLOOR`. Either side's
-    beginning, so the measure stays symmetric; the side of the beginning is explained
-    by its share of letters, as spaced words would explain it."""
-    longer_is_name = len(name.tokens) > len(query.tokens)
-    longer, shorter = (name, query) if longer_is_name else (query, name)
-    # A ratio of JOINED_FLOOR or more needs lengths within that proportion.
-    least = len(shorter.joined) * JOINED_FLOOR / (2 - JOINED_FLOOR)
-    most = len(shorter.joined) * (2 - JOINED_FLOOR) / JOINED_FLOOR
-    best, share = 0.0, 0.0
-    # Beginnings of more words than the shorter side has: of as many, the spacing is
-    # the same, and the words are compared one by one.
-    for beginning in longer.beginnings[max(0, len(shorter.tokens) - 1) :]:
-        if least <= len(beginning) <= most:
-            ratio = fuzz.ratio(shorter.joined, beginning) / 100.0
-            if ratio > best:
-                best, share = ratio, len(beginning) / len(longer.joined)
-    if best < JOINED_FLOOR:
-        return
-    whole, part = best, best * share
-    blend = COVERAGE_WEIGHT * whole + (1 - COVERAGE_WEIGHT) * part
-    score[i] = max(score[i], SAME_IDENTITY * blend)
-    q_share, n_share = (whole, part) if longer_is_name else (part, whole)
-    query_cover[i] = max(query_cover[i], q_share)
-    name_cover[i] = max(name_cover[i], n_share)
+    """Raise the `spaced` names' scores and shares to those of the other spacing of a
+    beginning, where one side is one word (`walmart`, a search box's): the other side's
+    first words joined (`beginnings`), against that word, when as alike as
+    `JOINED_FLOOR`. Either side's beginning, so the measure stays symmetric; the side of
+    the beginning is explained by its share of letters, as the same words spaced would
+    explain it. (A query of several words is seldom several joined, and comparing every
+    candidate's beginnings with it cost a tenth of the lexical score.)"""
+    owners: list[int] = []
+    beginnings: list[str] = []
+    if len(query.tokens) == 1:  # the query against each name's beginnings
+        for i in spaced.tolist():
+            for beginning in names[i].beginnings:
+                owners.append(i)
+                beginnings.append(beginning)
+    if owners:
+        ratios = _ratios([query.joined], beginnings)[0]
+        lengths = np.fromiter(map(len, beginnings), dtype=np.float64, count=len(beginnings))
+        wholes = np.fromiter((len(names[i].joined) for i in owners), dtype=np.float64)
+        _raise(
+            np.asarray(owners),
+            ratios,
+            ratios * lengths / wholes,
+            True,
+            score,
+            query_cover,
+            name_cover,
+        )
+    # Each name of one word against the query's beginnings.
+    fewer = [i for i in spaced.tolist() if len(names[i].tokens) == 1]
+    if fewer and query.beginnings:
+        matrix = _ratios(query.beginnings, [names[i].joined for i in fewer])
+        best = matrix.argmax(axis=0)
+        ratios = matrix[best, np.arange(len(fewer))]
+        lengths = np.fromiter(map(len, query.beginnings), dtype=np.float64)[best]
+        parts = ratios * lengths / len(query.joined)
+        _raise(np.asarray(fewer), ratios, parts, False, score, query_cover, name_cover)
+
+
+def _raise(
+    owners: NDArray[np.intp],
+    ratios: NDArray[np.float64],
+    parts: NDArray[np.float64],
+    query_whole: bool,
+    score: NDArray[np.float64],
+    query_cover: NDArray[np.float64],
+    name_cover: NDArray[np.float64],
+) -> None:
+    """Raise the `owners`' score and shares to those of a joined beginning matched at
+    `ratios` (of `JOINED_FLOOR` or more), the side of the beginning explained by `parts`
+    and the other wholly (the query's when `query_whole`)."""
+    kept = ratios >= JOINED_FLOOR
+    owners, ratios, parts = owners[kept], ratios[kept], parts[kept]
+    blend = COVERAGE_WEIGHT * ratios + (1 - COVERAGE_WEIGHT) * parts
+    np.maximum.at(score, owners, SAME_IDENTITY * blend)
+    np.maximum.at(query_cover, owners, ratios if query_whole else parts)
+    np.maximum.at(name_cover, owners, parts if query_whole else ratios)
 
 
 def _credit_infixes(sims: NDArray[np.float64], left: Sequence[str], right: Sequence[str]) -> None:
