@@ -15,13 +15,10 @@ importable, so the same script measures a branch before and after a change
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import re
 import uuid
 
-from bench.first_match import print_city_first_matches
-from bench.options import parse_args
+from bench.first_match import print_city_first_matches, run_city_bench
 from redstring import TenantId
 
 # Each word and its other form; the first one a name holds is swapped.
@@ -52,9 +49,4 @@ async def main(others: int, control: int, seed: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--others", type=int, default=5000, help="cities without such words")
-    parser.add_argument("--control", type=int, default=200, help="of them asked as written")
-    parser.add_argument("--seed", type=int, default=7)
-    args = parse_args(parser, others=200, control=20)
-    asyncio.run(main(args.others, args.control, args.seed))
+    run_city_bench(__doc__, "cities without such words", main)

@@ -3,10 +3,14 @@ measure of `bench.latin_folding`, `bench.abbreviations` and `bench.romanised_nam
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any
 
 from bench.measure import machine
+from bench.options import parse_args
 from bench.quality_sets import latin
 from redstring import Entity, Redstring, RetrievalMode, TenantId
 
@@ -61,9 +65,32 @@ async def print_city_first_matches(
     queries += [("plain, lower case", n.lower(), n) for n in rng.sample(plain, control)]
     groups = list(dict.fromkeys(g for g, _, _ in queries))
     print(f"{len(entities):,} cities; {machine()}")
+    results = await first_matches(list(entities.values()), queries, tenant)
+    print_table(results, groups, {g: sum(q[0] == g for q in queries) for g in groups})
+
+
+def print_table(
+    results: Mapping[RetrievalMode, Mapping[str, int]],
+    groups: Sequence[str],
+    counts: Mapping[str, int],
+) -> None:
+    """Per mode, how many of each group's queries had their answer first, out of
+    `counts`, as a Markdown table."""
     print("| mode | " + " | ".join(groups) + " |")
     print("|---|" + "---|" * len(groups))
-    results = await first_matches(list(entities.values()), queries, tenant)
-    for mode, first in results.items():
-        cells = [f"{first.get(g, 0)} / {sum(q[0] == g for q in queries)}" for g in groups]
+    for mode in MODES:
+        cells = [f"{results[mode].get(g, 0)} / {counts[g]}" for g in groups]
         print(f"| {mode.name} | " + " | ".join(cells) + " |")
+
+
+def run_city_bench(
+    doc: str, others_help: str, main: Callable[[int, int, int], Coroutine[Any, Any, None]]
+) -> None:
+    """A city bench's command line (`--others`, `--control`, `--seed`, `--tiny`) and
+    its run: `main(others, control, seed)`."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--others", type=int, default=5000, help=others_help)
+    parser.add_argument("--control", type=int, default=200, help="of them asked as written")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parse_args(parser, others=200, control=20)
+    asyncio.run(main(args.others, args.control, args.seed))

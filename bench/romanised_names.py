@@ -17,16 +17,13 @@ change (docs/adr/0003, "One normalised form of a name").
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import random
 import unicodedata
 import uuid
 from typing import Any
 
-from bench.first_match import MODES, first_matches
+from bench.first_match import MODES, first_matches, run_city_bench
 from bench.measure import machine
-from bench.options import parse_args
 from bench.quality_sets import latin
 from redstring import Entity, RetrievalMode, TenantId
 
@@ -101,9 +98,4 @@ async def main(others: int, control: int, seed: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--others", type=int, default=5000, help="cities of other countries")
-    parser.add_argument("--control", type=int, default=200, help="of them asked as written")
-    parser.add_argument("--seed", type=int, default=7)
-    args = parse_args(parser, others=200, control=20)
-    asyncio.run(main(args.others, args.control, args.seed))
+    run_city_bench(__doc__, "cities of other countries", main)

@@ -17,16 +17,13 @@ a change.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import random
 import unicodedata
 import uuid
 from typing import Any
 
-from bench.first_match import MODES, first_matches
+from bench.first_match import first_matches, print_table, run_city_bench
 from bench.measure import machine
-from bench.options import parse_args
 from bench.quality_sets import latin
 from redstring import Entity, RetrievalMode, TenantId
 
@@ -112,17 +109,8 @@ async def main(others: int, control: int, seed: int) -> None:
     results: dict[RetrievalMode, dict[str, int]] = await first_matches(
         list(entities.values()), queries, tenant
     )
-    print("| mode | " + " | ".join(groups) + " |")
-    print("|---|" + "---|" * len(groups))
-    for mode in MODES:
-        cells = [f"{results[mode].get(g, 0)} / {counts[g]}" for g in groups]
-        print(f"| {mode.name} | " + " | ".join(cells) + " |")
+    print_table(results, groups, counts)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--others", type=int, default=5000, help="cities of other countries")
-    parser.add_argument("--control", type=int, default=200, help="of them asked as written")
-    parser.add_argument("--seed", type=int, default=7)
-    args = parse_args(parser, others=200, control=20)
-    asyncio.run(main(args.others, args.control, args.seed))
+    run_city_bench(__doc__, "cities of other countries", main)
