@@ -28,8 +28,8 @@ by itself. Words are marked, read as the score reads them (`traced_forms`,
 
 where consecutive query words spell it or its beginning (`mac donald` marks
 `MacDonald`). When the query is the text's initials (`query_initials`,
-`name_initials`), the first letter of each identifying word is marked, and nothing
-else: `GE` marks `[G]eneral [E]lectric`, not the `Ge` it also begins. A marked letter marks
+`name_initials`), the first letter of each identifying word is marked, and no word's
+beginning: `GE` marks `[G]eneral [E]lectric`, not the `Ge` it also begins. A marked letter marks
 the character it folds from, whole (`stras` marks `Straß` of `Straße`: `ß` folds to
 `ss`), and the combining marks after it. Nothing else is: a text the score matched
 more loosely gets no range. Only the first `MAX_NAME_LENGTH` characters are read,
@@ -109,17 +109,21 @@ def highlight_ranges(query: str, text: str) -> list[TextRange]:
     rules), as indexes of `text` (code points), sorted, neither overlapping nor
     touching; `[]` when no word can be pointed at."""
     text = text[:MAX_NAME_LENGTH]
-    initials = _initials(query, text)
-    if initials:  # read as initials, the query is no word's beginning (the score's reading)
-        return _merged(text, initials)
     marked: list[TextRange] = []
     query_forms = _query_forms(query)
     unfinished = _unfinished_word(query)
     budget = _Budget(MAX_COMPARED_PAIRS)
+    whole: set[TextRange] = set()
     for form in traced_forms(text):
-        words = _Words(folded_words(form))
+        folded = folded_words(form)
+        whole.update(_span(word.origins) for word in folded)
         for query_words in query_forms:
-            marked += _marked(query_words, words, unfinished, budget)
+            marked += _marked(query_words, _Words(folded), unfinished, budget)
+    initials = _initials(query, text)
+    if initials:
+        # Read as the text's initials, the query is no word's beginning (`GE` marks
+        # `[G]eneral [E]lectric`, not `Ge` too); a word it is whole stays marked.
+        marked = [part for part in marked if part in whole] + initials
     return _merged(text, marked)
 
 
