@@ -108,6 +108,34 @@ def test_skipping_an_entity_skips_and_reports_the_relationships_that_need_it(
     assert "3 lines skipped" in err
 
 
+@pytest.mark.parametrize(
+    "bad",
+    [
+        entity_line("Acme Corp", properties={"nested": {"no": 1}}),  # found invalid in the domain
+        entity_line("Acme Corp", description=5),  # found invalid reading the line
+        entity_line("Acme Corp", id=str(entity_id_for(TENANT, "company", "Acme Corp")), x=1),
+    ],
+    ids=["nested property", "description not a string", "unknown field, own id"],
+)
+def test_a_relationship_to_a_skipped_entity_names_the_skipped_line(
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str], bad: str
+) -> None:
+    """Not "not found in the file": the end is there, on a line skipped as invalid."""
+    lines = [
+        bad,
+        entity_line("Ada Blom", "person"),
+        relationship_line(("Ada Blom", "person"), ("Acme Corp", "company"), "WORKS_AT"),
+        relationship_line(("Ada Blom", "person"), ("Nobody", "person"), "KNOWS"),
+    ]
+    path = write(tmp_path, lines)
+    assert load(path, "--skip-invalid") == 0
+    err = capsys.readouterr().err
+    assert (
+        f'{path}:3: skipped: target "Acme Corp" (company) is on line 1, skipped as invalid' in err
+    )
+    assert f'{path}:4: skipped: target "Nobody" (person) not found in the file or the tenant' in err
+
+
 def test_relationship_ends_named_by_name_and_type(
     tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
 ) -> None:

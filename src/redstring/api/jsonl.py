@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import sys
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Annotated, Any, Literal, Self
 
@@ -39,16 +39,18 @@ _FILE_NAMES = {"source_entity_id": "source_id", "target_entity_id": "target_id"}
 
 
 class InvalidLineError(InvalidInputError):
-    """A line of the file that cannot be loaded, and why."""
+    """A line of the file that cannot be loaded, and why; for an entity's line, the id
+    its entity would have had (`entity_id`), when the line names one."""
 
-    def __init__(self, line_number: int, reason: str) -> None:
+    def __init__(self, line_number: int, reason: str, entity_id: EntityId | None = None) -> None:
         super().__init__(f"line {line_number}: {reason}")
         self.line_number = line_number
         self.reason = reason
+        self.entity_id = entity_id
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as the arguments that build it (`args` holds only the message)."""
-        return (type(self), (self.line_number, self.reason), self.__dict__)
+        return (type(self), (self.line_number, self.reason, self.entity_id), self.__dict__)
 
 
 # Names a file is likely to use again soon (entities just loaded, hubs): about 4 MB at most.
@@ -169,10 +171,30 @@ def _to_record(
         if isinstance(line, RelationshipLine):
             return line.to_record(tenant_id)
         return line.to_domain(tenant_id)
-    except InvalidFieldsError as exc:
-        raise InvalidLineError(line_number, exc.describe("", _FILE_NAMES)) from None
     except InvalidInputError as exc:
-        raise InvalidLineError(line_number, str(exc)) from None
+        reason = exc.describe("", _FILE_NAMES) if isinstance(exc, InvalidFieldsError) else str(exc)
+        named = None if isinstance(line, RelationshipLine) else line.model_dump()
+        raise InvalidLineError(line_number, reason, _entity_id_named(named, tenant_id)) from None
+
+
+def _entity_id_named(fields: Mapping[str, Any] | None, tenant_id: TenantId) -> EntityId | None:
+    """The id of the entity an entity line's `fields` name, valid or not: its `id`, or the
+    one its name and type derive; None when they name none."""
+    if fields is None:
+        return None
+    given = fields.get("id")
+    if given is not None:
+        try:
+            return EntityId(given if isinstance(given, uuid.UUID) else uuid.UUID(str(given)))
+        except ValueError:
+            return None
+    name, entity_type = fields.get("name"), fields.get("entity_type")
+    if not isinstance(name, str) or not isinstance(entity_type, str):
+        return None
+    try:
+        return entity_id_for(tenant_id, entity_type, name)
+    except (ValueError, UnicodeError):  # a lone surrogate: no id can be derived
+        return None
 
 
 def parse_line(
@@ -222,8 +244,11 @@ def _parsed(text: str | bytes, line_number: int, tenant_id: TenantId) -> LoadRec
     try:
         checked = model.model_validate(data)
     except ValidationError as exc:
+        named = data if model is EntityLine else None
         raise InvalidLineError(
-            line_number, describe_validation_error(exc, "", _FILE_NAMES)
+            line_number,
+            describe_validation_error(exc, "", _FILE_NAMES),
+            _entity_id_named(named, tenant_id),
         ) from None
     return _to_record(checked, line_number, tenant_id)
 
@@ -248,7 +273,7 @@ def numbered_records(lines: Iterable[bytes], tenant_id: TenantId) -> Iterator[Nu
         try:
             record = _parsed(raw, number, tenant_id)
         except InvalidLineError as exc:
-            yield number, InvalidLine(exc.line_number, exc.reason)
+            yield number, InvalidLine(exc.line_number, exc.reason, exc.entity_id)
             continue
         if record is not None:
             yield number, record

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import NamedTuple
@@ -76,10 +76,13 @@ WAITING_LISTED = 10  # the deferred relationships a report names, of those it co
 
 @dataclass(frozen=True)
 class InvalidLine:
-    """A line that cannot be loaded: its number (from 1) and what is wrong with it."""
+    """A line that cannot be loaded: its number (from 1) and what is wrong with it; for an
+    entity's line that names one, the id its entity would have had (`entity_id`), so that
+    a relationship to it can say where its end went."""
 
     line_number: int
     reason: str
+    entity_id: EntityId | None = None
 
 
 EndName = tuple[str, str]  # an entity's (name, type), as the input wrote them
@@ -158,15 +161,23 @@ def _end(entity_id: EntityId, name: EndName | None) -> str:
     return f"{json.dumps(name[0], ensure_ascii=False)} ({name[1]})"
 
 
-def _missing_ends(named: NamedRelationship, missing: set[str]) -> list[str]:
-    """`source <name>` and/or `target <name>`, for the ends of `named` that are `missing`
-    (ids, as `MissingEndpointError.missing` spells them)."""
+class MissingEnd(NamedTuple):
+    """An end of a relationship found neither in the input nor in the tenant: `said`,
+    as the input named it (`target "Acme Corp" (company)`), and its id."""
+
+    said: str
+    entity_id: EntityId
+
+
+def _missing_ends(named: NamedRelationship, missing: set[str]) -> list[MissingEnd]:
+    """The ends of `named` that are `missing` (ids, as `MissingEndpointError.missing`
+    spells them), source first."""
     relationship = named.relationship
     ends = (
         ("source", relationship.source_entity_id, named.source),
         ("target", relationship.target_entity_id, named.target),
     )
-    return [f"{end} {_end(i, name)}" for end, i, name in ends if str(i) in missing]
+    return [MissingEnd(f"{end} {_end(i, name)}", i) for end, i, name in ends if str(i) in missing]
 
 
 def describe_relationship(named: NamedRelationship) -> str:
@@ -178,20 +189,28 @@ def describe_relationship(named: NamedRelationship) -> str:
     return f"{source} -[{relationship.relationship_type}]-> {target}"
 
 
-def missing_ends_reason(ends: Sequence[str]) -> str:
-    """Why a relationship line is not loaded: `ends` (`source "Acme Corp" (company)`, ...)
-    are in neither the input nor the tenant."""
-    return " and ".join(ends) + " not found in the file or the tenant"
+def missing_ends_reason(ends: Sequence[MissingEnd], skipped: Mapping[EntityId, int]) -> str:
+    """Why a relationship line is not loaded: `ends` are in neither the input nor the
+    tenant; of those, the ones whose own line was `skipped` as invalid (by id, its line
+    number) say which line that was."""
+    gone = [end.said for end in ends if end.entity_id not in skipped]
+    reasons = [" and ".join(gone) + " not found in the file or the tenant"] if gone else []
+    reasons += [
+        f"{end.said} is on line {skipped[end.entity_id]}, skipped as invalid"
+        for end in ends
+        if end.entity_id in skipped
+    ]
+    return "; ".join(reasons)
 
 
 async def _write_relationships(
     services: Redstring, relationships: Sequence[NumberedRelationship]
-) -> tuple[list[NumberedRelationship], list[tuple[NumberedRelationship, list[str]]]]:
+) -> tuple[list[NumberedRelationship], list[tuple[NumberedRelationship, list[MissingEnd]]]]:
     """Write those relationships whose ends exist; return them, and the others with their
     missing ends. A store call is all or nothing, so a call that names a missing end is
     repeated without the relationships that need it."""
     pending = list(relationships)
-    unresolved: list[tuple[NumberedRelationship, list[str]]] = []
+    unresolved: list[tuple[NumberedRelationship, list[MissingEnd]]] = []
     while pending:
         try:
             await services.graph.upsert_relationships([r.relationship for _, r in pending])
@@ -272,6 +291,9 @@ class _Load:
         self.replaced: dict[RelationshipId, list[int]] = {}
         # The entities of the batch whose vectors may be being written (`outdated`).
         self.writing: frozenset[EntityKey] = frozenset()
+        # The line of each entity skipped as invalid (`skip_invalid`), by the id it would
+        # have had: a relationship waiting for it then says so.
+        self.skipped_entities: dict[EntityId, int] = {}
 
     async def start(
         self, batch: list[NumberedLine], finishing: asyncio.Future[None]
@@ -285,6 +307,9 @@ class _Load:
             self.on_invalid(line)
         if bad and not self.skip_invalid:
             return bad
+        for line in bad:
+            if line.entity_id is not None:
+                self.skipped_entities[line.entity_id] = line.line_number
         entities = [record for _, record in batch if isinstance(record, Entity)]
         services = self.services
         found = await outdated(
@@ -367,7 +392,7 @@ class _Load:
             self.report.first_waiting = tuple(waiting[end : end + WAITING_LISTED])
             lines = 0
             for (number, named), ends in unresolved:
-                reason = missing_ends_reason(ends)
+                reason = missing_ends_reason(ends, self.skipped_entities)
                 for line in (*self.replaced.pop(named.relationship.id, ()), number):
                     self.on_invalid(InvalidLine(line, reason))
                     lines += 1
