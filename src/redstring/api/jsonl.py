@@ -94,10 +94,14 @@ class EntityLine(BaseModel):
     description: str | None = None
     properties: dict[str, Any] | None = None
 
+    def entity_id(self, tenant_id: TenantId) -> EntityId:
+        """The id of the line's entity: its `id`, else the one its name and type derive."""
+        return EntityId(self.id) if self.id else _entity_id(tenant_id, self.entity_type, self.name)
+
     def to_domain(self, tenant_id: TenantId) -> Entity:
         return Entity.model_validate(
             {
-                "id": self.id or _entity_id(tenant_id, self.entity_type, self.name),
+                "id": self.entity_id(tenant_id),
                 "tenant_id": tenant_id,
                 "name": self.name,
                 "entity_type": self.entity_type,
@@ -173,28 +177,23 @@ def _to_record(
         return line.to_domain(tenant_id)
     except InvalidInputError as exc:
         reason = exc.describe("", _FILE_NAMES) if isinstance(exc, InvalidFieldsError) else str(exc)
-        named = None if isinstance(line, RelationshipLine) else line.model_dump()
-        raise InvalidLineError(line_number, reason, _entity_id_named(named, tenant_id)) from None
+        entity_id = None if isinstance(line, RelationshipLine) else line.entity_id(tenant_id)
+        raise InvalidLineError(line_number, reason, entity_id) from None
 
 
-def _entity_id_named(fields: Mapping[str, Any] | None, tenant_id: TenantId) -> EntityId | None:
-    """The id of the entity an entity line's `fields` name, valid or not: its `id`, or the
-    one its name and type derive; None when they name none."""
-    if fields is None:
-        return None
-    given = fields.get("id")
+def _entity_id_named(fields: Mapping[str, Any], tenant_id: TenantId) -> EntityId | None:
+    """The id of the entity an entity line that does not validate names (`fields`, the
+    line's JSON): its `id` when that is a UUID, else the one its name and type derive
+    (`EntityLine.entity_id`); None when it names none."""
+    given, name, entity_type = fields.get("id"), fields.get("name"), fields.get("entity_type")
     if given is not None:
         try:
-            return EntityId(given if isinstance(given, uuid.UUID) else uuid.UUID(str(given)))
+            return EntityId(uuid.UUID(str(given)))
         except ValueError:
             return None
-    name, entity_type = fields.get("name"), fields.get("entity_type")
-    if not isinstance(name, str) or not isinstance(entity_type, str):
-        return None
-    try:
-        return entity_id_for(tenant_id, entity_type, name)
-    except (ValueError, UnicodeError):  # a lone surrogate: no id can be derived
-        return None
+    if isinstance(name, str) and isinstance(entity_type, str):
+        return _entity_id(tenant_id, entity_type, name)
+    return None
 
 
 def parse_line(
@@ -244,11 +243,9 @@ def _parsed(text: str | bytes, line_number: int, tenant_id: TenantId) -> LoadRec
     try:
         checked = model.model_validate(data)
     except ValidationError as exc:
-        named = data if model is EntityLine else None
+        entity_id = _entity_id_named(data, tenant_id) if model is EntityLine else None
         raise InvalidLineError(
-            line_number,
-            describe_validation_error(exc, "", _FILE_NAMES),
-            _entity_id_named(named, tenant_id),
+            line_number, describe_validation_error(exc, "", _FILE_NAMES), entity_id
         ) from None
     return _to_record(checked, line_number, tenant_id)
 
