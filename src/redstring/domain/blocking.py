@@ -189,7 +189,7 @@ def name_endings(word: str) -> list[str]:
     character on, each of `MIN_CJK_PREFIX_LENGTH` characters or more, the first
     `MAX_KEYED_ENDINGS` (`控股有限公司` ... `公司` of `腾讯控股有限公司`); none for a
     word of other letters, whose words are spaced."""
-    if len(word) <= MIN_CJK_PREFIX_LENGTH or not is_cjk_word(word):
+    if not is_unspaced_word(word):
         return []
     last = min(len(word) - MIN_CJK_PREFIX_LENGTH, MAX_KEYED_ENDINGS)
     return [word[start:] for start in range(1, last + 1)]
@@ -295,7 +295,7 @@ def query_infixes(query: str) -> tuple[str, ...]:
     `MIN_CJK_PREFIX_LENGTH` characters or more, the first `MAX_INFIX_SEEKS`, without
     repeats (`x:控股` finds `腾讯控股有限公司` through its `x:控股有限公司` key). A seek
     reads as `query_prefix`'s does, the first `MAX_PREFIX_SIZE` rows in key order."""
-    words = [w for w in _words(query) if len(w) >= MIN_CJK_PREFIX_LENGTH and is_cjk_word(w)]
+    words = [w for w in _words(query) if is_unspaced_word(w)]
     return _unique([ENDING_KEY_PREFIX + word for word in words])[:MAX_INFIX_SEEKS]
 
 
@@ -327,6 +327,13 @@ def may_begin_a_word(word: str) -> bool:
     kana characters, and no longer than a keyed word (`MAX_KEYED_WORD_LENGTH`)."""
     shortest = MIN_CJK_PREFIX_LENGTH if is_cjk_word(word) else MIN_PREFIX_LENGTH
     return shortest <= len(word) <= MAX_KEYED_WORD_LENGTH
+
+
+def is_unspaced_word(word: str) -> bool:
+    """Whether `word` is of `MIN_CJK_PREFIX_LENGTH` Han or kana characters or more: a
+    word such unspaced names may hold inside a longer one (`控股` of `腾讯控股有限公司`),
+    keyed (`name_endings`), sought (`query_infixes`), scored and marked so."""
+    return len(word) >= MIN_CJK_PREFIX_LENGTH and is_cjk_word(word)
 
 
 @lru_cache(maxsize=1 << 16)

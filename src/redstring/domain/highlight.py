@@ -29,8 +29,8 @@ by itself. Words are marked, read as the score reads them (`traced_forms`,
 where consecutive query words spell it or its beginning (`mac donald` marks
 `MacDonald`). When the query is the text's initials (`query_initials`,
 `name_initials`), the first letter of each identifying word is marked, and no word's
-beginning: `GE` marks `[G]eneral [E]lectric`, not the `Ge` it also begins. A marked letter marks
-the character it folds from, whole (`stras` marks `Straß` of `Straße`: `ß` folds to
+beginning: `GE` marks `[G]eneral [E]lectric`, not the `Ge` it also begins. A marked
+letter marks the character it folds from, whole (`stras` marks `Straß` of `Straße`: `ß` folds to
 `ss`), and the combining marks after it. Nothing else is: a text the score matched
 more loosely gets no range. Only the first `MAX_NAME_LENGTH` characters are read,
 as the score reads them, and the first `MAX_QUERY_WORDS` words of each form of the
@@ -51,9 +51,8 @@ from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
 from redstring.domain.blocking import (
-    MIN_CJK_PREFIX_LENGTH,
     MIN_TYPO_LENGTH,
-    is_cjk_word,
+    is_unspaced_word,
     may_begin_a_word,
     name_initials,
     query_initials,
@@ -188,7 +187,7 @@ def _marked(
     for query_word in distinct:
         by_letter[query_word[0]].append(query_word)
     canonical = {ABBREVIATIONS.get(query_word, query_word) for query_word in distinct}
-    unspaced = [w for w in distinct if len(w) >= MIN_CJK_PREFIX_LENGTH and is_cjk_word(w)]
+    unspaced = [w for w in distinct if is_unspaced_word(w)]
     words = form.words
     typos = _one_edit_apart([word.text for word in words], distinct)
     for start, word in enumerate(words):
@@ -229,7 +228,7 @@ def _inside(query_words: Sequence[str], word: FoldedWord) -> Iterator[TextRange]
     """What Han or kana `query_words` mark of such a `word` they stand inside, or that
     stands inside one of them: the part each is, the whole word."""
     text = word.text
-    if len(text) < MIN_CJK_PREFIX_LENGTH or not is_cjk_word(text):
+    if not is_unspaced_word(text):
         return
     for query_word in query_words:
         if text != query_word and text in query_word:

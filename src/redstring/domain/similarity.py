@@ -45,7 +45,7 @@ import numpy as np
 from numpy.typing import NDArray
 from rapidfuzz import fuzz, process
 
-from redstring.domain.blocking import MIN_CJK_PREFIX_LENGTH, is_cjk_word, may_begin_a_word
+from redstring.domain.blocking import is_unspaced_word, may_begin_a_word
 from redstring.domain.name_forms import canonical_tokens, identifying_tokens
 from redstring.domain.normalization import normalize_name
 
@@ -252,22 +252,17 @@ def _raise(
 
 def _credit_infixes(sims: NDArray[np.float64], left: Sequence[str], right: Sequence[str]) -> None:
     """Raise `sims` (`left` word x `right` word) to the infix credit of each pair of Han or
-    kana words of which one stands inside the other, both of `MIN_CJK_PREFIX_LENGTH`
-    characters or more."""
-    inner = [(row, word) for row, word in enumerate(left) if _infix_word(word)]
+    kana words of which one stands inside the other (`is_unspaced_word`)."""
+    inner = [(row, word) for row, word in enumerate(left) if is_unspaced_word(word)]
     if not inner:
         return
-    outer = [(column, word) for column, word in enumerate(right) if _infix_word(word)]
+    outer = [(column, word) for column, word in enumerate(right) if is_unspaced_word(word)]
     for row, word in inner:
         for column, other in outer:
             if word != other and (word in other or other in word):
                 shorter, longer = sorted((len(word), len(other)))
                 credit = INFIX_CREDIT + INFIX_SPAN * shorter / longer
                 sims[row, column] = max(sims[row, column], credit)
-
-
-def _infix_word(word: str) -> bool:
-    return len(word) >= MIN_CJK_PREFIX_LENGTH and is_cjk_word(word)
 
 
 def string_similarities(
