@@ -18,7 +18,6 @@ from redstring.domain.properties import (
     Properties,
     PropertyValue,
     alias_names,
-    check_properties_size,
     no_properties,
     string_values,
 )
@@ -105,7 +104,7 @@ class Entity(Record):
             raise ValueError(f"{ALIASES} must be a string or a list of strings")
         for alias in alias_names(value):
             check_name(alias, ALIASES)
-        return check_properties_size(value)
+        return value
 
     @model_validator(mode="before")
     @classmethod

@@ -30,8 +30,8 @@ where consecutive query words spell it or its beginning (`mac donald` marks
 `MacDonald`). When the query is the text's initials (`query_initials`,
 `name_initials`), the first letter of each identifying word is marked, and no word's
 beginning: `GE` marks `[G]eneral [E]lectric`, not the `Ge` it also begins. A marked
-letter marks the character it folds from, whole (`stras` marks `Straß` of `Straße`: `ß` folds to
-`ss`), and the combining marks after it. Nothing else is: a text the score matched
+letter marks the character it folds from, whole (`stras` marks `Straß` of `Straße`:
+`ß` folds to `ss`), and the combining marks after it. Nothing else is: a text the score matched
 more loosely gets no range. Only the first `MAX_NAME_LENGTH` characters are read,
 as the score reads them, and the first `MAX_QUERY_WORDS` words of each form of the
 query.

@@ -150,8 +150,9 @@ MAX_PROPERTIES_BYTES = 16_384
 
 def check_properties_size(properties: Mapping[str, PropertyValue]) -> Mapping[str, PropertyValue]:
     """`properties` as they are, or `ValueError` when their JSON (`properties_size`) is
-    longer than `MAX_PROPERTIES_BYTES`. Checked where a record is made, not where a
-    store reads one back: what an earlier version stored is still read."""
+    longer than `MAX_PROPERTIES_BYTES`. Checked where a record is made (`Properties`
+    validates it), not where a store reads one back (built without validation): what an
+    earlier version stored is still read."""
     if properties:
         size = properties_size(properties)
         if size > MAX_PROPERTIES_BYTES:
@@ -191,5 +192,6 @@ Properties = Annotated[
     Mapping[str, PropertyValue],
     BeforeValidator(plain_values),
     AfterValidator(freeze_properties),
+    AfterValidator(check_properties_size),
     PlainSerializer(thaw_properties),
 ]

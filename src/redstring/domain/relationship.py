@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any, Self
 
@@ -15,12 +14,7 @@ from redstring.domain.ids import (
     relationship_id_for,
     tenant_id_of,
 )
-from redstring.domain.properties import (
-    Properties,
-    PropertyValue,
-    check_properties_size,
-    no_properties,
-)
+from redstring.domain.properties import Properties, no_properties
 from redstring.domain.record import EntityIdField, Record, RelationshipIdField, TenantIdField
 from redstring.domain.text import check_type
 
@@ -93,11 +87,6 @@ class Relationship(Record):
     @classmethod
     def _type(cls, value: str) -> str:
         return check_type(value, "relationship_type")
-
-    @field_validator("properties")
-    @classmethod
-    def _bounded(cls, value: Mapping[str, PropertyValue]) -> Mapping[str, PropertyValue]:
-        return check_properties_size(value)
 
     @model_validator(mode="after")
     def _no_self_loop(self) -> Self:
