@@ -47,6 +47,42 @@ async def test_without_authentication_another_host_is_refused_on_every_path(path
     assert "loopback name only, not 'rebind.attacker.example:8000'" in error["message"]
 
 
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1:80@rebind.attacker.example",
+        "localhost:8000/rebind.attacker.example",
+        "[::1]rebind.attacker.example",
+        "[::1]:8000:80",
+        "127.0.0.1:http",
+        "localhost rebind.attacker.example",
+        "",
+    ],
+)
+async def test_without_authentication_a_host_that_only_begins_with_a_loopback_name_is_refused(
+    host: str,
+) -> None:
+    """A `Host` is a name and a port of digits: what follows a loopback name is not read
+    past (a browser that took `127.0.0.1:80@rebind.attacker.example` for a host would
+    have resolved it by the name after the `@`)."""
+    async with _http(Settings()) as http:
+        response = await http.post("/graphql", json=TYPENAME, headers={"host": host})
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
+
+
+async def test_without_authentication_two_hosts_are_refused() -> None:
+    """A request has one `Host` (RFC 9112): of two, a proxy may read the one the check did not."""
+    async with _http(Settings()) as http:
+        response = await http.post(
+            "/graphql",
+            json=TYPENAME,
+            headers=[("host", "127.0.0.1:8000"), ("host", REBOUND)],
+        )
+    assert response.status_code == 400
+    assert f"not '127.0.0.1:8000, {REBOUND}'" in response.json()["errors"][0]["message"]
+
+
 async def test_with_authentication_or_no_authentication_asked_for_any_host_is_answered(
     tmp_path: Path,
 ) -> None:

@@ -15,6 +15,7 @@ server, as same-origin ones, and read the answers.
 from __future__ import annotations
 
 import ipaddress
+import re
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -66,25 +67,42 @@ def is_loopback_name(host: str) -> bool:
         return False
 
 
-def _host_name(header: str) -> str:
-    """The name of a `Host` header, without its port (`[::1]:8000` is `[::1]`)."""
-    if header.startswith("["):
-        return header.partition("]")[0] + "]"
-    return header.rpartition(":")[0] if header.count(":") == 1 else header
+# A `Host` header's value (RFC 9110 section 7.2, RFC 3986 section 3.2.2): an address in
+# brackets or a name of the characters a registered name may hold, then an optional port
+# of digits. Nothing else is read as a host: `127.0.0.1:80@evil.test` is no loopback name.
+_HOST = re.compile(r"(\[[0-9A-Za-z:.%]*\]|[0-9A-Za-z._~!$&'()*+,;=%-]*)(?::[0-9]*)?")
+
+
+def _host_name(header: str) -> str | None:
+    """The name of a `Host` header, without its port (`[::1]:8000` is `[::1]`); None
+    when the header is no host and port."""
+    matched = _HOST.fullmatch(header)
+    return None if matched is None else matched.group(1)
+
+
+def _foreign_host(scope: Scope) -> str | None:
+    """The request's `Host` (its several, joined), unless it is one loopback name with
+    an optional port of digits; None for that, and for a request without `Host`."""
+    hosts = [value.decode("latin-1") for name, value in scope["headers"] if name == b"host"]
+    if not hosts:
+        return None
+    if len(hosts) == 1 and is_loopback_name(_host_name(hosts[0]) or ""):
+        return None
+    return ", ".join(hosts)
 
 
 class LoopbackHostsOnly:
-    """Refuses (400, `BAD_REQUEST`) a request whose `Host` is no loopback name; one
-    without a `Host` (HTTP/1.0, which no browser sends) is let through."""
+    """Refuses (400, `BAD_REQUEST`) a request whose `Host` is no loopback name (with an
+    optional port of digits), or that has more than one `Host`; one without a `Host`
+    (HTTP/1.0, which no browser sends) is let through."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
-            host = next((v for k, v in scope["headers"] if k == b"host"), None)
-            named = None if host is None else host.decode("latin-1")
-            if named is not None and not is_loopback_name(_host_name(named)):
+            named = _foreign_host(scope)
+            if named is not None:
                 if scope["type"] == "websocket":
                     await send({"type": "websocket.close", "code": 1008})
                     return
