@@ -82,12 +82,13 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
             return
         limit = self._limits.max_body_bytes
         served = {**scope, "method": "GET"} if scope["method"] == "HEAD" else scope
-        request = Request(scope=served, receive=request_body.BodyLimit(receive, limit))
-        response = await self._answer(request)
+        body = request_body.BodyLimit(receive, limit)
+        response = await self._answer(Request(scope=served, receive=body), body)
         await response(scope, receive, send)
 
-    async def _answer(self, request: Request) -> Response:
-        """The response to `request`: Strawberry's, or a refusal for whatever it raised.
+    async def _answer(self, request: Request, body: request_body.BodyLimit) -> Response:
+        """The response to `request` (its body read through `body`): Strawberry's, or a
+        refusal for whatever it raised.
 
         Its reads see at least the state of the bookmark the request sent, and
         when it wrote, the response carries the bookmark of its writes
@@ -112,7 +113,9 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
             )
         except Exception as exc:
             if isinstance(exc, TimeoutError) and deadline.expired():
-                return refusal_response(self._past_deadline())
+                return refusal_response(
+                    self._body_late() if body.cut_short else self._past_deadline()
+                )
             logger.error("internal error in %s %s", request.method, request.url.path, exc_info=True)
             return refusal_response(internal_error())
 
@@ -124,6 +127,15 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
             ErrorCode.REQUEST_TIMEOUT,
             f"The request did not finish within {self._limits.request_timeout:g} s;"
             " its work was cancelled",
+        )
+
+    def _body_late(self) -> RequestRefusedError:
+        """408: the client had not sent the whole body at the deadline, so the request
+        never ran; the client's fault, where the 504 is the server's."""
+        return RequestRefusedError(
+            408,
+            ErrorCode.REQUEST_TIMEOUT,
+            f"The request's body did not arrive within {self._limits.request_timeout:g} s",
         )
 
     def create_response(

@@ -9,6 +9,7 @@ the recursive JSON parser deeper than the cap.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import Mapping
@@ -58,15 +59,21 @@ def refuse_declared_length(headers: Mapping[str, str], limit: int) -> None:
 class BodyLimit:
     """An ASGI `receive` that counts the body bytes it passes on and raises the 413
     refusal as soon as they exceed `limit`: the check for a body without a
-    `Content-Length` (chunked), and for one longer than it said."""
+    `Content-Length` (chunked), and for one longer than it said. `cut_short` tells
+    whether a wait for the client's bytes was cancelled (the request's deadline)."""
 
     def __init__(self, receive: Receive, limit: int) -> None:
         self._receive = receive
         self.limit = limit
         self.received = 0
+        self.cut_short = False
 
     async def __call__(self) -> Message:
-        message = await self._receive()
+        try:
+            message = await self._receive()
+        except asyncio.CancelledError:
+            self.cut_short = True
+            raise
         if message["type"] == "http.request":
             self.received += len(message.get("body", b""))
             if self.received > self.limit:
