@@ -71,6 +71,10 @@ class _ObservedStarlette(Starlette):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        # A path with a slash more or less than a route's is a 404 with the error body:
+        # Starlette's redirect names an absolute URL of the scheme the server sees, `http`
+        # behind a proxy that ends TLS, and has no body.
+        self.router.redirect_slashes = False
         self.metrics = metrics
         self.start_failure = start_failure
         self.loopback_only = loopback_only

@@ -76,10 +76,21 @@ async def _routing_refusal(request: Request, exc: Exception) -> Response:
     headers = dict(exc.headers or {})
     if "Allow" in headers:  # a 405: the methods the path serves
         headers["Allow"] = allow_header(headers["Allow"].split(", "))
+    message = exc.detail
+    if exc.status_code == 404 and (meant := _route_path(request, request.url.path)):
+        message = f"{exc.detail}: the path is {meant}"
     refused = RequestRefusedError(
-        exc.status_code, code_for_status(exc.status_code), exc.detail, headers=headers
+        exc.status_code, code_for_status(exc.status_code), message, headers=headers
     )
     return refusal_response(refused)
+
+
+def _route_path(request: Request, path: str) -> str | None:
+    """The path of a route of the app that `path` is with a slash more or less
+    (`/graphql/` for `/graphql`), if any."""
+    other = path.removesuffix("/") if path.endswith("/") else f"{path}/"
+    paths = {getattr(route, "path", None) for route in request.app.router.routes}
+    return other if other != path and other in paths else None
 
 
 async def _refused(request: Request, exc: Exception) -> Response:
