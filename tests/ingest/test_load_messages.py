@@ -105,11 +105,14 @@ ENDS = [
     _relationship(source={"name": "Nobody", "type": "person"},
                   target={"name": "Ghost", "type": "org"}),
 ]  # fmt: skip
+# An end named by name may be an entity of the file given an id of its own: the
+# reason says such an entity is named by that id; one named by id needs no such word.
+BY_ID = " (an entity given an id of its own is named by that id)"
 REASONS = [
-    'target "Nobody" (person) not found in the file or the tenant',
-    'source "Ghost \\"Co\\"" (org) not found in the file or the tenant',
+    'target "Nobody" (person) not found in the file or the tenant' + BY_ID,
+    'source "Ghost \\"Co\\"" (org) not found in the file or the tenant' + BY_ID,
     f"target {GHOST_ID} not found in the file or the tenant",
-    'source "Nobody" (person) and target "Ghost" (org) not found in the file or the tenant',
+    'source "Nobody" (person) and target "Ghost" (org) not found in the file or the tenant' + BY_ID,
 ]
 
 

@@ -163,10 +163,12 @@ def _end(entity_id: EntityId, name: EndName | None) -> str:
 
 class MissingEnd(NamedTuple):
     """An end of a relationship found neither in the input nor in the tenant: `said`,
-    as the input named it (`target "Acme Corp" (company)`), and its id."""
+    as the input named it (`target "Acme Corp" (company)`), its id, and whether the
+    input named it by name and type (`by_name`) rather than by id."""
 
     said: str
     entity_id: EntityId
+    by_name: bool = False
 
 
 def _missing_ends(named: NamedRelationship, missing: set[str]) -> list[MissingEnd]:
@@ -177,7 +179,11 @@ def _missing_ends(named: NamedRelationship, missing: set[str]) -> list[MissingEn
         ("source", relationship.source_entity_id, named.source),
         ("target", relationship.target_entity_id, named.target),
     )
-    return [MissingEnd(f"{end} {_end(i, name)}", i) for end, i, name in ends if str(i) in missing]
+    return [
+        MissingEnd(f"{end} {_end(i, name)}", i, by_name=name is not None)
+        for end, i, name in ends
+        if str(i) in missing
+    ]
 
 
 def describe_relationship(named: NamedRelationship) -> str:
@@ -192,9 +198,15 @@ def describe_relationship(named: NamedRelationship) -> str:
 def missing_ends_reason(ends: Sequence[MissingEnd], skipped: Mapping[EntityId, int]) -> str:
     """Why a relationship line is not loaded: `ends` are in neither the input nor the
     tenant; of those, the ones whose own line was `skipped` as invalid (by id, its line
-    number) say which line that was."""
-    gone = [end.said for end in ends if end.entity_id not in skipped]
-    reasons = [" and ".join(gone) + " not found in the file or the tenant"] if gone else []
+    number) say which line that was. An end named by name and type is the entity they
+    derive the id of, which one given an id of its own is not: the reason says so."""
+    gone = [end for end in ends if end.entity_id not in skipped]
+    reasons = []
+    if gone:
+        named = any(end.by_name for end in gone)
+        hint = " (an entity given an id of its own is named by that id)" if named else ""
+        said = " and ".join(end.said for end in gone)
+        reasons.append(f"{said} not found in the file or the tenant{hint}")
     reasons += [
         f"{end.said} is on line {skipped[end.entity_id]}, skipped as invalid"
         for end in ends
