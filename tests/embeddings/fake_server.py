@@ -52,6 +52,11 @@ class EmbeddingAPI:
     # A request whose inputs sum to more tokens than this, counted the same way, is
     # refused with a 400, as OpenAI refuses one of over 300,000. None: no limit.
     max_request_tokens: int | None = None
+    # An input holding one of these words is refused, with `refusal_status`, as a model
+    # refuses a text it will not take (text-embeddings-inference answers 413 for one past
+    # its token limit, OpenAI 400).
+    refused_words: tuple[str, ...] = ()
+    refusal_status: int = 400
     reverse_data: bool = False
     failures: deque[Failure] = field(default_factory=deque)
     bodies: list[dict[str, Any]] = field(default_factory=list)
@@ -70,6 +75,11 @@ class EmbeddingAPI:
             too_long = self._too_long(body["input"])
             if too_long is not None:
                 return JSONResponse({"error": {"message": too_long}}, status_code=400)
+            refused = self._refused(body["input"])
+            if refused is not None:
+                return JSONResponse(
+                    {"error": {"message": refused}}, status_code=self.refusal_status
+                )
             if self.failures:
                 failure = self.failures.popleft()
                 if failure.stall:
@@ -109,6 +119,17 @@ class EmbeddingAPI:
                     f"{self.max_input_tokens}"
                 )
         return None
+
+    def _refused(self, texts: list[str]) -> str | None:
+        """What the server says of a request with an input it refuses, if any."""
+        for position, text in enumerate(texts):
+            if any(word in text for word in self.refused_words):
+                return f"Input validation error: input {position} is not taken by this model"
+        return None
+
+    def inputs_of(self, first_request: int = 0) -> list[list[str]]:
+        """The inputs of each request from `first_request` on, in the order they came."""
+        return [list(body["input"]) for body in self.bodies[first_request:]]
 
     @property
     def requests(self) -> int:

@@ -12,7 +12,7 @@ import pytest
 
 from redstring import DimensionMismatchError, EmbeddingProvider
 from redstring.adapters.embeddings import OpenAICompatibleEmbeddings, RetryPolicy
-from redstring.adapters.embeddings.openai_compatible import _quota_used_up
+from redstring.adapters.embeddings.openai_compatible import PROBE_TEXT, _quota_used_up
 from redstring.domain.errors import (
     EmbeddingRefusedError,
     EmbeddingUnavailableError,
@@ -314,10 +314,13 @@ async def test_a_refusal_is_raised_at_once_as_no_outage(
     options: tuple[str, ...],
 ) -> None:
     """A wrong key, model or request: waiting cures none, so it is no `StoreUnavailableError`
-    and not retried; the message names the URL, the model, the status and the reply."""
+    and not retried; the message names the URL, the model, the status and the reply. A
+    status that may be about the input (400, 413, 422) costs one more request: the probe,
+    refused too (the provider takes no text, so its settings are at fault)."""
     api.failures.append(Failure(status, body={"error": {"message": "not for you"}}))
     api.failures.append(Failure(status, body={"error": {"message": "not for you"}}))
     provider = make()
+    probed = [["acme"], [PROBE_TEXT]] if status in {400, 413, 422} else [["acme"]]
 
     with pytest.raises(EmbeddingRefusedError) as info:
         await provider.embed_query(["acme"])
@@ -330,7 +333,7 @@ async def test_a_refusal_is_raised_at_once_as_no_outage(
         in said
     )
     assert said.endswith(f'not for you"}}}}; check {" or ".join(options)}')
-    assert api.requests == 1
+    assert api.inputs_of() == probed
 
 
 async def test_a_refused_key_says_which_variable_it_came_from_but_never_the_key(

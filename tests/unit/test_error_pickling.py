@@ -17,10 +17,12 @@ from redstring.domain.errors import (
     DimensionMismatchError,
     EmbeddingRefusedError,
     EmbeddingUnavailableError,
+    EntityTextRefusedError,
     FrozenRecordError,
     InvalidFieldsError,
     MissingEndpointError,
     RedstringError,
+    TextsRefusedError,
 )
 from redstring.testing import make_entity, new_tenant
 
@@ -47,6 +49,10 @@ SAMPLES: list[RedstringError] = [
     EmbeddingUnavailableError("no reply", attempts=1),
     EmbeddingRefusedError("HTTP 401: bad key", status_code=401, options=["api_key_env"]),
     EmbeddingRefusedError("not embeddings", status_code=200),
+    TextsRefusedError({2: "HTTP 413: too long", 0: "HTTP 400: no"}, {1: [0.5, -1.0]}),
+    EntityTextRefusedError(
+        [(UUID(int=1), UUID(int=2), "HTTP 413: too long")], {"Acme Corp. org.": [0.5, 1.0]}
+    ),
     InvalidLineError(7, "name: must not be blank"),
     redstring.api.api_keys.UnknownKeyError("no key k_1"),
     redstring.api.api_keys.KeyFileError(

@@ -29,6 +29,7 @@ from redstring.domain.errors import (
     EmbeddingRefusedError,
     InvalidInputError,
     StoreUnavailableError,
+    TextsRefusedError,
 )
 
 # From half a millisecond (an in-memory store call) to the default request deadline.
@@ -67,7 +68,7 @@ class EmbeddingOutcome(StrEnum):
     """How a call of the embedding provider ended: the values of
     `redstring_embedding_last_outcome`'s `outcome` label (`embedding_outcome`)."""
 
-    OK = "ok"  # it answered
+    OK = "ok"  # it answered, if only to refuse some texts (`TextsRefusedError`)
     REFUSED = "refused"  # `EmbeddingRefusedError`: its settings must change
     UNAVAILABLE = "unavailable"  # `StoreUnavailableError`: no answer, after its retries
     FAILED = "failed"  # any other exception
@@ -76,8 +77,9 @@ class EmbeddingOutcome(StrEnum):
 def embedding_outcome(error: BaseException | None) -> EmbeddingOutcome | None:
     """The outcome of a provider call that raised `error` (None when it answered), or
     None when the call was cut short (a cancellation, the request's deadline among
-    them): that says nothing of the provider."""
-    if error is None:
+    them): that says nothing of the provider. A call that it answered by refusing some
+    texts alone (`TextsRefusedError`) is `OK`: the texts are at fault, not the provider."""
+    if error is None or isinstance(error, TextsRefusedError):
         return EmbeddingOutcome.OK
     if isinstance(error, EmbeddingRefusedError):
         return EmbeddingOutcome.REFUSED

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from redstring.domain.entity import Entity
+from redstring.domain.errors import EntityTextRefusedError, TextsRefusedError
 from redstring.domain.ids import EntityId, TenantId
 from redstring.domain.vectors import (
     VectorRecord,
@@ -187,16 +188,44 @@ class EntityVectors:
 
 
 async def embed_entities(
-    entities: Sequence[Entity], embeddings: EmbeddingProvider
+    entities: Sequence[Entity],
+    embeddings: EmbeddingProvider,
+    *,
+    known: Mapping[str, Sequence[float]] | None = None,
 ) -> EntityVectors:
     """The vectors of `entities` (`embed_documents` of their `embedding_text`), checked as
     one array: one finite vector of the provider's dimension per entity, else
-    `ValueError` / `DimensionMismatchError` before anything is written."""
+    `ValueError` / `DimensionMismatchError` before anything is written.
+
+    A text in `known` is not asked for: its vector is the one there (what a call that
+    refused other texts made of it, `EntityTextRefusedError.vectors`). When the provider
+    refuses the texts of some entities (`TextsRefusedError`), raises
+    `EntityTextRefusedError` naming them, with `known` and the vectors of the texts it
+    took."""
     if not entities:
         return EntityVectors([], {})
     texts = [e.embedding_text() for e in entities]
-    vectors = await embeddings.embed_documents(texts)
-    check_vector_count(vectors, len(entities))
+    remembered = known or {}
+    asked = [i for i, text in enumerate(texts) if text not in remembered]
+    try:
+        answered = await embeddings.embed_documents([texts[i] for i in asked]) if asked else []
+    except TextsRefusedError as refusal:
+        raise EntityTextRefusedError(
+            [
+                (entities[asked[position]].tenant_id, entities[asked[position]].id, answer)
+                for position, answer in refusal.refused.items()
+            ],
+            {
+                **remembered,
+                **{texts[asked[position]]: v for position, v in refusal.vectors.items()},
+            },
+        ) from refusal
+    check_vector_count(answered, len(asked))
+    from_answer = dict(zip(asked, answered, strict=True))
+    vectors = [
+        from_answer[i] if i in from_answer else list(remembered[text])
+        for i, text in enumerate(texts)
+    ]
     for vector in vectors:
         check_dimension(embeddings.dimension, len(vector), "an embedding")
     matrix = np.asarray(vectors, dtype=np.float64)

@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import NamedTuple
+from uuid import UUID
 
 from redstring.composition.client import Redstring
 from redstring.composition.concurrency import (
@@ -66,7 +67,7 @@ from redstring.composition.entity_vectors import (
     outdated,
 )
 from redstring.domain.entity import Entity
-from redstring.domain.errors import MissingEndpointError
+from redstring.domain.errors import EntityTextRefusedError, MissingEndpointError
 from redstring.domain.ids import EntityId, RelationshipId
 from redstring.domain.relationship import Relationship
 
@@ -243,6 +244,22 @@ async def _write_relationships(
     return pending, unresolved
 
 
+def _refused_lines(
+    numbered: Sequence[tuple[int, Entity]], refusal: EntityTextRefusedError
+) -> list[InvalidLine]:
+    """The lines of the entities whose text the provider refuses, in line order: of an id
+    given on several lines, the last (whose text was embedded, as the last line of an id
+    is the one written)."""
+    last: dict[tuple[UUID, UUID], tuple[int, EntityId]] = {
+        (entity.tenant_id, entity.id): (n, entity.id) for n, entity in numbered
+    }
+    lines: list[InvalidLine] = []
+    for tenant_id, entity_id, answer in refusal.refused:
+        number, of_line = last[(tenant_id, entity_id)]
+        lines.append(InvalidLine(number, EntityTextRefusedError.of_one(answer), of_line))
+    return sorted(lines, key=lambda line: line.line_number)
+
+
 def _batches(records: Iterable[NumberedLine], size: int) -> Iterator[list[NumberedLine]]:
     stream = iter(records)
     while batch := list(islice(stream, size)):
@@ -319,16 +336,32 @@ class _Load:
             self.on_invalid(line)
         if bad and not self.skip_invalid:
             return bad
+        numbered = [(n, record) for n, record in batch if isinstance(record, Entity)]
+        services = self.services
+        known: dict[str, list[float]] = {}
+        while True:  # once, but for each round of lines whose text the provider refuses
+            entities = [entity for _, entity in numbered]
+            found = await outdated(
+                entities, services.embeddings, services.vectors, being_written=self.writing
+            )
+            try:  # before any write
+                vectors = await embed_entities(found.entities, services.embeddings, known=known)
+            except EntityTextRefusedError as refusal:
+                refused = _refused_lines(numbered, refusal)
+                for line in refused:
+                    self.on_invalid(line)
+                if not self.skip_invalid:
+                    return refused
+                bad += refused
+                gone = {line.line_number for line in refused}
+                numbered = [(n, entity) for n, entity in numbered if n not in gone]
+                known = refusal.vectors
+            else:
+                break
         for line in bad:
             if line.entity_id is not None:
                 self.skipped_entities[line.entity_id] = line.line_number
-        entities = [record for _, record in batch if isinstance(record, Entity)]
-        services = self.services
-        found = await outdated(
-            entities, services.embeddings, services.vectors, being_written=self.writing
-        )
         self.writing = keys_of(entities)  # the next batch is read while these are written
-        vectors = await embed_entities(found.entities, services.embeddings)  # before any write
         self.on_writing()
         await delete_replaced(found, services.vectors, batch_before=finishing)
         if entities:
@@ -341,7 +374,7 @@ class _Load:
             entities, vectors, kept, relationships, skipped=len(bad), last_line=batch[-1][0]
         )
 
-    def stop(self, batch: list[NumberedLine], bad: list[InvalidLine]) -> None:
+    def stop(self, batch: list[NumberedLine], bad: Sequence[InvalidLine]) -> None:
         """Report a load stopped before `batch` by its `bad` lines."""
         self.report.invalid += len(bad)
         self.report.stopped_at_line = batch[0][0]

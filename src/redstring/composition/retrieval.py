@@ -22,7 +22,7 @@ from redstring.domain.blocking import (
 )
 from redstring.domain.embedded_text import query_embedding_text
 from redstring.domain.entity import Entity
-from redstring.domain.errors import InvalidInputError
+from redstring.domain.errors import InvalidInputError, TextsRefusedError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.ids import EntityId, TenantId, tenant_id_of
 from redstring.domain.lexical import LexicalCandidate, MatchedText, lexical_matches, lexical_votes
@@ -140,7 +140,11 @@ class Retriever:
         of strings (a lone string is refused, not read letter by letter), a `mode`
         that is not a `RetrievalMode` (or its name or value, in any case), or a
         `tenant_id` that is neither a UUID nor a UUID's string (`tenant_id_of`:
-        a string is converted). `k == 0` and `entity_types == []` give no matches.
+        a string is converted), and for a query whose text the embedding provider
+        refuses (`TextsRefusedError`, a `SEMANTIC` or `HYBRID` retrieve: one past what
+        its model reads, behind a server that refuses rather than cuts), which no
+        other query of the provider need share. `k == 0` and `entity_types == []`
+        give no matches.
         """
         if not isinstance(query, str):
             raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
@@ -212,7 +216,13 @@ class Retriever:
             if isinstance(self._embeddings, CachedQueryEmbeddings)
             else self._embeddings
         )
-        vectors = await embeddings.embed_query([query_embedding_text(query)])
+        try:
+            vectors = await embeddings.embed_query([query_embedding_text(query)])
+        except TextsRefusedError as refusal:
+            answers = "; ".join(refusal.refused.values())
+            raise InvalidInputError(
+                f"query: the embedding provider refuses its text ({answers})"
+            ) from refusal
         check_vector_count(vectors, 1)
         [vector] = vectors
         return vector if has_direction(vector) else None

@@ -222,3 +222,68 @@ class EmbeddingRefusedError(RedstringError):
         """Pickled as the arguments that build it (`args` holds only the message)."""
         build = partial(type(self), status_code=self.status_code, options=self.options)
         return (build, (self.reason,), self.__dict__)
+
+
+class TextsRefusedError(InvalidInputError):
+    """The embedding provider refuses some texts of a call, each sent alone, while it takes
+    others of the call (or, when the call has no other, a probe text): those texts are at
+    fault, not its settings, and asking again gets the same answer. A text past what the
+    model reads (its token limit, behind a server that refuses rather than cuts) is the
+    usual one.
+
+    `refused` maps the position of each refused text among the call's texts to what the
+    provider answered of it alone (`HTTP 413: ...`, never the key); `vectors` maps the
+    position of each text it took to its vector, so that a caller who goes on without
+    the refused texts need not ask for the others again.
+    """
+
+    def __init__(
+        self,
+        refused: Mapping[int, str],
+        vectors: Mapping[int, Sequence[float]] | None = None,
+    ) -> None:
+        self.refused = dict(sorted(refused.items()))
+        self.vectors = {position: list(v) for position, v in (vectors or {}).items()}
+        said = "; ".join(f"text {position}: {answer}" for position, answer in self.refused.items())
+        super().__init__(f"the embedding provider refuses {_texts(len(self.refused))} ({said})")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the arguments that build it (`args` holds only the message)."""
+        return (type(self), (self.refused, self.vectors), self.__dict__)
+
+
+def _texts(count: int) -> str:
+    return "a text of the call" if count == 1 else f"{count} texts of the call"
+
+
+class EntityTextRefusedError(InvalidInputError):
+    """The embedding provider refuses the text (`Entity.embedding_text`) of some entities
+    (`TextsRefusedError`): their text, not the provider's settings, must change (a shorter
+    description) before they can be written, and a writer that raises this has written
+    none of their batch.
+
+    `refused` holds, in input order, the `(tenant_id, entity_id)` of each such entity and
+    what the provider answered of its text; `vectors` maps each text the provider took in
+    the same call to its vector, so that a writer that goes on without the refused
+    entities asks for none of them again.
+    """
+
+    def __init__(
+        self,
+        refused: Sequence[tuple[UUID, UUID, str]],
+        vectors: Mapping[str, Sequence[float]] | None = None,
+    ) -> None:
+        self.refused = tuple(refused)
+        self.vectors = {text: list(v) for text, v in (vectors or {}).items()}
+        said = "; ".join(f"entity {entity_id}: {answer}" for _, entity_id, answer in self.refused)
+        super().__init__(f"the embedding provider refuses the text of {said}")
+
+    @staticmethod
+    def of_one(answer: str) -> str:
+        """What is wrong with one refused entity, for a message that names it already
+        (`entities[3]: ...`, a file's line): `answer` is the provider's."""
+        return f"the embedding provider refuses the text of this entity ({answer})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the arguments that build it (`args` holds only the message)."""
+        return (type(self), (self.refused, self.vectors), self.__dict__)

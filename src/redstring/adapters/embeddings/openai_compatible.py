@@ -6,10 +6,10 @@ import asyncio
 import math
 import os
 import random
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Self
+from typing import Self, TypeVar
 
 import httpx
 from pydantic import BaseModel, ValidationError
@@ -19,10 +19,13 @@ from redstring.domain.errors import (
     EmbeddingRefusedError,
     EmbeddingUnavailableError,
     InvalidInputError,
+    TextsRefusedError,
     describe_problems,
 )
 from redstring.domain.record import problems_of
 from redstring.domain.vectors import check_dimension
+
+_T = TypeVar("_T")
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_BATCH_SIZE = 128
@@ -45,6 +48,14 @@ _SUSPECTS_OF_STATUS: dict[int, tuple[str, ...]] = {
     413: ("batch_size",),
     429: ("api_key_env",),  # a quota used up: the account behind the key
 }
+# A refusal with one of these statuses may be of some inputs of a batch, not of the
+# request or the settings: 400 and 422 for an input the model will not take, 413 from
+# text-embeddings-inference for an input past its token limit (as for a batch past its
+# size). Which it is, `_embed_parts` finds out.
+_INPUT_STATUSES = frozenset({400, 413, 422})
+# What a call sends, once, when the provider has refused its inputs and taken none: any
+# model takes it, unless the settings are wrong (`_takes_some`).
+PROBE_TEXT = "probe"
 
 
 @dataclass(frozen=True)
@@ -111,6 +122,41 @@ class _EmbeddingsResponse(BaseModel):
     data: list[_Embedding]
 
 
+class _InputsRefusedError(Exception):
+    """A batch refused with a status that may be about its inputs (`_INPUT_STATUSES`):
+    `error` is the refusal to raise when it is not, `answer` what the provider said."""
+
+    def __init__(self, error: EmbeddingRefusedError, answer: str) -> None:
+        super().__init__(answer)
+        self.error = error
+        self.answer = answer
+        self.of_inputs = False  # whether the provider takes some text of the call
+
+
+@dataclass
+class _Tried:
+    """The attempts made for one batch so far, and the last that failed, if any."""
+
+    attempts: int = 0
+    failure: _RetryableError | None = None
+
+
+@dataclass
+class _Call:
+    """What one call (`embed_documents`, `embed_query`) has learnt of the provider:
+    whether it took an input of the call, and whether it took `PROBE_TEXT` (None: not
+    asked yet; asked once a call, under `lock`)."""
+
+    took_some: bool = False
+    took_probe: bool | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+# What `_embed_parts` gives for each input: its vector, or what the provider answered
+# of it alone when it refused it.
+_Part = list[float] | str
+
+
 class _RetryableError(Exception):
     """One failed attempt that another attempt may fix."""
 
@@ -141,6 +187,17 @@ class OpenAICompatibleEmbeddings:
     (`insufficient_quota`), and a reply that is not the embeddings API raise
     `EmbeddingRefusedError` at once: no wait cures a wrong key, model or URL.
     Either way the other batches of the call are then cancelled.
+
+    A batch refused with 400, 413 or 422 may hold an input the model will not
+    take (one past its token limit) rather than wrong settings: it is halved,
+    and each half asked for in turn, down to single inputs (`_embed_parts`),
+    once the provider has taken some text of the call, else one `PROBE_TEXT`.
+    When it refuses some inputs alone, the call raises `TextsRefusedError`
+    (an `InvalidInputError`) with what it answered of each and the vectors of
+    the others; when it takes no text, or every part of the batch (the batch as
+    a whole was too large), the batch's own refusal is raised as before. A
+    refusal costs at most one probe a call and `2n - 2` more requests for a
+    batch of `n`, all within the call's `max_elapsed`.
 
     The API key is read once, at construction, from the environment
     variable `api_key_env` and sent as `Authorization: Bearer`; when the
@@ -239,45 +296,109 @@ class OpenAICompatibleEmbeddings:
         batches = _batches(texts, self._batch_size, self._max_batch_bytes)
         limit = self._retry.max_elapsed
         ends = None if limit is None else asyncio.get_running_loop().time() + limit
-        if len(batches) <= 1:
-            return await self._embed_batch(batches[0], ends) if batches else []
-        tasks = [asyncio.ensure_future(self._embed_batch(batch, ends)) for batch in batches]
-        try:
-            results = await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
-        return [vector for result in results for vector in result]
+        call = _Call()
+        parts = await _all([self._embed_parts(batch, ends, call) for batch in batches])
+        vectors: dict[int, list[float]] = {}
+        refused: dict[int, str] = {}
+        for position, part in enumerate(part for result in parts for part in result):
+            if isinstance(part, str):
+                refused[position] = part
+            else:
+                vectors[position] = part
+        if refused:
+            raise TextsRefusedError(refused, vectors)
+        return list(vectors.values())
 
-    async def _embed_batch(self, batch: list[str], ends: float | None) -> list[list[float]]:
-        """The vectors of `batch`, asked again as the retry policy says, all by `ends` (the
-        event loop's time at which the call's `max_elapsed` is spent; None: no bound)."""
-        attempts = 0
-        failure: _RetryableError | None = None
+    async def _embed_parts(self, batch: list[str], ends: float | None, call: _Call) -> list[_Part]:
+        """The vectors of `batch` (`_embed_batch`), but for the inputs the provider refuses
+        alone, for which what it answered.
+
+        A refusal of the batch that may be about its inputs (`_INPUT_STATUSES`) is so
+        only when the provider takes some text of the call (`_takes_some`): the batch
+        is then halved and both halves asked for, concurrently, down to single inputs.
+        When it takes no text, or takes every part (the batch as a whole was past a
+        limit), the batch's own refusal is raised."""
+        try:
+            return list(await self._embed_batch(batch, ends, call))
+        except _InputsRefusedError as refused:
+            if not refused.of_inputs:
+                raise refused.error from None
+            if len(batch) == 1:
+                return [refused.answer]
+            middle = len(batch) // 2
+            halves = await _all(
+                [
+                    self._embed_parts(batch[:middle], ends, call),
+                    self._embed_parts(batch[middle:], ends, call),
+                ]
+            )
+            parts = [part for half in halves for part in half]
+            if not any(isinstance(part, str) for part in parts):
+                raise refused.error from None
+            return parts
+
+    async def _takes_some(self, call: _Call, ends: float | None) -> bool:
+        """Whether the provider takes some text of `call`: one of its inputs, else
+        `PROBE_TEXT`, asked once a call, with the retry policy (a refusal meanwhile waits
+        for its answer). An outage while asking is raised."""
+        if call.took_some:
+            return True
+        async with call.lock:
+            if call.took_probe is None and not call.took_some:
+                try:
+                    await self._attempts([PROBE_TEXT], ends, _Tried())
+                except (_InputsRefusedError, EmbeddingRefusedError):
+                    call.took_probe = False
+                else:
+                    call.took_probe = True
+        return call.took_some or bool(call.took_probe)
+
+    async def _embed_batch(
+        self, batch: list[str], ends: float | None, call: _Call
+    ) -> list[list[float]]:
+        """The vectors of `batch`, asked in a concurrency slot, again as the retry policy
+        says, all by `ends` (the event loop's time at which the call's `max_elapsed` is
+        spent; None: no bound). A refusal that may be about its inputs is told apart in
+        the same slot (`_takes_some`: a probe waits behind no other batch of the call)."""
+        tried = _Tried()
         within = asyncio.timeout_at(ends)
         try:
             async with within, self._slots:
-                while True:
-                    attempts += 1
-                    try:
-                        return await self._request(batch)
-                    except _RetryableError as failed:
-                        failure = failed
-                    named = failure.retry_after  # the wait the provider's answer named
-                    if attempts >= self._retry.max_attempts:
-                        said = f"failed after {attempts} attempt(s)"
-                        raise self._unavailable(said, attempts, failure, named) from failure
-                    delay = self._retry.delay(attempts, named)
-                    if ends is not None and asyncio.get_running_loop().time() + delay >= ends:
-                        said = self._gave_up(attempts, delay)
-                        raise self._unavailable(said, attempts, failure, named) from failure
-                    await self._sleep(delay)
+                try:
+                    vectors = await self._attempts(batch, ends, tried)
+                except _InputsRefusedError as refused:
+                    refused.of_inputs = await self._takes_some(call, ends)
+                    raise
         except TimeoutError:
             if not within.expired():
                 raise
-            raise self._unavailable(self._gave_up(attempts), attempts, failure) from failure
+            raise self._unavailable(
+                self._gave_up(tried.attempts), tried.attempts, tried.failure
+            ) from tried.failure
+        call.took_some = True
+        return vectors
+
+    async def _attempts(
+        self, batch: list[str], ends: float | None, tried: _Tried
+    ) -> list[list[float]]:
+        """The vectors of `batch`, asked again as the retry policy says; `tried` counts the
+        attempts and holds the last failure, for the caller whose `ends` comes first."""
+        while True:
+            tried.attempts += 1
+            try:
+                return await self._request(batch)
+            except _RetryableError as failed:
+                tried.failure = failure = failed
+            attempts = tried.attempts
+            named = failure.retry_after  # the wait the provider's answer named
+            if attempts >= self._retry.max_attempts:
+                said = f"failed after {attempts} attempt(s)"
+                raise self._unavailable(said, attempts, failure, named) from failure
+            delay = self._retry.delay(attempts, named)
+            if ends is not None and asyncio.get_running_loop().time() + delay >= ends:
+                said = self._gave_up(attempts, delay)
+                raise self._unavailable(said, attempts, failure, named) from failure
+            await self._sleep(delay)
 
     def _gave_up(self, attempts: int, delay: float | None = None) -> str:
         """Why a batch gave up after `attempts`: the call's `max_elapsed` spent, or, with
@@ -324,9 +445,12 @@ class OpenAICompatibleEmbeddings:
                 status,
                 retry_after_seconds(response.headers.get("Retry-After")),
             )
-        if status != 200:
-            raise self._refused(response)
-        return self._vectors(response, len(batch))
+        if status == 200:
+            return self._vectors(response, len(batch))
+        refusal = self._refused(response)
+        if status in _INPUT_STATUSES:
+            raise _InputsRefusedError(refusal, f"HTTP {status}: {self._excerpt(response)}")
+        raise refusal
 
     def _excerpt(self, response: httpx.Response) -> str:
         """The start of `response`'s body, for a message: the key is blanked out, should
@@ -384,6 +508,21 @@ class OpenAICompatibleEmbeddings:
             status_code=200,
             options=("base_url",),
         )
+
+
+async def _all(calls: Sequence[Coroutine[object, object, _T]]) -> list[_T]:
+    """What each of `calls` returns, in order, run concurrently; when one raises, the
+    others are cancelled (and waited for) and its error raised."""
+    if len(calls) == 1:
+        return [await calls[0]]
+    tasks = [asyncio.ensure_future(each) for each in calls]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def _batches(texts: Sequence[str], size: int, max_bytes: int) -> list[list[str]]:

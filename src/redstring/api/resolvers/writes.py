@@ -12,6 +12,8 @@ from redstring.api.authorization import Role, authorized_tenant
 from redstring.api.context import RequestContext
 from redstring.api.schema.inputs import EntityInput, RelationshipInput
 from redstring.api.schema.results import DeleteResult, UpsertResult
+from redstring.domain.entity import Entity as DomainEntity
+from redstring.domain.errors import EntityTextRefusedError, InvalidInputError
 
 
 def _upserted(ids: Sequence[UUID]) -> UpsertResult:
@@ -27,8 +29,21 @@ async def upsert_entities(
     tenant = authorized_tenant(context, tenant_id, Role.WRITE)
     context.limits.check_batch(len(entities), "entities")
     domain = [e.to_domain(tenant, f"entities[{i}]") for i, e in enumerate(entities)]
-    await context.client.upsert(domain)
+    try:
+        await context.client.upsert(domain)
+    except EntityTextRefusedError as refusal:
+        raise InvalidInputError(_refused_entities(domain, refusal)) from None
     return _upserted([e.id for e in domain])
+
+
+def _refused_entities(entities: Sequence[DomainEntity], refusal: EntityTextRefusedError) -> str:
+    """Which `entities[i]` have a text the provider refuses, and what it answered: of an
+    id given twice, the last (the one written, whose text was embedded)."""
+    last: dict[UUID, int] = {entity.id: i for i, entity in enumerate(entities)}
+    refused = sorted((last[entity_id], answer) for _, entity_id, answer in refusal.refused)
+    return "; ".join(
+        f"entities[{i}]: {EntityTextRefusedError.of_one(answer)}" for i, answer in refused
+    )
 
 
 async def upsert_relationships(
