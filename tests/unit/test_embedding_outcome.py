@@ -9,6 +9,7 @@ import pytest
 
 from redstring import EmbeddingRefusedError, EmbeddingUnavailableError, StoreUnavailableError
 from redstring.api.metrics import EmbeddingOutcome, Metrics, embedding_outcome
+from redstring.domain.errors import TextsRefusedError
 
 GAUGE = "redstring_embedding_last_outcome"
 
@@ -25,6 +26,8 @@ def _gauge(metrics: Metrics) -> dict[str, float | None]:
     [
         (None, EmbeddingOutcome.OK),
         (EmbeddingRefusedError("HTTP 401", status_code=401), EmbeddingOutcome.REFUSED),
+        # It answered: some texts were at fault, not the provider.
+        (TextsRefusedError({0: "HTTP 413: too long"}), EmbeddingOutcome.OK),
         (EmbeddingUnavailableError("HTTP 503", attempts=3), EmbeddingOutcome.UNAVAILABLE),
         (StoreUnavailableError("down"), EmbeddingOutcome.UNAVAILABLE),
         (ValueError("not a vector"), EmbeddingOutcome.FAILED),

@@ -390,6 +390,9 @@ class Redstring:
 
         A relationship whose end is in neither the store nor `entities` raises
         `MissingEndpointError`, and nothing of its batch of relationships is written.
+        Entities whose text the provider refuses alone (one past what its model reads)
+        raise `EntityTextRefusedError`, naming them, before any write of their batch
+        (of `batch_size` entities).
         """
         await self.start()
         await build_graph(

@@ -3,7 +3,10 @@
 The input is consumed lazily, one batch at a time. Each batch is checked
 whole before anything of it is written: an invalid line stops the load
 before its batch (earlier batches stay written), or, with `skip_invalid`,
-is reported and passed over. A batch's entities are embedded first
+is reported and passed over. An entity whose text the embedding provider
+refuses alone (`EntityTextRefusedError`) is an invalid line too, found as its
+batch is embedded; passed over, the rest of the batch keeps the vectors that
+call made. A batch's entities are embedded first
 (`embed_documents`, so a provider failure writes nothing of the batch), but
 for those whose stored vector is already the one their text embeds to
 (`outdated`: a file loaded again costs no embedding of what it holds),
