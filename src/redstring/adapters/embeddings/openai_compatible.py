@@ -189,9 +189,10 @@ class OpenAICompatibleEmbeddings:
     Either way the other batches of the call are then cancelled.
 
     A batch refused with 400, 413 or 422 may hold an input the model will not
-    take (one past its token limit) rather than wrong settings: it is halved,
-    and each half asked for in turn, down to single inputs (`_embed_parts`),
-    once the provider has taken some text of the call, else one `PROBE_TEXT`.
+    take (one past its token limit) rather than wrong settings: once the
+    provider has taken some text of the call (an input, else one `PROBE_TEXT`),
+    it is halved and both halves asked for, each refused half halved again,
+    down to single inputs (`_embed_parts`).
     When it refuses some inputs alone, the call raises `TextsRefusedError`
     (an `InvalidInputError`) with what it answered of each and the vectors of
     the others; when it takes no text, or every part of the batch (the batch as
