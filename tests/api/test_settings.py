@@ -164,6 +164,54 @@ def test_a_uri_neo4j_cannot_take_is_refused_as_bad_settings(
 
 
 @pytest.mark.parametrize(
+    ("base_url", "why"),
+    [
+        (
+            "http://user:s3cretpw@127.0.0.1:9/v1",
+            "a user or password is given apart, not in it: put the API key in the environment "
+            "variable REDSTRING_EMBEDDING_API_KEY_ENV names (OPENAI_API_KEY by default); it is "
+            "sent as Authorization: Bearer",
+        ),
+        (
+            "http://127.0.0.1:9/v1?api_key=s3cretpw",
+            "it takes no query or fragment (/embeddings is appended to its path)",
+        ),
+    ],
+)
+@pytest.mark.parametrize(
+    "command",
+    [("serve",), ("load", "-", "--tenant", str(uuid.uuid4())), ("rekey", "--all-tenants")],
+    ids=["serve", "load", "rekey"],
+)
+def test_an_embedding_base_url_holding_a_secret_is_refused_as_bad_settings(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: tuple[str, ...],
+    base_url: str,
+    why: str,
+) -> None:
+    """A password in it was sent, and written to the log with every embedding request and
+    in the provider's refusals, as a Neo4j URI's would be: it is refused as that one is,
+    without repeating it."""
+    monkeypatch.setattr(server, "serve", lambda settings: pytest.fail("the server was started"))
+    variables = {
+        "REDSTRING_EMBEDDINGS": "openai",
+        "REDSTRING_EMBEDDING_BASE_URL": base_url,
+        "REDSTRING_EMBEDDING_MODEL": "m",
+        "REDSTRING_EMBEDDING_DIMENSION": "8",
+    }
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    assert main(list(command)) == 2
+    err = capsys.readouterr().err
+    assert " ".join(err.split()) == (
+        "bad settings: embedding_base_url (REDSTRING_EMBEDDING_BASE_URL): not a base URL "
+        f"such as http://127.0.0.1:11434/v1: {why}"
+    )
+    assert "s3cretpw" not in err
+
+
+@pytest.mark.parametrize(
     "uri",
     [
         "bolt://127.0.0.1:7687",

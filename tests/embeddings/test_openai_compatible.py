@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 from collections.abc import AsyncIterator, Callable
@@ -16,8 +17,10 @@ from redstring.adapters.embeddings.openai_compatible import PROBE_TEXT, _quota_u
 from redstring.domain.errors import (
     EmbeddingRefusedError,
     EmbeddingUnavailableError,
+    InvalidInputError,
     StoreUnavailableError,
 )
+from redstring.domain.url_secrets import USERINFO_REFUSED
 
 from .fake_server import EmbeddingAPI, Failure, vector_for
 
@@ -25,6 +28,7 @@ FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, max_retry_a
 TEXTS = [f"entity number {i}" for i in range(10)]
 # OpenAI refuses a request whose inputs sum to more tokens than this.
 OPENAI_REQUEST_TOKENS = 300_000
+NO_QUERY = "it takes no query or fragment (/embeddings is appended to its path)"
 PROSE = "the harbour authority keeps ferries running between the islands all year "
 
 
@@ -405,6 +409,52 @@ async def test_a_redirect_is_a_refusal_naming_where_it_leads(
     assert str(info.value).endswith(
         "with HTTP 308: redirected to https://127.0.0.1/v1/embeddings; check base_url"
     )
+
+
+async def test_a_redirect_is_named_without_a_user_password_or_query(
+    api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
+) -> None:
+    """The provider chooses where it redirects to; what it puts in the URL before the host
+    or after the path (a token) is not quoted."""
+    leads = "https://user:s3cretpw@127.0.0.1/v1/embeddings?token=t0ken#part"
+    api.failures.append(Failure(308, {"Location": leads}))
+
+    with pytest.raises(EmbeddingRefusedError) as info:
+        await make().embed_query(["acme"])
+    assert "redirected to https://127.0.0.1/v1/embeddings; check base_url" in str(info.value)
+    assert not {"user", "s3cretpw", "t0ken", "part"} & set(re.split(r"\W+", str(info.value)))
+
+
+KEY_HOLDER_SAID = (
+    "put the API key in the environment variable api_key_env names (OPENAI_API_KEY by "
+    "default); it is sent as Authorization: Bearer"
+)
+
+
+@pytest.mark.parametrize(
+    ("base_url", "why"),
+    [
+        ("http://user:s3cretpw@127.0.0.1:9/v1", f"{USERINFO_REFUSED}: {KEY_HOLDER_SAID}"),
+        ("https://s3cretpw@127.0.0.1/v1", f"{USERINFO_REFUSED}: {KEY_HOLDER_SAID}"),
+        ("http://:s3cretpw@127.0.0.1/v1", f"{USERINFO_REFUSED}: {KEY_HOLDER_SAID}"),
+        ("http://127.0.0.1:9/v1?key=s3cretpw", f"{NO_QUERY}"),
+        ("http://127.0.0.1:9/v1#s3cretpw", f"{NO_QUERY}"),
+        ("http://127.0.0.1:9/v1?", f"{NO_QUERY}"),
+        ("ftp://127.0.0.1/v1", "its scheme is not http or https"),
+        ("127.0.0.1:9/v1", "its scheme is not http or https"),
+        ("http:///v1", "it names no host"),
+        ("http://127.0.0.1:s3cretpw/v1", "its port is no number from 1 to 65535"),
+    ],
+)
+def test_a_base_url_with_a_secret_in_it_or_none_to_post_to_is_refused(
+    base_url: str, why: str
+) -> None:
+    """A user or password in the URL was sent as basic authentication and written to the
+    log with every request; a query was sent, and `/embeddings` appended to it. Said
+    without the URL."""
+    with pytest.raises(InvalidInputError) as info:
+        OpenAICompatibleEmbeddings(base_url=base_url, model="m", dimension=8)
+    assert str(info.value) == f"not a base URL such as http://127.0.0.1:11434/v1: {why}"
 
 
 async def test_the_wrong_dimension_is_a_clear_error(

@@ -794,6 +794,31 @@ def test_settings_that_cannot_be_honoured_are_refused_at_start(
         create_app(settings, services=memory_services())
 
 
+@pytest.mark.parametrize(
+    ("jwks", "message"),
+    [
+        (
+            "https://user:s3cretpw@127.0.0.1/jwks.json?token=t0ken",
+            "REDSTRING_JWT_JWKS must be a URL without a user or password (a JWKS is public "
+            "keys, fetched without credentials): https://127.0.0.1/jwks.json",
+        ),
+        (
+            "ftp://user:s3cretpw@127.0.0.1/jwks.json?token=t0ken",
+            "REDSTRING_JWT_JWKS must be a file or an http(s) URL: ftp://127.0.0.1/jwks.json",
+        ),
+    ],
+)
+def test_a_jwks_url_is_refused_without_quoting_its_password_or_query(
+    jwks: str, message: str
+) -> None:
+    """The JWKS is fetched without credentials (a user in the URL made it unreachable), and
+    the message refusing a URL quotes it without what may be secret in it."""
+    settings = Settings(auth=AuthMode.JWT, jwt_jwks=jwks)
+    with pytest.raises(InvalidInputError) as refused:
+        check_settings(settings)
+    assert str(refused.value) == message
+
+
 def test_a_jwks_file_that_is_not_a_regular_file_is_refused_without_waiting(
     tmp_path: Path,
 ) -> None:

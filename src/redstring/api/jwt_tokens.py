@@ -39,6 +39,7 @@ from redstring.api.settings import Settings
 from redstring.api.watched_file import WatchedFile, read_regular_file
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import TenantId
+from redstring.domain.url_secrets import holds_userinfo, shown_url
 
 logger = logging.getLogger("redstring.api")
 
@@ -280,7 +281,14 @@ def _token_keys(settings: Settings) -> TokenKeys:
         return JwksFile(Path(jwks))
     parts = urlsplit(jwks)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidInputError(f"REDSTRING_JWT_JWKS must be a file or an http(s) URL: {jwks}")
+        raise InvalidInputError(
+            f"REDSTRING_JWT_JWKS must be a file or an http(s) URL: {shown_url(jwks)}"
+        )
+    if holds_userinfo(jwks):
+        raise InvalidInputError(
+            "REDSTRING_JWT_JWKS must be a URL without a user or password (a JWKS is public "
+            f"keys, fetched without credentials): {shown_url(jwks)}"
+        )
     if parts.scheme == "http" and not is_loopback_name(parts.hostname or ""):
         logger.warning(
             "REDSTRING_JWT_JWKS is fetched over plain http: whoever sits on the path can "

@@ -38,6 +38,10 @@ TEXT_FORMAT = "%(levelname)s %(name)s: %(message)s"
 TRACEBACK_START = "Traceback (most recent call last):"
 # uvicorn adds a copy of its message with terminal colours to its records.
 _DROPPED = ("color_message",)
+# The HTTP client's loggers: a line per request at INFO (`HTTP Request: POST <url>`) and
+# its connection's steps at DEBUG, beside the one access line a request of this server
+# has; the URL may be a provider's. Only their warnings and above are written.
+QUIET_LOGGERS = ("httpx", "httpcore")
 
 
 class RequestIdFilter(logging.Filter):
@@ -150,6 +154,11 @@ def configure_logging(level: str, log_format: LogFormat = "text") -> None:
     """Send log records at `level` and above to stderr in `log_format`, once per process.
 
     Called by the processes redstring starts itself (the `serve` command and
-    each uvicorn worker); an app embedded elsewhere keeps its host's logging.
+    each uvicorn worker); an app embedded elsewhere keeps its host's logging. The
+    HTTP client's loggers (`QUIET_LOGGERS`) write warnings and above only, whatever
+    `level`: at INFO they write a line per request to the embedding provider.
     """
     logging.basicConfig(level=level.upper(), handlers=[log_handler(log_format)])
+    quiet = max(logging.WARNING, logging.getLevelNamesMapping()[level.upper()])
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(quiet)

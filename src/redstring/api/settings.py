@@ -16,6 +16,7 @@ from redstring.api.log_config import LogFormat
 from redstring.composition.embedding_choice import (
     DEFAULT_EMBEDDINGS,
     EmbeddingsKind,
+    check_base_url,
 )
 from redstring.composition.neo4j_uri import check_neo4j_uri
 
@@ -141,6 +142,15 @@ class Settings(BaseSettings):
         """A URI the driver would refuse when it is built or first connects (a scheme, a
         port that is no number) is refused with the other settings, by every command."""
         return check_neo4j_uri(value)
+
+    @field_validator("embedding_base_url")
+    @classmethod
+    def _embedding_base_url_takes(cls, value: str | None) -> str | None:
+        """A URL with a user or password in it is refused, as a Neo4j URI with one is: the
+        key has a setting of its own, and a URL is written to logs and messages."""
+        if value is None:
+            return None
+        return check_base_url(value, key_holder=variable_of("embedding_api_key_env"))
 
     @field_validator("cors_origins", mode="before")
     @classmethod

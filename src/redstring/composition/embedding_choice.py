@@ -9,6 +9,9 @@ from redstring.adapters.embeddings.openai_compatible import (
     OpenAICompatibleEmbeddings,
     RetryPolicy,
 )
+from redstring.adapters.embeddings.openai_compatible import (
+    check_base_url as check_base_url,  # the `openai` base URL's rule, for the settings
+)
 from redstring.adapters.embeddings.sentence_transformers import SentenceTransformerEmbeddings
 from redstring.adapters.embeddings.static import StaticEmbeddingProvider, shipped_dimension
 from redstring.composition.extras import library_installed

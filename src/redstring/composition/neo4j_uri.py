@@ -10,6 +10,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from redstring.domain.errors import InvalidInputError
+from redstring.domain.url_secrets import USERINFO_REFUSED, holds_userinfo
 
 # The schemes of Bolt, direct (`bolt`) or routing (`neo4j`), plain, TLS (`+s`) or TLS
 # trusting any certificate (`+ssc`); the driver's HTTP ones reach no Bolt server.
@@ -32,8 +33,8 @@ def _fault(uri: str) -> str | None:
         return f"it has no scheme, one of {schemes}"
     if parts.scheme not in NEO4J_URI_SCHEMES:
         return f"its scheme {parts.scheme!r} is none of {schemes}"
-    if parts.username is not None or parts.password is not None:
-        return "a user or password is given apart, not in it"
+    if holds_userinfo(uri):
+        return USERINFO_REFUSED
     if not parts.hostname:
         return "it names no host"
     try:

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Self, TypeVar
+from urllib.parse import urlsplit
 
 import httpx
 from pydantic import BaseModel, ValidationError
@@ -23,6 +24,7 @@ from redstring.domain.errors import (
     describe_problems,
 )
 from redstring.domain.record import problems_of
+from redstring.domain.url_secrets import USERINFO_REFUSED, holds_userinfo, shown_url
 from redstring.domain.vectors import check_dimension
 
 _T = TypeVar("_T")
@@ -56,6 +58,39 @@ _INPUT_STATUSES = frozenset({400, 413, 422})
 # What a call sends, once, when the provider has refused its inputs and taken none: any
 # model takes it, unless the settings are wrong (`_takes_some`).
 PROBE_TEXT = "probe"
+
+
+def check_base_url(base_url: str, *, key_holder: str = "api_key_env") -> str:
+    """`base_url` when it is an http(s) URL that `/embeddings` can be appended to, else
+    `InvalidInputError` saying why, without repeating it (it may hold a password).
+    `key_holder` is the option naming the variable the API key is read from, which the
+    message refusing a user or password in the URL points to."""
+    why = _base_url_fault(base_url)
+    if why == USERINFO_REFUSED:
+        why += (
+            f": put the API key in the environment variable {key_holder} names "
+            f"({DEFAULT_API_KEY_ENV} by default); it is sent as Authorization: Bearer"
+        )
+    if why is not None:
+        raise InvalidInputError(f"not a base URL such as http://127.0.0.1:11434/v1: {why}")
+    return base_url
+
+
+def _base_url_fault(base_url: str) -> str | None:
+    parts = urlsplit(base_url.strip())
+    if parts.scheme.lower() not in ("http", "https"):
+        return "its scheme is not http or https"
+    if holds_userinfo(base_url):
+        return USERINFO_REFUSED
+    if not parts.hostname:
+        return "it names no host"
+    try:
+        parts.port  # noqa: B018 (raises for a port that is no number)
+    except ValueError:
+        return "its port is no number from 1 to 65535"
+    if parts.query or parts.fragment or base_url.rstrip().endswith(("?", "#")):
+        return "it takes no query or fragment (/embeddings is appended to its path)"
+    return None
 
 
 @dataclass(frozen=True)
@@ -225,6 +260,7 @@ class OpenAICompatibleEmbeddings:
     ) -> None:
         if not base_url.strip():
             raise InvalidInputError("base_url must not be blank")
+        check_base_url(base_url)
         if not model.strip():
             raise InvalidInputError("model must not be blank")
         dimension = positive_count_of(dimension, "dimension")
@@ -237,6 +273,7 @@ class OpenAICompatibleEmbeddings:
         if not timeout > 0:
             raise InvalidInputError("timeout must be positive")
         self._url = base_url.rstrip("/") + "/embeddings"
+        self._shown_url = shown_url(self._url)  # the URL its messages quote
         self._model = model
         self._dimension = dimension
         self._batch_size = batch_size
@@ -422,7 +459,7 @@ class OpenAICompatibleEmbeddings:
         provider named in its answer to the last attempt; none when that attempt got no
         answer, as a wait named earlier is then spent."""
         return EmbeddingUnavailableError(
-            f"embedding request to {self._url} for model {self._model!r} {what}: "
+            f"embedding request to {self._shown_url} for model {self._model!r} {what}: "
             f"{'no answer' if failure is None else failure}",
             attempts=attempts,
             status_code=None if failure is None else failure.status_code,
@@ -465,14 +502,14 @@ class OpenAICompatibleEmbeddings:
         status = response.status_code
         said = self._excerpt(response)
         if 300 <= status < 400 and "Location" in response.headers:
-            said = f"redirected to {response.headers['Location']}"
+            said = f"redirected to {shown_url(response.headers['Location'])}"
         if 400 <= status < 500:
             suspects = _SUSPECTS_OF_STATUS.get(status, ("model", "base_url"))
         else:
             suspects = ("base_url",)
         key = f", {self._key_said}" if "api_key_env" in suspects else ""
         return EmbeddingRefusedError(
-            f"the embedding provider at {self._url} refused a request for model "
+            f"the embedding provider at {self._shown_url} refused a request for model "
             f"{self._model!r} with HTTP {status}{key}: {said}",
             status_code=status,
             options=suspects,
@@ -494,7 +531,7 @@ class OpenAICompatibleEmbeddings:
                 f"{len(data)} embeddings with indexes {sorted(order)[:10]} for {expected} inputs"
             )
         vectors: list[list[float]] = [[] for _ in range(expected)]
-        what = f"the embedding of model {self._model!r} from {self._url}"
+        what = f"the embedding of model {self._model!r} from {self._shown_url}"
         for position, item in zip(order, data, strict=True):
             check_dimension(self._dimension, len(item.embedding), what)
             vectors[position] = item.embedding
@@ -504,7 +541,7 @@ class OpenAICompatibleEmbeddings:
         """A 200 that is not the embeddings API's answer: most often a base URL that is
         some other server's (a web page, another API), which no wait cures."""
         return EmbeddingRefusedError(
-            f"the embedding provider at {self._url} answered a request for model "
+            f"the embedding provider at {self._shown_url} answered a request for model "
             f"{self._model!r} with no usable embeddings: {reason}",
             status_code=200,
             options=("base_url",),
