@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from redstring.adapters.embeddings import HashingEmbeddingProvider
 from redstring.adapters.embeddings.static import StaticEmbeddingProvider
 from redstring.api import server
+from redstring.api.api_keys import KeyFileContent, write_key_file
 from redstring.api.cli import main
 from redstring.api.settings import AuthMode, Backend, EmbeddingsKind, Settings
 from redstring.api.startup import check_settings
@@ -381,6 +382,51 @@ def test_a_server_that_would_let_every_caller_in_by_mistake_is_refused(
     """No authentication is the default for a demo on a loopback address; on an address
     others can reach it has to be asked for, and a credential setting means it was not."""
     assert _serve_refused(monkeypatch, capsys, variables, *arguments).startswith(message)
+
+
+JWT_SECRET = "j" * 40
+
+
+@pytest.mark.parametrize(
+    ("variables", "message"),
+    [
+        (
+            {"REDSTRING_AUTH": "apikey", "REDSTRING_JWT_SECRET": JWT_SECRET},
+            "bad settings: REDSTRING_JWT_SECRET is set, but REDSTRING_AUTH is apikey, so it "
+            "would be ignored and a caller sending a JWT refused: unset it, or set "
+            "REDSTRING_AUTH=jwt\n",
+        ),
+        (
+            {"REDSTRING_AUTH": "apikey", "REDSTRING_JWT_JWKS": "http://127.0.0.1:9/jwks.json"},
+            "bad settings: REDSTRING_JWT_JWKS is set, but REDSTRING_AUTH is apikey, so it "
+            "would be ignored and a caller sending a JWT refused: unset it, or set "
+            "REDSTRING_AUTH=jwt\n",
+        ),
+        (
+            {"REDSTRING_AUTH": "jwt", "REDSTRING_JWT_SECRET": JWT_SECRET},
+            "bad settings: REDSTRING_API_KEYS_FILE is set, but REDSTRING_AUTH is jwt, so it "
+            "would be ignored and a caller sending an API key refused: unset it, or set "
+            "REDSTRING_AUTH=apikey\n",
+        ),
+    ],
+    ids=["apikey-with-jwt-secret", "apikey-with-jwt-jwks", "jwt-with-api-keys-file"],
+)
+def test_a_credential_setting_of_the_other_mode_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    variables: dict[str, str],
+    message: str,
+) -> None:
+    """A key file that can be read is given in every case, and a secret long enough in
+    jwt mode: only the setting of the mode not in force is wrong. Ignored, it went
+    unsaid, and a client still sending the credential of the mode switched from got
+    401s with nothing in the log."""
+    keys = tmp_path / "keys.json"
+    write_key_file(keys, KeyFileContent())
+    monkeypatch.setenv("COLUMNS", "40")
+    monkeypatch.setenv("REDSTRING_API_KEYS_FILE", str(keys))
+    assert _serve_refused(monkeypatch, capsys, variables) == message
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "localhost"])

@@ -99,27 +99,41 @@ _CREDENTIAL_SETTINGS = (
     ("jwt_secret", AuthMode.JWT),
     ("jwt_jwks", AuthMode.JWT),
 )
+_CREDENTIAL_OF = {AuthMode.APIKEY: "an API key", AuthMode.JWT: "a JWT"}
 
 
 def check_auth_settings(settings: Settings) -> None:
     """Raise `InvalidInputError` when `build_authenticator` would (it reads the key file or
-    JWKS file once; a JWKS URL is fetched only when the first token needs it), and for
-    a server that would serve everyone everything by mistake: a credential setting given
-    while `REDSTRING_AUTH` is none (it would be ignored), or an address other machines
-    can reach without `REDSTRING_AUTH` said (none, the default, is for a loopback demo;
-    `REDSTRING_AUTH=none` said outright is taken at its word)."""
-    if settings.auth is AuthMode.NONE:
-        for name, mode in _CREDENTIAL_SETTINGS:
-            if getattr(settings, name) is not None:
-                raise InvalidInputError(
-                    f"{variable_of(name)} is set, but REDSTRING_AUTH is none, so it would "
-                    f"be ignored and every caller let in: set REDSTRING_AUTH={mode.value}"
-                )
-        if "auth" not in settings.model_fields_set and not is_loopback_name(settings.host):
-            raise InvalidInputError(
-                f"host {settings.host} is reachable from other machines, and REDSTRING_AUTH "
-                "is not set (none, the default, lets every caller read and write every "
-                "tenant): set REDSTRING_AUTH=apikey or jwt (docs/security.md), or "
-                "REDSTRING_AUTH=none to serve them all without authentication"
-            )
+    JWKS file once; a JWKS URL is fetched only when the first token needs it), for a
+    credential setting of a mode other than `REDSTRING_AUTH`'s (it would be ignored: with
+    none every caller let in, with the other mode every caller holding that credential
+    refused with nothing logged), and for a server that would serve everyone everything by
+    mistake: an address other machines can reach without `REDSTRING_AUTH` said (none,
+    the default, is for a loopback demo; `REDSTRING_AUTH=none` said outright is taken at
+    its word)."""
+    for name, mode in _CREDENTIAL_SETTINGS:
+        if mode is not settings.auth and getattr(settings, name) is not None:
+            raise InvalidInputError(_ignored(name, mode, settings.auth))
+    if (
+        settings.auth is AuthMode.NONE
+        and "auth" not in settings.model_fields_set
+        and not is_loopback_name(settings.host)
+    ):
+        raise InvalidInputError(
+            f"host {settings.host} is reachable from other machines, and REDSTRING_AUTH "
+            "is not set (none, the default, lets every caller read and write every "
+            "tenant): set REDSTRING_AUTH=apikey or jwt (docs/security.md), or "
+            "REDSTRING_AUTH=none to serve them all without authentication"
+        )
     build_authenticator(settings)
+
+
+def _ignored(name: str, mode: AuthMode, in_force: AuthMode) -> str:
+    """Why the setting `name`, read in `mode` only, is refused while `in_force` is."""
+    said = f"{variable_of(name)} is set, but REDSTRING_AUTH is {in_force.value}, so it would be "
+    if in_force is AuthMode.NONE:
+        return f"{said}ignored and every caller let in: set REDSTRING_AUTH={mode.value}"
+    return (
+        f"{said}ignored and a caller sending {_CREDENTIAL_OF[mode]} refused: unset it, or "
+        f"set REDSTRING_AUTH={mode.value}"
+    )
