@@ -3,8 +3,9 @@
 A smoke run asserts nothing about speed: only that the bench exits 0 and prints
 its table. The benches that need Neo4j take it from `NEO4J_URI`,
 `NEO4J_USER` and `NEO4J_PASSWORD` (`make test` sets them) and are marked
-`neo4j`; the others run with those variables removed. The whole set took
-about a minute on a 2-core machine that other jobs were loading.
+`neo4j`; the others run with those variables removed. The whole set took 4 to 6
+minutes on a 2-core machine that other jobs were loading (2026-12-07), the Neo4j
+runs most of it.
 
 A Neo4j run must leave the server as it found it, on a server that other clients
 use meanwhile. It runs through `tests.bench.prefixed_uuids`, so every tenant and
