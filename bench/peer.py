@@ -5,7 +5,7 @@
                                    [--seconds 20] [--graphql-size 10000] [--ingest-repeats 2]
                                    [--parts 60]
                                    [--ingest-side 20000] [--warm-up 20] [--load wrk|httpx]
-                                   [--peer-hnsw server|redstring] [--tiny]
+                                   [--peer-hnsw server|redstring] [--ingestion-only] [--tiny]
 
 The peer is the library a user would pick instead: neo4j-graphrag's
 `HybridRetriever` (default naive ranker, `top_k=10`) over nodes of a label of
@@ -31,6 +31,7 @@ size, all in one run:
   first. The first repetition loads the size's data; the others (`--ingest-side`
   entities at most, into labels and a tenant removed right after) take the two
   systems in the other order, the order alternating from repetition to repetition.
+  `--ingestion-only` measures this alone (its table, no other part of the run).
 - Retrieval: `--queries` queries drawn from the corpus (`make_queries`: whole names,
   names with one typo, partial or reordered names, type-ahead prefixes, in turn);
   after a warm-up of each, each query is sent to both systems back to back, the one
@@ -629,6 +630,8 @@ async def run_size(
         rows.append(row)
         await run.remove_tenant(side_tenant)
         await run.remove_labels(lambda label, taken=side_labels: label in taken)
+    if args.ingestion_only:
+        return SizeResult(size, queries, rows, {})
     systems = {
         "redstring": redstring_search(client, tenant),
         "graphrag": graphrag_search(run, labels[1], vectors),
@@ -819,6 +822,10 @@ def report(
         f"vectors: redstring's default provider ({provider}), computed once, given to both",
         f"graphrag's vector index: {PEER_HNSW[args.peer_hnsw]}",
         "",
+    ]
+    if args.ingestion_only:
+        return [*lines, "### Ingestion with the same vectors", "", *ingest_table(results)]
+    lines += [
         "### Retrieval: redstring HYBRID against graphrag HybridRetriever (naive), k=10, "
         "query vector given",
         "",
@@ -865,6 +872,11 @@ if __name__ == "__main__":
         choices=sorted(PEER_HNSW),
         default="server",
         help="graphrag's vector index: the server's HNSW settings or redstring's",
+    )
+    parser.add_argument(
+        "--ingestion-only",
+        action="store_true",
+        help="the loads alone: no retrieval, statement parts or GraphQL",
     )
     parser.add_argument("--graphql-size", type=int, help="the size GraphQL runs at (the first)")
     parser.add_argument("--clients", type=int, default=16)
