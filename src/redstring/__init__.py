@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from redstring.domain.vectors import StoredSource, VectorMatch, VectorRecord
     from redstring.ports.candidate_reader import CandidateReader
     from redstring.ports.embedding_provider import EmbeddingProvider
-    from redstring.ports.graph_store import EndReads, GraphReader, GraphStore
+    from redstring.ports.graph_store import EndReads, GraphReader, GraphStore, TextReads
     from redstring.ports.vector_store import SourceSamples, VectorStore
 
 __version__ = "0.1.0"
@@ -101,6 +101,7 @@ __all__ = [
     "StoredSource",
     "TenantId",
     "TextRange",
+    "TextReads",
     "TextsRefusedError",
     "VectorIndexMismatchError",
     "VectorMatch",
@@ -167,6 +168,7 @@ _HOMES: dict[str, str] = {
     "EndReads": "redstring.ports.graph_store",
     "GraphReader": "redstring.ports.graph_store",
     "GraphStore": "redstring.ports.graph_store",
+    "TextReads": "redstring.ports.graph_store",
     "VectorStore": "redstring.ports.vector_store",
     "SourceSamples": "redstring.ports.vector_store",
 }

@@ -32,6 +32,7 @@ from redstring import (
     Relationship,
     RetrievalMode,
     TenantId,
+    TextReads,
     VectorRecord,
 )
 from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jVectorStore, cypher
@@ -312,6 +313,8 @@ async def test_reads_racing_deletes_and_upserts_skip_what_was_deleted(
     failures: list[str] = []
     async with Redstring.neo4j(uri, auth, embeddings=HashingEmbeddingProvider(DIMENSION)) as rs:
         graph, vectors = rs.graph, rs.vectors
+        assert isinstance(graph, TextReads)
+        texts = graph
         racers = [Entity.create(tenant, f"Racer Number {i}", "org") for i in range(100)]
         hub = Entity.create(tenant, "Hub", "org")
         relationships = [Relationship.create(tenant, hub.id, "KNOWS", e.id) for e in racers]
@@ -369,6 +372,7 @@ async def test_reads_racing_deletes_and_upserts_skip_what_was_deleted(
 
         readers: dict[str, tuple[Callable[[], Awaitable[object]], int]] = {
             "get_entities": (lambda: graph.get_entities(ids, tenant), 80),
+            "embedding_texts": (lambda: texts.embedding_texts(ids, tenant), 80),
             "entity_page": (lambda: graph.entity_page(tenant, limit=100), 80),
             "relationships_of": (lambda: graph.relationships_of([hub.id, *ids], tenant), 80),
             "relationships_with_ends": (ends, 80),

@@ -128,15 +128,18 @@ async def test_an_entity_renamed_on_every_read_back_is_left_unsettled() -> None:
     entities, _, vectors, embeddings = await _stores_with_stale_vectors(["Acme", "Blue"])
 
     class Renaming(InMemoryGraphStore):
-        """Renames the first entity before answering each read of it."""
+        """Renames the first entity before answering each read-back of it (the read of
+        the texts; those that differ are then read whole)."""
 
         renamed = 0
 
-        async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
+        async def embedding_texts(
+            self, ids: Sequence[EntityId], tenant_id: TenantId
+        ) -> dict[EntityId, str]:
             self.renamed += 1
             name = f"Acme {self.renamed}"
             await self.upsert_entities([entities[0].model_copy(update={"name": name})])
-            return await super().get_entities(ids, tenant_id)
+            return await super().embedding_texts(ids, tenant_id)
 
     graph = Renaming()
     await graph.upsert_entities(entities)
@@ -218,6 +221,57 @@ async def test_settle_embeds_an_entity_made_again_after_its_read_back_found_none
 
     assert await graph.get_entities([acme.id], tenant) == [again]
     assert await _stored_as(vectors, again)
+
+
+@pytest.mark.parametrize("renamed", [False, True], ids=["as-written", "renamed"])
+async def test_settle_leaves_a_directionless_entity_alone_until_renamed(renamed: bool) -> None:
+    """An entity the writer found to embed to no direction has no vector and is left so
+    while the graph holds the text it embedded; renamed meanwhile by another writer
+    whose vector has not landed, it is embedded as it now is."""
+    tenant = new_tenant()
+    graph, vectors, embeddings = InMemoryGraphStore(), InMemoryVectorStore(DIMENSION), Embeddings()
+    blank = make_entity(tenant, "Acme Widgets", "org")  # taken as without direction
+    now = make_entity(tenant, "Zephyr Holdings", "org", entity_id=blank.id) if renamed else blank
+    await graph.upsert_entities([now])
+
+    again = await settle(
+        [blank],
+        embeddings=embeddings,
+        vectors=vectors,
+        graph=graph,
+        directionless={tenant: [blank.id]},
+    )
+
+    assert again == EmbeddedAgain(embedded=int(renamed), unsettled=0)
+    assert await _has_vector(vectors, blank.id, tenant) is renamed
+    if renamed:
+        assert await _stored_as(vectors, now)
+
+
+async def test_settle_deletes_the_vector_of_an_entity_gone_before_it_is_read_whole() -> None:
+    """The read-back of texts finds the entity renamed; it is deleted before the read of
+    the entities that differ: its vector goes, nothing is embedded."""
+    tenant = new_tenant()
+    acme = make_entity(tenant, "Acme Widgets", "org")
+    renamed = make_entity(tenant, "Zephyr Holdings", "org", entity_id=acme.id)
+
+    class DeletedAfterTexts(InMemoryGraphStore):
+        async def embedding_texts(
+            self, ids: Sequence[EntityId], tenant_id: TenantId
+        ) -> dict[EntityId, str]:
+            found = await super().embedding_texts(ids, tenant_id)
+            await self.delete_entities([acme.id], tenant)
+            return found
+
+    graph, vectors, embeddings = DeletedAfterTexts(), InMemoryVectorStore(DIMENSION), Embeddings()
+    await _written(acme, graph, vectors)
+    await graph.upsert_entities([renamed])  # another writer's, its vector not yet written
+
+    again = await settle([acme], embeddings=embeddings, vectors=vectors, graph=graph)
+
+    assert again == EmbeddedAgain(embedded=0, unsettled=0)
+    assert not await _has_vector(vectors, acme.id, tenant)
+    assert embeddings.documents == 0
 
 
 async def test_rekey_with_vectors_embeds_those_not_made_as_stored() -> None:

@@ -16,6 +16,7 @@ from redstring import (
     EmbeddingRefusedError,
     EmbeddingUnavailableError,
     EndReads,
+    Entity,
     EntityId,
     GraphStore,
     HashingEmbeddingProvider,
@@ -24,6 +25,8 @@ from redstring import (
     RetrievalMode,
     SourceSamples,
     StoreUnavailableError,
+    TenantId,
+    TextReads,
     VectorRecord,
     build_graph,
 )
@@ -233,6 +236,52 @@ async def test_a_wrapper_reads_ends_exactly_when_its_store_does(wrap: str) -> No
         assert store.calls == {"relationships_with_ends": 1}
     else:
         assert observer.store_calls == [("graph", "relationships_with_ends", False)]
+
+
+class _EntitiesOnly(InMemoryGraphStore):
+    """An in-memory store that reads entities whole, without the `TextReads` read (its
+    `embedding_texts` attribute is None, as a store of one's own lacks it), counting
+    its `get_entities`."""
+
+    embedding_texts = None  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.whole_reads = 0
+
+    async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
+        self.whole_reads += 1
+        return await super().get_entities(ids, tenant_id)
+
+
+@pytest.mark.parametrize("inner_reads_texts", [True, False], ids=["texts", "entities"])
+@pytest.mark.parametrize("wrap", ["observed", "counting"])
+async def test_a_wrapper_reads_texts_over_any_store(wrap: str, inner_reads_texts: bool) -> None:
+    """Observed and counted stores are `TextReads` over any store, reported or counted
+    under that name: the inner store's own read where it has one, else its entities
+    read whole."""
+    observer = RecordingObserver()
+    memory = _EntitiesOnly()
+    inner: GraphStore = CountingGraphStore(memory) if inner_reads_texts else memory
+    assert isinstance(inner, TextReads) is inner_reads_texts
+    store = (
+        observed_graph_store(inner, observer) if wrap == "observed" else counting_graph_store(inner)
+    )
+    assert isinstance(store, TextReads)
+    tenant = new_tenant()
+    acme = make_entity(tenant, "Acme Corp", properties={"aliases": "Acme Widgets"})
+    await memory.upsert_entities([acme])
+
+    texts = await store.embedding_texts([acme.id, EntityId(uuid.uuid4())], tenant)
+
+    assert texts == {acme.id: acme.embedding_text()}
+    if isinstance(inner, CountingGraphStore):
+        assert inner.calls == {"embedding_texts": 1}
+    if isinstance(store, CountingGraphStore):
+        assert store.calls == {"embedding_texts": 1}
+    else:
+        assert observer.store_calls == [("graph", "embedding_texts", False)]
+    assert memory.whole_reads == 1  # the memory store's own read is of whole entities
 
 
 @pytest.mark.parametrize("ends", [True, False], ids=["with-ends", "without-ends"])

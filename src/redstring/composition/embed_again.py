@@ -23,12 +23,13 @@ from redstring.composition.entity_vectors import (
     EntityVectors,
     embed_entities,
     ids_by_tenant,
-    outdated,
+    provider_identity,
 )
 from redstring.domain.entity import Entity
 from redstring.domain.ids import EntityId, TenantId
+from redstring.domain.vectors import vector_source
 from redstring.ports.embedding_provider import EmbeddingProvider
-from redstring.ports.graph_store import GraphReader
+from redstring.ports.graph_store import GraphReader, embedding_texts_of
 from redstring.ports.vector_store import VectorStore
 
 # How many times an entity's vector is written and read back before it is left to the
@@ -91,8 +92,9 @@ async def _write_until_read_back(
 ) -> int:
     """Write the vectors of `to_embed` (the first time `embedded`, when given) and delete
     those of `to_delete` (ids the graph lacks), then read all of them back from `graph`
-    and do the same for those that differ: renamed, deleted, or made again since. How
-    many still differ after `MAX_PASSES` writes."""
+    (their texts, `embedding_texts_of`; whole, those that differ) and do the same for
+    those that differ: renamed, deleted, or made again since. How many still differ
+    after `MAX_PASSES` writes."""
     written: dict[EntityId, str | None] = {}  # None: the vector was deleted
     for _ in range(MAX_PASSES):
         if embedded is None:
@@ -104,11 +106,14 @@ async def _write_until_read_back(
         written.update((e.id, e.embedding_text()) for e in to_embed)
         written.update(dict.fromkeys(to_delete))
         ids = [e.id for e in to_embed] + to_delete
-        stored = {e.id: e for e in await graph.get_entities(ids, tenant_id)}
-        to_embed = [
-            stored[i] for i in ids if i in stored and stored[i].embedding_text() != written[i]
-        ]
-        to_delete = [i for i in ids if i not in stored and written[i] is not None]
+        texts = await embedding_texts_of(graph, ids, tenant_id)
+        differing = [i for i in ids if i in texts and texts[i] != written[i]]
+        to_delete = [i for i in ids if i not in texts and written[i] is not None]
+        # Only those that differ are read whole, to be embedded; one gone by then is
+        # another whose vector goes.
+        to_embed = await graph.get_entities(differing, tenant_id) if differing else []
+        found = {e.id for e in to_embed}
+        to_delete += [i for i in differing if i not in found and written[i] is not None]
         if not to_embed and not to_delete:
             break
     return len(to_embed) + len(to_delete)
@@ -124,15 +129,18 @@ async def settle(
 ) -> EmbeddedAgain:
     """After a writer has written `entities` and their vectors: read them back from
     `graph`, and embed again those whose stored vector is not of the text the graph
-    now holds (`outdated`), and delete the vectors of those it no longer holds,
+    now holds (its source is another, `vector_source`), and delete the vectors of
+    those it no longer holds,
     until the read-back agrees (`embed_again`'s loop: an entity made again meanwhile
     is embedded). Two writers of one entity each embed, write the graph, then the
     vector, and nothing orders the two pairs, so one's vector can land over the
     other's later graph write; the writer whose read-back comes last sees what both
     wrote and repairs it. A delete (vectors, then entities) run whole between a
     writer's graph write and its vector write leaves a vector of no entity: the
-    writer's read-back finds the entity gone and deletes it. Two reads a batch, one
-    more write only where it found a difference.
+    writer's read-back finds the entity gone and deletes it. Two reads a batch: the
+    texts the graph holds (`embedding_texts_of`, not the entities whole), and their
+    vectors' sources; where they differ, a read of those entities whole and one more
+    write.
 
     A vector written after a delete removed the vectors but before it removed the
     entity, when the read-back comes before that removal, is left to the delete,
@@ -152,23 +160,43 @@ async def settle(
     written = {
         key: e.embedding_text() for e in entities if (key := (e.tenant_id, e.id)) in no_direction
     }
+    identity = provider_identity(embeddings)
     embedded, unsettled = 0, 0
     for tenant_id, of_tenant in ids_by_tenant((e.tenant_id, e.id) for e in entities).items():
-        stored = await graph.get_entities(of_tenant, tenant_id)
-        found = {entity.id for entity in stored}
-        gone = [entity_id for entity_id in of_tenant if entity_id not in found]
-        checked = await outdated(stored, embeddings, vectors)
-        holding = set(checked.replaced)  # a vector of another source than theirs
-        stale = [
-            entity
-            for entity in checked.entities
-            if (key := (entity.tenant_id, entity.id)) not in written
-            or entity.embedding_text() != written[key]
-            or key in holding
+        # The texts alone (`embedding_texts_of`), then the sources of their vectors.
+        texts = await embedding_texts_of(graph, of_tenant, tenant_id)
+        gone = [entity_id for entity_id in of_tenant if entity_id not in texts]
+        sources = await vectors.sources(list(texts), tenant_id) if texts else {}
+        differing = [
+            entity_id
+            for entity_id, text in texts.items()
+            if not _as_written(
+                text, sources, entity_id, identity, written.get((tenant_id, entity_id))
+            )
         ]
+        # Those read whole to be embedded again; one gone by then loses its vector.
+        stale = await graph.get_entities(differing, tenant_id) if differing else []
+        found = {entity.id for entity in stale}
+        gone += [entity_id for entity_id in differing if entity_id not in found]
         if stale or gone:
             unsettled += await _write_until_read_back(
                 tenant_id, stale, gone, embeddings=embeddings, vectors=vectors, graph=graph
             )
         embedded += len(stale)
     return EmbeddedAgain(embedded, unsettled)
+
+
+def _as_written(
+    text: str,
+    sources: Mapping[EntityId, str | None],
+    entity_id: EntityId,
+    identity: str,
+    without_direction: str | None,
+) -> bool:
+    """Whether an entity whose stored text is `text` needs nothing from `settle`: its
+    vector is the one that text embeds to (`vector_source`), or it is one the writer
+    found to embed to no direction (`without_direction`, the text it embedded) that
+    still holds that text and has no vector (no source read in `sources`)."""
+    if entity_id in sources:
+        return sources[entity_id] == vector_source(identity, text)
+    return without_direction is not None and text == without_direction

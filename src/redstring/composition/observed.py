@@ -22,7 +22,7 @@ from redstring.domain.relationship_order import RelationshipPlace
 from redstring.domain.vectors import StoredSource, VectorMatch, VectorRecord
 from redstring.ports.candidate_reader import CandidateReader
 from redstring.ports.embedding_provider import EmbeddingProvider
-from redstring.ports.graph_store import EndReads, GraphStore
+from redstring.ports.graph_store import EndReads, GraphStore, embedding_texts_of
 from redstring.ports.vector_store import SourceSamples, VectorStore
 
 
@@ -63,6 +63,14 @@ class ObservedGraphStore:
     async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
         with self._call("get_entities"):
             return await self.inner.get_entities(ids, tenant_id)
+
+    async def embedding_texts(
+        self, ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, str]:
+        """A `TextReads` over any store: the inner store's own read where it offers one,
+        else its entities read whole (`embedding_texts_of`), reported under this name."""
+        with self._call("embedding_texts"):
+            return await embedding_texts_of(self.inner, ids, tenant_id)
 
     async def find_lexical_candidates(
         self,

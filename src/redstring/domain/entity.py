@@ -161,10 +161,18 @@ class Entity(Record):
         in the brackets first (`Москва (Moskva). city`). Cut as `embedded_text` cuts a
         text (at most `MAX_EMBEDDED_CHARACTERS`), so that a vector's `vector_source` is
         of what was embedded."""
-        written = romanised(self.name)
-        aliases = ([written] if written else []) + alias_names(self.properties)[:MAX_KEYED_ALIASES]
-        name = f"{self.name} ({', '.join(aliases)})" if aliases else self.name
-        parts = [name, self.entity_type]
-        if self.description:
-            parts.append(self.description)
-        return embedded_text(". ".join(parts))
+        return embedding_text_of(self.name, self.entity_type, self.description, self.properties)
+
+
+def embedding_text_of(
+    name: str, entity_type: str, description: str | None, properties: Mapping[str, object]
+) -> str:
+    """`Entity.embedding_text` of an entity with these fields: what a store that reads
+    only them (`TextReads`) answers, the same as the entity's own."""
+    written = romanised(name)
+    aliases = ([written] if written else []) + alias_names(properties)[:MAX_KEYED_ALIASES]
+    named = f"{name} ({', '.join(aliases)})" if aliases else name
+    parts = [named, entity_type]
+    if description:
+        parts.append(description)
+    return embedded_text(". ".join(parts))

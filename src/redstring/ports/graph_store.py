@@ -1,5 +1,5 @@
-"""The graph store port, the narrow reader that retrieval needs, and the optional read of
-relationships with their ends."""
+"""The graph store port, the narrow reader that retrieval needs, and the optional reads of
+relationships with their ends and of the texts entities embed."""
 
 from __future__ import annotations
 
@@ -119,6 +119,35 @@ class EndReads(Protocol):
         `entities`: the far end of each of those relationships, when it exists
         (`Neighbourhood`). Ids are read as every read reads them."""
         ...
+
+
+@runtime_checkable
+class TextReads(Protocol):
+    """A graph reader that can read the text each entity embeds (`Entity.embedding_text`)
+    from the fields that text is made of, where `get_entities` reads and builds every
+    field: what a writer's read-back after its vector write compares (`settle`).
+
+    Optional: callers check `isinstance(store, TextReads)` and otherwise read the
+    entities whole (`embedding_texts_of`).
+    """
+
+    async def embedding_texts(
+        self, ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, str]:
+        """Each of these ids that `get_entities` would find mapped to its entity's
+        `embedding_text()`, in the order asked (an id asked twice once); missing ids are
+        omitted. Ids are read as every read reads them."""
+        ...
+
+
+async def embedding_texts_of(
+    graph: GraphReader, ids: Sequence[EntityId], tenant_id: TenantId
+) -> dict[EntityId, str]:
+    """`TextReads.embedding_texts` of `graph` when it offers it, else the same answer
+    from its entities read whole (`get_entities`)."""
+    if isinstance(graph, TextReads):
+        return await graph.embedding_texts(ids, tenant_id)
+    return {e.id: e.embedding_text() for e in await graph.get_entities(ids, tenant_id)}
 
 
 @runtime_checkable

@@ -11,7 +11,7 @@ from redstring.domain.lexical import LexicalCandidate
 from redstring.domain.neighbourhood import Neighbourhood
 from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.relationship_order import RelationshipPlace
-from redstring.ports.graph_store import EndReads, GraphStore
+from redstring.ports.graph_store import EndReads, GraphStore, embedding_texts_of
 
 
 class CountingGraphStore:
@@ -25,6 +25,14 @@ class CountingGraphStore:
     async def get_entities(self, ids: Sequence[EntityId], tenant_id: TenantId) -> list[Entity]:
         self.calls["get_entities"] += 1
         return await self.inner.get_entities(ids, tenant_id)
+
+    async def embedding_texts(
+        self, ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, str]:
+        """A `TextReads` over any store, as `ObservedGraphStore` is; counted under this
+        name whether `inner` reads the texts or its entities whole."""
+        self.calls["embedding_texts"] += 1
+        return await embedding_texts_of(self.inner, ids, tenant_id)
 
     async def find_lexical_candidates(
         self,

@@ -17,7 +17,7 @@ from redstring.domain.neighbourhood import far_end
 from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.relationship_order import RelationshipPlace, relationship_order_key
 from redstring.domain.text import MAX_TYPE_LENGTH
-from redstring.ports.graph_store import EndReads, GraphStore
+from redstring.ports.graph_store import EndReads, GraphStore, TextReads
 from redstring.testing.factories import make_entity, make_relationship, new_tenant
 
 
@@ -58,10 +58,18 @@ def _end_reads(graph_store: GraphStore) -> EndReads:
     return graph_store
 
 
+def _text_reads(graph_store: GraphStore) -> TextReads:
+    """The store as a `TextReads`; a store without that optional port skips the test."""
+    if not isinstance(graph_store, TextReads):
+        pytest.skip(f"{type(graph_store).__name__} does not read the texts entities embed")
+    return graph_store
+
+
 class GraphStoreCompliance:
     """Subclass and override the `graph_store` fixture with the adapter under test.
 
-    The tests of `relationships_with_ends` skip a store that is not an `EndReads`.
+    The tests of `relationships_with_ends` skip a store that is not an `EndReads`, and
+    those of `embedding_texts` one that is not a `TextReads`.
     """
 
     @pytest.fixture
@@ -98,6 +106,59 @@ class GraphStoreCompliance:
         got = await graph_store.get_entities([c.id, missing, a.id, c.id], tenant)
         assert [e.id for e in got] == [c.id, a.id]
         assert await graph_store.get_entities([], tenant) == []
+
+    async def test_embedding_texts_are_those_of_the_entities_read_whole(
+        self, graph_store: GraphStore
+    ) -> None:
+        """Whatever makes the text (aliases as a string or a list, beyond the keyed ones;
+        a name `romanised` reads; no description; properties without aliases; a text cut
+        at its bound), each id found once, in the order asked; a missing id, or another
+        tenant's, omitted."""
+        texts = _text_reads(graph_store)
+        tenant, other = new_tenant(), new_tenant()
+        entities = [
+            make_entity(tenant, "IBM", "company", properties={"aliases": "Big Blue"}),
+            make_entity(
+                tenant,
+                "International Widgets",
+                "company",
+                description="widgets, since 1911",
+                properties={"aliases": tuple(f"Widgets {i}" for i in range(12)), "size": 3},
+            ),
+            make_entity(tenant, "Москва", "city"),
+            make_entity(tenant, "Ada Moreau", "person", properties={"born": 1815, "ok": True}),
+            make_entity(tenant, "Long", "note", description="many words " * 900),
+        ]
+        elsewhere = make_entity(other, "IBM", "company", properties={"aliases": "Big Blue"})
+        await graph_store.upsert_entities(entities)
+        await graph_store.upsert_entities([elsewhere])
+        ids = [e.id for e in reversed(entities)]
+        missing = EntityId(uuid.uuid4())
+        asked = [ids[0], missing, *ids, elsewhere.id, ids[1]]
+        got = await texts.embedding_texts(asked, tenant)
+        assert list(got.items()) == [(e.id, e.embedding_text()) for e in reversed(entities)]
+        whole = await graph_store.get_entities(asked, tenant)
+        assert got == {e.id: e.embedding_text() for e in whole}
+        assert await texts.embedding_texts([], tenant) == {}
+        assert await texts.embedding_texts([str(elsewhere.id)], str(other)) == {  # type: ignore[list-item,arg-type]
+            elsewhere.id: elsewhere.embedding_text()
+        }
+
+    async def test_embedding_texts_follow_renames_and_deletes(
+        self, graph_store: GraphStore
+    ) -> None:
+        texts = _text_reads(graph_store)
+        tenant = new_tenant()
+        acme = make_entity(tenant, "Acme Corp", "company", description="anvils")
+        await graph_store.upsert_entities([acme])
+        renamed = make_entity(
+            tenant, "Zephyr Holdings", "person", entity_id=acme.id, properties={"aliases": "Z"}
+        )
+        await graph_store.upsert_entities([renamed])
+        assert await texts.embedding_texts([acme.id], tenant) == {acme.id: renamed.embedding_text()}
+        assert renamed.embedding_text() != acme.embedding_text()
+        await graph_store.delete_entities([acme.id], tenant)
+        assert await texts.embedding_texts([acme.id], tenant) == {}
 
     async def test_upsert_is_idempotent_and_replaces(self, graph_store: GraphStore) -> None:
         tenant = new_tenant()
@@ -1180,6 +1241,12 @@ class GraphStoreCompliance:
             reads += [
                 ("tenant_id", lambda t: ends.relationships_with_ends([entity.id], t)),
                 ("entity_ids[1]", lambda i: ends.relationships_with_ends([entity.id, i], tenant)),
+            ]
+        if isinstance(graph_store, TextReads):
+            texts = graph_store
+            reads += [
+                ("tenant_id", lambda t: texts.embedding_texts([entity.id], t)),
+                ("ids[1]", lambda i: texts.embedding_texts([entity.id, i], tenant)),
             ]
         for argument, read in reads:
             with pytest.raises(InvalidInputError, match=rf"^{re.escape(argument)} must be a UUID"):

@@ -232,6 +232,13 @@ class InMemoryGraphStore:
         found = (tenant.entities.get(entity_id) for entity_id in dict.fromkeys(ids))
         return [entity for entity in found if entity is not None]
 
+    async def embedding_texts(
+        self, ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, str]:
+        """`TextReads`: the store holds whole entities, so this reads them (through
+        `get_entities`, which a view of another store may answer) and asks each its text."""
+        return {e.id: e.embedding_text() for e in await self.get_entities(ids, tenant_id)}
+
     async def find_lexical_candidates(
         self,
         keys: Sequence[str],

@@ -158,6 +158,19 @@ MATCH (e:Entity {tenant_id: $tenant_id, id: id})
 RETURN collect(e {.*}) AS entities
 """
 
+# The fields `embedding_text` is made of, `[id, name, entity_type, description,
+# properties]` an entity, in one record: no keys, no tenant. One deleted while the
+# statement read it comes back without its properties, or without some, and is left
+# out when its id, name or type is gone (`whole_entities`' rule, on the fields read).
+EMBEDDING_TEXTS = """
+UNWIND $ids AS id
+MATCH (e:Entity {tenant_id: $tenant_id, id: id})
+WITH e.id AS id, e.name AS name, e.entity_type AS entity_type, e.description AS description,
+     e.properties AS properties
+WHERE id IS NOT NULL AND name IS NOT NULL AND entity_type IS NOT NULL
+RETURN collect([id, name, entity_type, description, properties]) AS found
+"""
+
 # Each key's block members `e`, of the asked types, capped in id order. The index seek
 # on `(tenant_id, key, entity_id)` yields a block's loops in id order (hence `ORDER BY`
 # the three: the planner then keeps the index order and sorts nothing), so `LIMIT`

@@ -22,6 +22,7 @@ from redstring.adapters.neo4j.records import (
     batches_of,
     candidates_from_columns,
     distinct_entity_rows,
+    embedding_text_from,
     entity_from,
     rekey_row,
     relationship_from,
@@ -188,6 +189,26 @@ class Neo4jGraphStore(OwnedConnection):
         )
         found = {e["id"]: entity_from(e) for r in records for e in whole_entities(r["entities"])}
         return [found[i] for i in wanted if i in found]
+
+    async def embedding_texts(
+        self, ids: Sequence[EntityId], tenant_id: TenantId
+    ) -> dict[EntityId, str]:
+        """`TextReads`: one statement reading the fields the text is made of
+        (`cypher.EMBEDDING_TEXTS`), none of the keys; the id strings parsed only for
+        the answer."""
+        ids, tenant_id = entity_ids_of(ids), tenant_id_of(tenant_id)
+        wanted = {str(i): i for i in ids}
+        if not wanted:
+            return {}
+        records = await self._db.query(
+            cypher.EMBEDDING_TEXTS, {"ids": list(wanted), "tenant_id": str(tenant_id)}
+        )
+        found = {
+            i: embedding_text_from(name, entity_type, description, properties)
+            for r in records
+            for i, name, entity_type, description, properties in r["found"]
+        }
+        return {wanted[i]: found[i] for i in wanted if i in found}
 
     async def tenants(self) -> list[TenantId]:
         records = await self._db.query(cypher.TENANTS, {})

@@ -17,7 +17,7 @@ from neo4j.vector import Vector, VectorDType
 from numpy.typing import NDArray
 
 from redstring.domain.blocking import lookup_keys
-from redstring.domain.entity import Entity
+from redstring.domain.entity import Entity, embedding_text_of
 from redstring.domain.ids import EntityId, RelationshipId, TenantId, id_text
 from redstring.domain.properties import (
     PropertyValue,
@@ -174,6 +174,16 @@ def whole_relationships(stored: Iterable[Mapping[str, Any]]) -> list[Mapping[str
         and s.get("source") is not None
         and s.get("target") is not None
     ]
+
+
+def embedding_text_from(
+    name: str, entity_type: str, description: str | None, properties: str | None
+) -> str:
+    """The `embedding_text` of an entity stored with these fields (`EMBEDDING_TEXTS`),
+    its properties decoded only when there are some, and not checked or frozen: only
+    their aliases are read."""
+    decoded = json.loads(properties) if properties and properties != "{}" else {}
+    return embedding_text_of(name, entity_type, description, decoded)
 
 
 def entity_from(stored: Mapping[str, Any]) -> Entity:
