@@ -194,8 +194,8 @@ class Neo4jGraphStore(OwnedConnection):
         self, ids: Sequence[EntityId], tenant_id: TenantId
     ) -> dict[EntityId, str]:
         """`TextReads`: one statement reading the fields the text is made of
-        (`cypher.EMBEDDING_TEXTS`), none of the keys; the id strings parsed only for
-        the answer."""
+        (`cypher.EMBEDDING_TEXTS`), none of the keys; the answer is keyed by the ids
+        as asked, no id string read back is parsed."""
         ids, tenant_id = entity_ids_of(ids), tenant_id_of(tenant_id)
         wanted = {str(i): i for i in ids}
         if not wanted:
