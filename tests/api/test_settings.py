@@ -100,6 +100,40 @@ def test_bad_settings_are_one_line_naming_the_variable(
     assert _serve_refused(monkeypatch, capsys, variables) == message + "\n"
 
 
+HINT = "{} names no setting; did you mean {}?"
+
+
+@pytest.mark.parametrize(
+    ("variables", "reason"),
+    [
+        # Refused by the settings' own validation: the port's value went to a misspelled
+        # variable, and the refusal is of another one.
+        (
+            {"REDSTRING_PROT": "8123", "REDSTRING_PORT": "abc"},
+            "port (REDSTRING_PORT): Input should be a valid integer, unable to parse string "
+            "as an integer; " + HINT.format("REDSTRING_PROT", "REDSTRING_PORT"),
+        ),
+        # Refused by the checks after them: the secret, misspelled, is missing.
+        (
+            {"REDSTRING_AUTH": "jwt", "REDSTRING_JWT_SECRT": "s" * 32},
+            "REDSTRING_AUTH=jwt needs exactly one of REDSTRING_JWT_SECRET (HS256) and "
+            "REDSTRING_JWT_JWKS (RS256: a JWKS file or an http(s) URL); "
+            + HINT.format("REDSTRING_JWT_SECRT", "REDSTRING_JWT_SECRET"),
+        ),
+    ],
+)
+def test_a_refusal_names_the_misspelled_variables_that_may_be_its_cause(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    variables: dict[str, str],
+    reason: str,
+) -> None:
+    """The warning of a variable that names no setting comes once the settings are
+    taken: a refusal, which a misspelling often causes, must say it itself."""
+    monkeypatch.setenv("COLUMNS", "40")
+    assert _serve_refused(monkeypatch, capsys, variables) == f"bad settings: {reason}\n"
+
+
 def _serve_refused(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

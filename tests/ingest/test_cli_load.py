@@ -319,3 +319,18 @@ def test_a_dash_loads_standard_input_from_a_pipe(
     assert " 100% " in err
     loaded = state(shared, company_names(3))
     assert (len(loaded.entities), len(loaded.relationships)) == (3, 2)
+
+
+def test_bad_settings_name_a_misspelled_variable_that_may_be_their_cause(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REDSTRING_EMBEDDINGS", "openai")
+    monkeypatch.delenv("REDSTRING_EMBEDDING_MODEL", raising=False)
+    monkeypatch.setenv("REDSTRING_EMBEDDING_MODLE", "nomic-embed-text")
+    assert load(write(tmp_path, [entity_line("Acme Corp")])) == 2
+    err = capsys.readouterr().err
+    assert "bad settings: the 'openai' embedding provider needs a model" in err
+    assert (
+        "; REDSTRING_EMBEDDING_MODLE names no setting; did you mean REDSTRING_EMBEDDING_MODEL?"
+        in err
+    )

@@ -62,7 +62,7 @@ from redstring.api.settings import (
     log_format_asked,
     variable_of,
 )
-from redstring.api.startup import check_settings
+from redstring.api.startup import check_settings, with_misspellings
 from redstring.composition.client import Redstring
 from redstring.composition.ingest import (
     DEFAULT_INGEST_BATCH_SIZE,
@@ -85,13 +85,15 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         settings = _settings(host=args.host, port=args.port, workers=args.workers, demo=args.demo)
     except ValidationError as exc:
-        _refuse_to_serve("bad settings", describe_settings_error(exc), log_format_asked())
+        _refuse_to_serve(
+            "bad settings", with_misspellings(describe_settings_error(exc)), log_format_asked()
+        )
         return EXIT_USAGE
     try:
         check_settings(settings)
     except InvalidInputError as exc:
         # Refused here, in one line: in the app's start-up it would be a traceback.
-        _refuse_to_serve("bad settings", str(exc), settings.log_format)
+        _refuse_to_serve("bad settings", with_misspellings(str(exc)), settings.log_format)
         return EXIT_USAGE
     refused = _cannot_listen(settings.host, settings.port)
     if refused is not None:
@@ -256,7 +258,8 @@ def _load(args: argparse.Namespace) -> int:
         try:
             report = asyncio.run(run.load(file, settings, args.batch_size))
         except SettingsRefusedError as exc:
-            err.print(f"[red]bad settings:[/red] {escape(str(exc))}", highlight=False)
+            reason = with_misspellings(str(exc))
+            err.print(f"[red]bad settings:[/red] {escape(reason)}", highlight=False)
             return EXIT_USAGE
         except (RedstringError, OSError) as exc:  # a store or provider down, a read error, ...
             err.print(f"[red]error:[/red] {escape(described(exc))}", highlight=False)
@@ -583,8 +586,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result: int = args.run(args)
     except ValidationError as exc:
-        error_console().print(
-            f"[red]bad settings:[/red] {escape(describe_settings_error(exc))}", highlight=False
-        )
+        reason = with_misspellings(describe_settings_error(exc))
+        error_console().print(f"[red]bad settings:[/red] {escape(reason)}", highlight=False)
         return EXIT_USAGE
     return result

@@ -32,6 +32,7 @@ from redstring.api.command_line import (
 )
 from redstring.api.errors import described
 from redstring.api.settings import Backend, Settings, for_long_command
+from redstring.api.startup import with_misspellings
 from redstring.composition.client import Redstring
 from redstring.composition.rekey import (
     DEFAULT_EMBED_PAGE_SIZE,
@@ -156,7 +157,8 @@ def _rekey(args: argparse.Namespace) -> int:
     try:
         asyncio.run(run.rekey(settings, tenant))
     except SettingsRefusedError as exc:
-        err.print(f"[red]bad settings:[/red] {escape(str(exc))}", highlight=False)
+        reason = with_misspellings(str(exc))
+        err.print(f"[red]bad settings:[/red] {escape(reason)}", highlight=False)
         return EXIT_USAGE
     except (RedstringError, OSError) as exc:
         err.print(f"[red]error:[/red] {escape(described(exc))}", highlight=False)

@@ -65,6 +65,20 @@ def choice_warnings(settings: Settings, environment: Mapping[str, str] | None = 
     return warnings
 
 
+def with_misspellings(reason: str, environment: Mapping[str, str] | None = None) -> str:
+    """`reason` settings were refused for, followed by each `REDSTRING_*` variable of
+    `environment` (the process's by default) that names no setting but is close to one,
+    which may be the cause: `REDSTRING_NEO4J_PASS` leaves `REDSTRING_NEO4J_PASSWORD`
+    unset. A refusal stops the start before `choice_warnings` would name them."""
+    given = os.environ if environment is None else environment
+    hints = [
+        f"{name} names no setting; did you mean {close[0]}?"
+        for name, close in unknown_variables(given)
+        if close
+    ]
+    return "; ".join([reason, *hints])
+
+
 def unknown_variables(environment: Mapping[str, str]) -> list[tuple[str, list[str]]]:
     """Each `REDSTRING_*` name of `environment` that is no setting, with the setting
     names close to it (a misspelling's likely meaning), in name order."""
