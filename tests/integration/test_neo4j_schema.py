@@ -187,6 +187,8 @@ async def test_index_of_another_dimension_is_refused(
     assert f"vector index {index} exists with dimension 8" in message
     assert f"(DROP INDEX {index})" in message
     assert f"MATCH (v:{probe_label}) DETACH DELETE v" in message
+    # What a user of the commands can do: no setting names a label, nor runs ensure_schema.
+    assert "`redstring rekey --all-tenants --vectors` rebuilds the index" in message
     async with driver.session() as session:
         await (await session.run(f"DROP INDEX {index}")).consume()
     await Neo4jVectorStore(driver, 9, label=probe_label).ensure_schema()

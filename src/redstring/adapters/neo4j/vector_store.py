@@ -183,14 +183,17 @@ def _hnsw_differences(
 
 
 def _dimension_remedy(index: str, label: str, dimension: int) -> str:
-    """What to do about an existing vector index of another dimension than the store's."""
+    """What to do about an existing vector index of another dimension than the store's,
+    said for the commands' users as for the library's."""
     return (
         f"vector index {index} exists with dimension {dimension}, as do the vectors "
-        f"of label {label} written for it. Use a store of dimension {dimension}, or "
-        f"another label; or, to give label {label} the new dimension, drop the index "
-        f"(DROP INDEX {index}) and the label's vectors (MATCH (v:{label}) DETACH "
-        f"DELETE v), run ensure_schema again to rebuild the index, and write the "
-        f"vectors again"
+        f"of label {label} written for it. Use an embedding model of dimension "
+        f"{dimension} (the one that wrote them), or, in the library, another label "
+        f"(Neo4jVectorStore(label=...)); or, to give label {label} the new dimension, "
+        f"drop the index (DROP INDEX {index}) and the label's vectors (MATCH (v:{label}) "
+        f"DETACH DELETE v), then write the vectors again: `redstring rekey --all-tenants "
+        f"--vectors` rebuilds the index at its start (ensure_schema) and embeds every "
+        f"entity"
     )
 
 
