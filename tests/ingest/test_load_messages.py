@@ -179,8 +179,9 @@ def test_a_failed_load_names_the_relationships_it_leaves_waiting(
     assert load(path, "--batch-size", "2") == 1
     err = capsys.readouterr().err
     assert (
-        "lines 1 to 4 are written (2 batches: 2 entities, 0 relationships); run the same load "
-        "again to finish it (records already written are rewritten unchanged)\n"
+        "lines 1 to 4 are written but for their 2 deferred relationships (2 batches: 2 "
+        "entities, 0 relationships); run the same load again to finish it (records already "
+        "written are rewritten unchanged)\n"
         "2 deferred relationships from these batches are not written (waiting for the end of "
         "the file):\n"
         f'{path}:2: "Company 0" (company) -[RELATED_TO]-> "Nobody" (person)\n'

@@ -411,8 +411,10 @@ class _LoadRun:
             self.err.print(said, highlight=False)
             return
         if done.batches:
+            # A deferred relationship's line is among the batches' lines, not written.
+            but = f" but for their {counted(done.waiting, 'deferred relationship')}"
             written = (
-                f"{_lines(done)} {_are(done.last_line)} written "
+                f"{_lines(done)} {_are(done.last_line)} written{but if done.waiting else ''} "
                 f"({counted(done.batches, 'batch', 'batches')}: "
                 f"{counted(done.entities, 'entity', 'entities')}, "
                 f"{counted(done.relationships, 'relationship')})"
