@@ -27,7 +27,7 @@ from redstring import (
 from redstring.composition.client import Redstring
 from redstring.composition.entity_vectors import provider_identity
 from redstring.composition.ingest import IngestReport, InvalidLine, NumberedLine, ingest
-from redstring.domain.errors import EmbeddingUnavailableError
+from redstring.domain.errors import EmbeddingUnavailableError, InvalidInputError
 from redstring.domain.ids import entity_id_for, relationship_id_for
 from redstring.domain.vectors import vector_source
 from redstring.testing import new_tenant
@@ -607,9 +607,28 @@ async def test_only_a_renamed_entity_costs_a_vector_delete() -> None:
         assert await stored_source(services, entity) == source_of(services, entity)
 
 
-async def test_batch_size_must_be_positive() -> None:
-    with pytest.raises(ValueError, match="batch_size"):
-        await ingest([], services_over(), batch_size=0)
+@pytest.mark.parametrize(
+    ("batch_size", "said"),
+    [
+        (0, "batch_size must be at least 1, got 0"),
+        (-1, "batch_size must not be negative, got -1"),
+        ("5", "batch_size must be an integer, got '5'"),
+        (2.5, "batch_size must be an integer, got 2.5"),
+        (True, "batch_size must be an integer, got True"),
+        (None, "batch_size must be an integer, got None"),
+    ],
+)
+async def test_batch_size_is_a_count_of_one_or_more(batch_size: object, said: str) -> None:
+    """As every count of the library (`count_of`): an `InvalidInputError` naming it,
+    where a string or float met a comparison's `TypeError` and `True` was taken."""
+    services = services_over()
+    with pytest.raises(InvalidInputError) as refused:
+        await ingest([], services, batch_size=batch_size)  # type: ignore[arg-type]
+    assert str(refused.value).startswith(said)
+    entity = Entity.create(new_tenant(), "Acme Corp", "org")
+    with pytest.raises(InvalidInputError) as refused:
+        await services.upsert([entity], batch_size=batch_size)  # type: ignore[arg-type]
+    assert str(refused.value).startswith(said)
 
 
 class ProviderFailingAt(HashingEmbeddingProvider):

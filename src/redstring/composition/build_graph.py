@@ -10,14 +10,13 @@ from redstring.composition.embed_again import settle
 from redstring.composition.entity_vectors import (
     EntityKey,
     EntityVectors,
-    check_batch_size,
     check_fits,
     delete_replaced,
     embed_entities,
     keys_of,
     outdated,
 )
-from redstring.domain.arguments import items_of
+from redstring.domain.arguments import items_of, positive_count_of
 from redstring.domain.entity import Entity
 from redstring.domain.relationship import Relationship
 from redstring.ports.embedding_provider import EmbeddingProvider
@@ -112,7 +111,7 @@ async def build_graph(
     entities = items_of(entities, Entity, "entities")
     relationships = items_of(relationships, Relationship, "relationships")
     check_fits(embeddings, vectors)
-    check_batch_size(batch_size)
+    batch_size = positive_count_of(batch_size, "batch_size")
     # Batch n's vectors are written while batch n+1 is embedded and its entities are
     # written (two stores busy at once, as `ingest` does); each batch's entities are
     # written before its vectors start.

@@ -134,12 +134,6 @@ def check_fits(embeddings: EmbeddingProvider, vectors: VectorStore) -> None:
     check_dimension(vectors.dimension, embeddings.dimension, "the embedding provider")
 
 
-def check_batch_size(batch_size: int) -> None:
-    """Raise `ValueError` unless a write batch holds at least one record."""
-    if batch_size < 1:
-        raise ValueError("batch_size must be at least 1")
-
-
 @dataclass(frozen=True)
 class EntityVectors:
     """What a batch of entities writes to a vector store: `records` to upsert, and

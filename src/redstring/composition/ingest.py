@@ -63,12 +63,12 @@ from redstring.composition.embed_again import settle
 from redstring.composition.entity_vectors import (
     EntityKey,
     EntityVectors,
-    check_batch_size,
     delete_replaced,
     embed_entities,
     keys_of,
     outdated,
 )
+from redstring.domain.arguments import positive_count_of
 from redstring.domain.entity import Entity
 from redstring.domain.errors import EntityTextRefusedError, MissingEndpointError
 from redstring.domain.ids import EntityId, RelationshipId
@@ -474,7 +474,7 @@ async def ingest(
     written but for the deferred relationships that the last report counts
     in `waiting`, and running the same records again finishes the load.
     """
-    check_batch_size(batch_size)
+    batch_size = positive_count_of(batch_size, "batch_size")
     load = _Load(
         services,
         skip_invalid=skip_invalid,
