@@ -145,3 +145,14 @@ def test_upsert_refuses_what_is_not_a_sequence_of_entities_before_writing_any() 
         with pytest.raises(InvalidInputError, match=f"^{message}"):
             asyncio.run(client.upsert(**arguments))
         assert asyncio.run(client.graph.get_entities([acme.id], TENANT)) == []
+
+
+def test_a_mode_by_its_name_is_in_the_signature_as_in_the_docs() -> None:
+    """README: a mode is also taken by its name (`"lexical"`); a type checker reading
+    the signature must let a user write it so."""
+    import typing
+
+    from redstring.composition.retrieval import Retriever
+
+    for retrieve in (Redstring.retrieve, Retriever.retrieve):
+        assert typing.get_type_hints(retrieve)["mode"] == RetrievalMode | str

@@ -15,6 +15,7 @@ from rapidfuzz import fuzz
 from redstring import TextRange, highlight_ranges
 from redstring.domain import highlight
 from redstring.domain.blocking import name_initials, query_initials
+from redstring.domain.errors import InvalidInputError
 from redstring.domain.highlight import MAX_COMPARED_PAIRS, _spelled, _Words
 from redstring.domain.name_forms import ABBREVIATIONS
 from redstring.domain.normalization import (
@@ -125,6 +126,25 @@ def test_an_empty_query_or_text_marks_nothing() -> None:
     assert highlight_ranges("", "Acme") == []
     assert highlight_ranges("...", "Acme") == []
     assert highlight_ranges("acme", "") == []
+
+
+def test_a_match_without_matched_text_marks_nothing() -> None:
+    """README's `highlight_ranges(result.query, match.matched_text)` over every match: a
+    match only the semantic channel ranked has no `matched_text`."""
+    assert highlight_ranges("acme", None) == []
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "said"),
+    [
+        (5, "Acme", "query must be a string, got int"),
+        (None, "Acme", "query must be a string, got NoneType"),
+        ("acme", b"Acme", "text must be a string or None, got bytes"),
+    ],
+)
+def test_a_query_or_text_of_another_type_is_invalid_input(query: Any, text: Any, said: str) -> None:
+    with pytest.raises(InvalidInputError, match=f"^{said}$"):
+        highlight_ranges(query, text)
 
 
 def test_only_what_the_score_reads_is_marked() -> None:

@@ -411,7 +411,7 @@ class Redstring:
         *,
         k: int = 10,
         entity_types: Sequence[str] | None = None,
-        mode: RetrievalMode = RetrievalMode.HYBRID,
+        mode: RetrievalMode | str = RetrievalMode.HYBRID,
     ) -> RetrievalResult:
         """The `k` best entities of `tenant_id` for `query`, best first (`Retriever.retrieve`)."""
         await self.start()

@@ -130,7 +130,7 @@ class Retriever:
         *,
         k: int = 10,
         entity_types: Sequence[str] | None = None,
-        mode: RetrievalMode = RetrievalMode.HYBRID,
+        mode: RetrievalMode | str = RetrievalMode.HYBRID,
     ) -> RetrievalResult:
         """The `k` best entities of `tenant_id` for `query`, best first.
 

@@ -58,6 +58,7 @@ from redstring.domain.blocking import (
     query_initials,
     query_prefix,
 )
+from redstring.domain.errors import InvalidInputError
 from redstring.domain.name_forms import ABBREVIATIONS, NON_IDENTIFYING
 from redstring.domain.normalization import (
     FoldedWord,
@@ -103,10 +104,18 @@ def _utf16_length(text: str) -> int:
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 
-def highlight_ranges(query: str, text: str) -> list[TextRange]:
+def highlight_ranges(query: str, text: str | None) -> list[TextRange]:
     """The parts of `text` that `query` matched (see the module docstring for the
     rules), as indexes of `text` (code points), sorted, neither overlapping nor
-    touching; `[]` when no word can be pointed at."""
+    touching; `[]` when no word can be pointed at, or `text` is None (a match's
+    `matched_text` where only the semantic channel ranked it). `InvalidInputError`
+    when `query` or `text` is of another type."""
+    if not isinstance(query, str):
+        raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+    if text is None:
+        return []
+    if not isinstance(text, str):
+        raise InvalidInputError(f"text must be a string or None, got {type(text).__name__}")
     text = text[:MAX_NAME_LENGTH]
     marked: list[TextRange] = []
     query_forms = _query_forms(query)
