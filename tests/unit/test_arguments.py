@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any
+from typing import Any, get_type_hints
 
 import pytest
 
 from redstring import Entity, InvalidInputError, Redstring, Relationship, RetrievalMode, TenantId
+from redstring.composition.retrieval import Retriever
 from redstring.domain.arguments import choice_of, count_of, items_of, names_of
 from redstring.domain.relationship import Direction
 
@@ -150,9 +151,5 @@ def test_upsert_refuses_what_is_not_a_sequence_of_entities_before_writing_any() 
 def test_a_mode_by_its_name_is_in_the_signature_as_in_the_docs() -> None:
     """README: a mode is also taken by its name (`"lexical"`); a type checker reading
     the signature must let a user write it so."""
-    import typing
-
-    from redstring.composition.retrieval import Retriever
-
     for retrieve in (Redstring.retrieve, Retriever.retrieve):
-        assert typing.get_type_hints(retrieve)["mode"] == RetrievalMode | str
+        assert get_type_hints(retrieve)["mode"] == RetrievalMode | str
