@@ -916,17 +916,42 @@ async def test_a_short_word_alone_is_ranked_by_the_lexical_channel_in_hybrid(
     query: str, answer: str
 ) -> None:
     """Initials and first letters: the semantic channel, whose vector here points
-    straight at another entity, has no vote while the lexical channel ranks anything,
-    and its score is still shown."""
+    straight at another entity, has no vote on the first places while the lexical
+    channel ranks a name the query begins or abbreviates; its ranking fills the places
+    after them, its score shown."""
     tenant = new_tenant()
     found, semantic_pick = make_entity(tenant, answer), make_entity(tenant, "Zephyr Labs")
     retriever = await _with_query_vectors([found, semantic_pick], query, toward=[semantic_pick])
     result = await retriever.retrieve(query, tenant, k=5, mode=RetrievalMode.HYBRID)
-    assert [(m.entity.name, m.semantic) for m in result.matches] == [(answer, None)]
+    assert [(m.entity.name, m.semantic) for m in result.matches] == [
+        (answer, None),
+        ("Zephyr Labs", pytest.approx(1.0)),
+    ]
+    assert result.matches[1].lexical is None
     # Four letters are heard: both channels vote.
     longer = await _with_query_vectors([found, semantic_pick], "Glas", toward=[semantic_pick])
     both = await longer.retrieve("Glas", tenant, k=5, mode=RetrievalMode.HYBRID)
     assert "Zephyr Labs" in _names(both)
+
+
+async def test_a_short_word_alone_has_no_name_that_only_sounds_like_it_after_its_names() -> None:
+    """`IBM` abbreviates International Business Machines and sounds a little like `iPhone
+    14` (0.012): that lexical candidate is no name the query begins or abbreviates, and
+    the places after the names it does are the semantic channel's, not such a candidate's."""
+    tenant = new_tenant()
+    ibm, iphone, zephyr = (
+        make_entity(tenant, name)
+        for name in ("International Business Machines", "iPhone 14", "Zephyr Labs")
+    )
+    retriever = await _with_query_vectors([ibm, iphone, zephyr], "IBM", toward=[zephyr])
+    lexical = await retriever.retrieve("IBM", tenant, k=5, mode=RetrievalMode.LEXICAL)
+    assert _names(lexical) == ["International Business Machines", "iPhone 14"]
+    hybrid = await retriever.retrieve("IBM", tenant, k=5, mode=RetrievalMode.HYBRID)
+    assert _names(hybrid)[:2] == ["International Business Machines", "Zephyr Labs"]
+    assert "iPhone 14" not in _names(hybrid)[:2]
+    assert [m.score for m in hybrid.matches] == sorted(
+        (m.score for m in hybrid.matches), reverse=True
+    )
 
 
 @pytest.mark.parametrize(

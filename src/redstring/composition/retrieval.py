@@ -26,7 +26,7 @@ from redstring.domain.errors import InvalidInputError, TextsRefusedError
 from redstring.domain.fusion import reciprocal_rank_fusion
 from redstring.domain.ids import EntityId, TenantId, tenant_id_of
 from redstring.domain.lexical import LexicalCandidate, MatchedText, lexical_matches, lexical_votes
-from redstring.domain.ranking import rank_by_score, semantic_votes
+from redstring.domain.ranking import lexical_first, rank_by_score, semantic_votes
 from redstring.domain.retrieval import RetrievalMode, RetrievalResult, ScoredEntity
 from redstring.domain.vectors import check_vector_count, has_direction
 from redstring.ports.candidate_reader import CandidateReader
@@ -178,20 +178,21 @@ class Retriever:
             query, tenant_id, found.lexical, fetch, entity_types
         )
         # A search box's first letters and initials (`ac`, `Gla`, `ABF`) say little to the
-        # semantic channel: its ranking is kept out of fusion for them where the lexical
-        # channel found a name they begin, abbreviate or are (its scores are still
-        # reported).
-        fusing = semantic if semantic_votes(query, lexical[0][1] if lexical else None) else []
-        # Against the semantic channel, the lexical channel votes only for the candidates
-        # it believes, those within `LEXICAL_VOTE_MARGIN` of its best that the query does
-        # not merely mention; alone (LEXICAL, or a semantic channel that ranks nothing)
-        # it ranks them all.
-        votes = (
-            lexical_votes(lexical, mentioned)
-            if mode is RetrievalMode.HYBRID and fusing
-            else lexical
-        )
-        fused = reciprocal_rank_fusion([[e for e, _ in fusing], [e for e, _ in votes]])[:k]
+        # semantic channel: where the lexical channel found a name they begin, abbreviate
+        # or are, its names come first and the semantic ranking only after them (both
+        # channels' scores are still reported).
+        voting = semantic_votes(query, lexical[0][1] if lexical else None)
+        if mode is RetrievalMode.HYBRID and semantic and not voting:
+            rankings = [lexical_first(lexical, semantic)]
+        elif mode is RetrievalMode.HYBRID and semantic:
+            # Against the semantic channel, the lexical channel votes only for the
+            # candidates it believes, those within `LEXICAL_VOTE_MARGIN` of its best that
+            # the query does not merely mention.
+            votes = lexical_votes(lexical, mentioned)
+            rankings = [[e for e, _ in semantic], [e for e, _ in votes]]
+        else:  # one channel ranks alone (LEXICAL, SEMANTIC, or a semantic channel empty)
+            rankings = [[e for e, _ in semantic], [e for e, _ in lexical]]
+        fused = reciprocal_rank_fusion(rankings)[:k]
         # The kept matches whole: those the reader read along, the others in one call.
         entities = {e: found.entities[e] for e, _ in fused if e in found.entities}
         missing = [e for e, _ in fused if e not in entities]

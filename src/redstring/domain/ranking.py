@@ -57,6 +57,19 @@ def semantic_votes(query: str, lexical_best: float | None) -> bool:
     return is_cjk_word(tokens[0])
 
 
+def lexical_first(
+    lexical: list[tuple[EntityId, float]], semantic: list[tuple[EntityId, float]]
+) -> list[EntityId]:
+    """HYBRID's one ranking for a query the semantic channel has no vote on
+    (`semantic_votes`): the names the lexical channel scores `SHORT_QUERY_LEXICAL_FLOOR`
+    or more (the query begins, abbreviates or is them), in its order, then the semantic
+    channel's ranking of the rest, where names that only sound as the query does would
+    have filled the places left."""
+    head = [entity_id for entity_id, score in lexical if score >= SHORT_QUERY_LEXICAL_FLOOR]
+    named = set(head)
+    return head + [entity_id for entity_id, _ in semantic if entity_id not in named]
+
+
 def within_margin(
     ranked: list[tuple[EntityId, float]], *, margin: float, floor: float = 0.0
 ) -> list[tuple[EntityId, float]]:
