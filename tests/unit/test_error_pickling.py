@@ -22,6 +22,7 @@ from redstring.domain.errors import (
     InvalidFieldsError,
     MissingEndpointError,
     RedstringError,
+    StoreRefusedError,
     TextsRefusedError,
 )
 from redstring.testing import make_entity, new_tenant
@@ -49,6 +50,8 @@ SAMPLES: list[RedstringError] = [
     EmbeddingUnavailableError("no reply", attempts=1),
     EmbeddingRefusedError("HTTP 401: bad key", status_code=401, options=["api_key_env"]),
     EmbeddingRefusedError("not embeddings", status_code=200),
+    StoreRefusedError("Neo4j refuses the user name or password", options=["auth"]),
+    StoreRefusedError("refused"),
     TextsRefusedError({2: "HTTP 413: too long", 0: "HTTP 400: no"}, {1: [0.5, -1.0]}),
     EntityTextRefusedError(
         [(UUID(int=1), UUID(int=2), "HTTP 413: too long")], {"Acme Corp. org.": [0.5, 1.0]}

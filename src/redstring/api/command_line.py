@@ -12,7 +12,7 @@ from redstring.api.settings import Settings, variable_of
 from redstring.api.startup import open_client
 from redstring.api.termination import EXIT_INTERRUPTED as EXIT_INTERRUPTED  # the commands'
 from redstring.composition.client import Redstring
-from redstring.domain.errors import EmbeddingRefusedError, InvalidInputError
+from redstring.domain.errors import EmbeddingRefusedError, InvalidInputError, StoreRefusedError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -52,7 +52,11 @@ def settings_to_fix(error: BaseException | None) -> str | None:
     """What a command stopped by `error` must have changed before it is run again: after
     an embedding provider's refusal (`EmbeddingRefusedError`), which refuses the same
     command again until they change, `the settings the error says to check` (`the
-    embedding provider's settings` when it names none); None after any other error."""
+    embedding provider's settings` when it names none), and after Neo4j's
+    (`StoreRefusedError`: credentials, a database), `the settings the error says to
+    check`; None after any other error."""
+    if isinstance(error, StoreRefusedError):
+        return "the settings the error says to check"
     if not isinstance(error, EmbeddingRefusedError):
         return None
     if error.options:

@@ -58,6 +58,7 @@ from redstring.composition.client import EMBEDDING_OPTION_SETTINGS
 from redstring.domain.errors import (
     EmbeddingRefusedError,
     InvalidInputError,
+    StoreRefusedError,
     StoreUnavailableError,
     TenantAccessDeniedError,
     describe_problems,
@@ -81,10 +82,26 @@ def one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or "(no message)"
 
 
+# The settings behind each option of `Redstring.neo4j` a `StoreRefusedError` names.
+_NEO4J_OPTION_SETTINGS: Mapping[str, str] = {
+    "auth": "neo4j_user and neo4j_password",
+    "database": "neo4j_database",
+}
+
+
 def described(error: BaseException) -> str:
-    """`one_line(error)`, but for an embedding provider's refusal, which ends with the
-    settings to check rather than the provider's options: `...; check
-    REDSTRING_EMBEDDING_MODEL, or REDSTRING_EMBEDDING_BASE_URL`."""
+    """`one_line(error)`, but for an embedding provider's or a store's refusal, which ends
+    with the settings to check rather than the options: `...; check
+    REDSTRING_EMBEDDING_MODEL, or REDSTRING_EMBEDDING_BASE_URL`, `...; check
+    REDSTRING_NEO4J_USER and REDSTRING_NEO4J_PASSWORD`."""
+    if isinstance(error, StoreRefusedError) and error.options:
+        checks = ", or ".join(
+            " and ".join(map(variable_of, _NEO4J_OPTION_SETTINGS[option].split(" and ")))
+            if option in _NEO4J_OPTION_SETTINGS
+            else option
+            for option in error.options
+        )
+        return f"{' '.join(error.reason.split())}; check {checks}"
     if not isinstance(error, EmbeddingRefusedError) or not error.options:
         return one_line(error)
     checks = ", or ".join(_setting_to_check(option) for option in error.options)

@@ -152,6 +152,27 @@ class StoreUnavailableError(RedstringError):
         self.retry_after = retry_after
 
 
+class StoreRefusedError(RedstringError):
+    """A backing store refuses the connection: Neo4j refusing the user name or password
+    (or, after too many such tries, any), or having no database of the name asked for.
+
+    No `StoreUnavailableError`: waiting does not cure it, the store's settings must
+    change, so it is raised at once and not retried. `reason` says what the store
+    answered (never the password); `options` names the options of `Redstring.neo4j` to
+    check (`auth`, `database`), and the message ends with them.
+    """
+
+    def __init__(self, reason: str, *, options: Sequence[str] = ()) -> None:
+        self.reason = reason
+        self.options = tuple(options)
+        checked = " or ".join(self.options)
+        super().__init__(f"{reason}; check {checked}" if checked else reason)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the arguments that build it (`args` holds only the message)."""
+        return (partial(type(self), options=self.options), (self.reason,), self.__dict__)
+
+
 class ClientClosedError(RedstringError):
     """A call on a `Redstring` client after its `aclose` (or the end of its `async with`):
     what it owned (a driver, an HTTP client) is released. Open a new client."""

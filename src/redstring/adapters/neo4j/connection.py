@@ -30,7 +30,7 @@ from neo4j import exceptions as neo4j_errors
 
 from redstring.adapters.neo4j import cypher
 from redstring.adapters.neo4j.records import Rows, batches_of
-from redstring.domain.errors import InvalidInputError, StoreUnavailableError
+from redstring.domain.errors import InvalidInputError, StoreRefusedError, StoreUnavailableError
 from redstring.ports.consistency import record_written, required_positions
 from redstring.ports.restarts import ServerStart
 
@@ -52,6 +52,11 @@ class Neo4jSettings:
     max_retry_time: float = 10.0
     outage_retry_time: float = 0.0
     transaction_timeout: float = 30.0
+    # Seconds a statement's or a write transaction's answer may come after
+    # `transaction_timeout`, the server's own bound, which a server that stalls (a
+    # process stopped, a network partition) never enforces: past them the client gives
+    # up (`Neo4jConnection.query`, `Neo4jConnection.write`).
+    answer_slack: float = 10.0
     batch_size: int = 1000
     # Rows per vector upsert transaction. The vector index is Lucene's: each
     # transaction's vectors become a segment with an HNSW graph of its own, a search
@@ -116,13 +121,18 @@ _MAX_RETRY_DELAY = 1.0
 # and a single server that refuses connections still fails within milliseconds), then
 # with the same delays within `Neo4jSettings.outage_retry_time`.
 _LOST_MEMBER_RETRIES = 1
-# Seconds a write transaction's answer may come after the server's own timeout.
-_ANSWER_SLACK = 10.0
 
 _BOOKMARK_ERRORS = (
     "Neo.ClientError.Transaction.InvalidBookmark",
     "Neo.ClientError.Transaction.InvalidBookmarkMixture",
 )
+
+# Neo4j refusing the connection itself: after too many wrong passwords, any password
+# for a while (a plain `ClientError`, where a wrong one is an `AuthError`); a session's
+# database that does not exist, which redstring's statements, never naming another
+# (no `USE`), meet only so.
+_AUTH_RATE_LIMIT = "Neo.ClientError.Security.AuthenticationRateLimit"
+_DATABASE_NOT_FOUND = "Neo.ClientError.Database.DatabaseNotFound"
 
 _ENTITY_NOT_FOUND = "Neo.ClientError.Statement.EntityNotFound"
 _PROCEDURE_FAILED = "Neo.ClientError.Procedure.ProcedureCallFailed"
@@ -158,7 +168,8 @@ def deleted_under_it(error: neo4j_errors.ClientError) -> bool:
 @contextmanager
 def translated_errors() -> Iterator[None]:
     """The driver's errors as redstring's: a server that does not answer, or a statement
-    that timed out, raises `StoreUnavailableError`; a bookmark the server does not take,
+    that timed out, raises `StoreUnavailableError`; credentials or a database the server
+    refuses, `StoreRefusedError`; a bookmark the server does not take,
     `InvalidInputError`; any other error propagates as it is."""
     try:
         yield
@@ -253,11 +264,9 @@ class Neo4jConnection:
                 record_written((await session.last_bookmarks()).raw_values)
                 return done
 
-        # The server ends the transaction after `timeout`; this bounds the wait for its
-        # answer (a connection that stalls), which the server's timeout cannot.
-        return await self._retried(
-            lambda: asyncio.wait_for(attempt(), timeout + _ANSWER_SLACK), conflict=conflict
-        )
+        # The server ends the transaction after `timeout`; `_answered` bounds the wait
+        # for its answer (a connection that stalls), which the server's timeout cannot.
+        return await self._retried(lambda: self._answered(attempt), conflict=conflict)
 
     async def write_each(
         self,
@@ -315,7 +324,21 @@ class Neo4jConnection:
                 result = await session.run(timed, parameters)
                 return [record async for record in result]
 
-        return await self._retried(attempt)
+        # The server's timeout bounds the statement; `_answered`, the wait for a server
+        # that stalls (and so never enforces it).
+        return await self._retried(lambda: self._answered(attempt))
+
+    async def _answered(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        """`attempt()`, given up (cancelled) when no answer has come within the
+        transaction timeout and `settings.answer_slack`: `StoreUnavailableError` naming
+        the wait, its cause the `TimeoutError`, which `_retried` takes for an outage."""
+        wait = self.settings.transaction_timeout + self.settings.answer_slack
+        try:
+            return await asyncio.wait_for(attempt(), wait)
+        except TimeoutError as exc:
+            raise StoreUnavailableError(
+                f"Neo4j is unavailable: no answer from Neo4j within {wait:g} s"
+            ) from exc
 
     async def _retried(
         self, attempt: Callable[[], Awaitable[T]], *, conflict: Conflict | None = None
@@ -350,6 +373,18 @@ class Neo4jConnection:
                     if lost <= _LOST_MEMBER_RETRIES:
                         continue
                     retry_time = self.settings.outage_retry_time
+                elif isinstance(cause, TimeoutError):
+                    # A server that stalled (`_answered`): an outage, tried again while
+                    # `outage_retry_time` lasts but not at once (the wait was long). A
+                    # write given up so may have committed all the same, and trying it
+                    # again is safe only because every write transaction is idempotent
+                    # in what it leaves: entity and vector upserts MERGE on their key
+                    # and set every property (an entity's lookup keys are those its
+                    # row names, whatever were there), a relationship upsert replaces
+                    # the edge of its id, deletes delete what is there. Only a count a
+                    # write returns (entities deleted, keys rewritten) may then leave
+                    # out what the attempt given up did.
+                    retry_time = self.settings.outage_retry_time
                 elif isinstance(cause, neo4j_errors.TransientError) and cause.is_retryable():
                     retry_time = self.settings.max_retry_time
                 else:
@@ -374,7 +409,7 @@ class Neo4jConnection:
             return ServerStart(server=str(summary.server.address), started=str(record["started"]))
 
         try:
-            return await self._retried(attempt)
+            return await self._retried(lambda: self._answered(attempt))
         except neo4j_errors.ClientError as exc:
             if not self._start_refused:
                 self._start_refused = True
@@ -400,7 +435,17 @@ def _is_timeout(exc: neo4j_errors.Neo4jError) -> bool:
 
 def _client_error(exc: neo4j_errors.ClientError) -> Exception | None:
     """What a statement's `ClientError` is raised as: a timeout as `StoreUnavailableError`,
-    a bookmark the server does not take as `InvalidInputError`; None: as it is."""
+    a refused connection as `StoreRefusedError`, a bookmark the server does not take as
+    `InvalidInputError`; None: as it is."""
+    if isinstance(exc, neo4j_errors.AuthError) or exc.code == _AUTH_RATE_LIMIT:
+        # The server's message names no credential; the password is never in it.
+        return StoreRefusedError(
+            f"Neo4j refuses the user name or password ({exc.message})", options=("auth",)
+        )
+    if exc.code == _DATABASE_NOT_FOUND:
+        return StoreRefusedError(
+            f"Neo4j has no such database ({exc.message})", options=("database",)
+        )
     if _is_timeout(exc):
         return StoreUnavailableError(f"Neo4j timed out: {exc.message}")
     if exc.code in _BOOKMARK_ERRORS:
