@@ -10,6 +10,8 @@ import httpx
 from starlette.applications import Starlette
 
 from redstring import GraphStore, HashingEmbeddingProvider
+from redstring.adapters.embeddings import OpenAICompatibleEmbeddings, RetryPolicy
+from redstring.api import create_app
 from redstring.api.demo import DEMO_TENANT_ID
 from redstring.api.settings import Settings
 from redstring.composition.client import Redstring
@@ -91,3 +93,23 @@ async def started(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
         ) as http,
     ):
         yield http
+
+
+@asynccontextmanager
+async def app_over_provider(
+    base_url: str, model: str, api_key_env: str | None
+) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the app over in-memory stores and the `openai` provider at `base_url`
+    (a fake server's), which gives up after two quick attempts."""
+    provider = OpenAICompatibleEmbeddings(
+        base_url=base_url,
+        model=model,
+        dimension=8,
+        api_key_env=api_key_env,
+        retry=RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.01),
+    )
+    async with Redstring.in_memory(provider) as services:
+        app = create_app(Settings(), services=services)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            yield http

@@ -26,7 +26,7 @@ from redstring.composition import client
 from redstring.composition.client import embeddings_from_settings
 from redstring.composition.embedding_choice import make_embedding_provider
 from redstring.testing import new_tenant
-from tests.api.support import started
+from tests.api.support import app_over_provider, started
 from tests.embeddings.fake_server import EmbeddingAPI, Failure, serving
 
 KEY_VARIABLE = "REDSTRING_TEST_REFUSED_KEY"
@@ -56,19 +56,11 @@ async def http(
     """The app over in-memory stores and the `openai` provider of `api`, its key in
     `KEY_VARIABLE`."""
     monkeypatch.setenv(KEY_VARIABLE, KEY)
-    async with serving(api) as base_url:
-        provider = OpenAICompatibleEmbeddings(
-            base_url=base_url,
-            model="text-embedding-unknown",
-            dimension=8,
-            api_key_env=KEY_VARIABLE,
-            retry=RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.01),
-        )
-        async with Redstring.in_memory(provider) as services:
-            app = create_app(Settings(), services=services)
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
-                yield http
+    async with (
+        serving(api) as base_url,
+        app_over_provider(base_url, "text-embedding-unknown", KEY_VARIABLE) as http,
+    ):
+        yield http
 
 
 def _refusals(api: EmbeddingAPI, status: int = 401) -> None:

@@ -13,12 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
-from redstring import Redstring
-from redstring.adapters.embeddings import OpenAICompatibleEmbeddings, RetryPolicy
 from redstring.adapters.embeddings.openai_compatible import PROBE_TEXT
-from redstring.api import create_app
-from redstring.api.settings import Settings
 from redstring.testing import new_tenant
+from tests.api.support import app_over_provider
 from tests.embeddings.fake_server import EmbeddingAPI, Failure, serving
 
 UPSERT = """mutation ($t: ID!, $entities: [EntityInput!]!) {
@@ -41,19 +38,8 @@ def api() -> EmbeddingAPI:
 
 @pytest.fixture
 async def http(api: EmbeddingAPI) -> AsyncIterator[httpx.AsyncClient]:
-    async with serving(api) as base_url:
-        provider = OpenAICompatibleEmbeddings(
-            base_url=base_url,
-            model="bge-small",
-            dimension=8,
-            api_key_env=None,
-            retry=RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.01),
-        )
-        async with Redstring.in_memory(provider) as services:
-            app = create_app(Settings(), services=services)
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
-                yield http
+    async with serving(api) as base_url, app_over_provider(base_url, "bge-small", None) as http:
+        yield http
 
 
 async def _post(http: httpx.AsyncClient, query: str, **variables: Any) -> dict[str, Any]:

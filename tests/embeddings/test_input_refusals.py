@@ -5,8 +5,8 @@ HTTP server on a loopback port."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 import pytest
 
@@ -35,26 +35,12 @@ def api() -> EmbeddingAPI:
 
 
 @pytest.fixture
-async def make(base_url: str) -> AsyncIterator[Callable[..., OpenAICompatibleEmbeddings]]:
-    made: list[OpenAICompatibleEmbeddings] = []
-
-    def factory(**options: Any) -> OpenAICompatibleEmbeddings:
-        settings: dict[str, Any] = {
-            "base_url": base_url,
-            "model": "test-model",
-            "dimension": 8,
-            "api_key_env": None,
-            "retry": FAST,
-            "max_concurrency": 1,  # the order of requests is the order of batches
-        }
-        settings.update(options)
-        provider = OpenAICompatibleEmbeddings(**settings)
-        made.append(provider)
-        return provider
-
-    yield factory
-    for provider in made:
-        await provider.aclose()
+def make(
+    make: Callable[..., OpenAICompatibleEmbeddings],
+) -> Callable[..., OpenAICompatibleEmbeddings]:
+    """The conftest's, one request at a time: the order of requests is the order of
+    batches."""
+    return functools.partial(make, retry=FAST, max_concurrency=1)
 
 
 def _with_refused(*positions: int) -> list[str]:

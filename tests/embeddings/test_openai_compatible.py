@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import socket
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -40,29 +40,6 @@ class SleepRecorder:
 
     async def __call__(self, seconds: float) -> None:
         self.delays.append(seconds)
-
-
-@pytest.fixture
-async def make(base_url: str) -> AsyncIterator[Callable[..., OpenAICompatibleEmbeddings]]:
-    made: list[OpenAICompatibleEmbeddings] = []
-
-    def factory(**options: Any) -> OpenAICompatibleEmbeddings:
-        settings: dict[str, Any] = {
-            "base_url": base_url,
-            "model": "test-model",
-            "dimension": 8,
-            "api_key_env": None,
-            "retry": FAST,
-            "timeout": 5.0,
-        }
-        settings.update(options)
-        provider = OpenAICompatibleEmbeddings(**settings)
-        made.append(provider)
-        return provider
-
-    yield factory
-    for provider in made:
-        await provider.aclose()
 
 
 async def test_batches_keep_input_order_even_when_data_comes_back_reversed(
