@@ -135,28 +135,6 @@ async def test_a_zero_vector_stored_before_the_fix_breaks_no_retrieve(
         assert "!" not in names
 
 
-async def test_a_vector_of_another_dimension_breaks_no_retrieve(
-    client: httpx.AsyncClient, driver: neo4j.AsyncDriver
-) -> None:
-    """What a server still running with another model writes after the index was built
-    anew in this dimension: the index leaves it out, and so does the exact scan, where
-    `vector.similarity.cosine` of two dimensions failed the whole statement."""
-    tenant = str(new_tenant())
-    ids = (await _data(client, UPSERT, t=tenant, entities=NORMAL))["upsertEntities"]["ids"]
-    await driver.execute_query(
-        f"MATCH (v:{LABEL} {{tenant_id: $t, entity_id: $e}}) "
-        "CALL db.create.setNodeVectorProperty(v, 'embedding', $longer)",
-        t=tenant,
-        e=ids[1],
-        longer=[0.5] * (DIMENSION + 1),
-    )
-    found = await _data(client, RETRIEVE, t=tenant, q="Acme Corp")
-    for mode in ("semantic", "hybrid"):
-        names = [m["entity"]["name"] for m in found[mode]["matches"]]
-        assert names[0] == "Acme Corp", mode
-    assert "Acme Widgets" not in [m["entity"]["name"] for m in found["semantic"]["matches"]]
-
-
 async def test_the_store_deletes_the_node_of_a_directionless_record(
     driver: neo4j.AsyncDriver,
 ) -> None:

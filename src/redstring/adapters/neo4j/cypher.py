@@ -544,12 +544,10 @@ def search_vectors(label: str, typed: bool) -> str:
 # a database written before zero vectors were kept out may hold some: they are
 # skipped (the vector index never holds them either). A vector deleted after the scan
 # found it reads without an id or embedding (a null score, which would sort first), and
-# is left out before the `LIMIT`. So is a vector of another dimension than the query's
-# (written by a server of another model after the index was built anew), which fails
-# the statement too and which the index leaves out.
+# is left out before the `LIMIT`.
 _EXACT_BODY = """MATCH (v:{lab} {{tenant_id: $tenant_id}})
     WHERE v.entity_id IS NOT NULL AND ($types IS NULL OR v.entity_type IN $types)
-      AND size(v.embedding) = size($vector) AND any(x IN v.embedding WHERE x <> 0.0)
+      AND any(x IN v.embedding WHERE x <> 0.0)
     WITH v.entity_id AS entity_id, vector.similarity.cosine(v.embedding, $vector) AS score
     WHERE entity_id IS NOT NULL AND score IS NOT NULL
     WITH entity_id, score ORDER BY score DESC, entity_id ASC LIMIT $k
