@@ -83,9 +83,9 @@ def one_line(error: BaseException) -> str:
 
 
 # The settings behind each option of `Redstring.neo4j` a `StoreRefusedError` names.
-_NEO4J_OPTION_SETTINGS: Mapping[str, str] = {
-    "auth": "neo4j_user and neo4j_password",
-    "database": "neo4j_database",
+_NEO4J_OPTION_SETTINGS: Mapping[str, tuple[str, ...]] = {
+    "auth": ("neo4j_user", "neo4j_password"),
+    "database": ("neo4j_database",),
 }
 
 
@@ -96,9 +96,7 @@ def described(error: BaseException) -> str:
     REDSTRING_NEO4J_USER and REDSTRING_NEO4J_PASSWORD`."""
     if isinstance(error, StoreRefusedError) and error.options:
         checks = ", or ".join(
-            " and ".join(map(variable_of, _NEO4J_OPTION_SETTINGS[option].split(" and ")))
-            if option in _NEO4J_OPTION_SETTINGS
-            else option
+            " and ".join(map(variable_of, _NEO4J_OPTION_SETTINGS.get(option, (option,))))
             for option in error.options
         )
         return f"{' '.join(error.reason.split())}; check {checks}"
