@@ -32,6 +32,15 @@ query ($tenant: ID!) {
 """
 
 
+# One operation that embeds a query and one that embeds an entity, of tenant `$t`.
+ACME_RETRIEVE = """query ($t: ID!) {
+  retrieve(query: "Acme", tenantId: $t, k: 3, mode: HYBRID) { matches { entity { name } } }
+}"""
+ACME_UPSERT = """mutation ($t: ID!) {
+  upsertEntities(tenantId: $t, entities: [{name: "Acme Corp", entityType: "company"}]) { count }
+}"""
+
+
 def memory_services() -> Redstring:
     """Empty in-memory services with a small hashing provider."""
     return Redstring.in_memory(HashingEmbeddingProvider(DIMENSION))

@@ -16,15 +16,11 @@ import pytest
 from redstring.api import create_app
 from redstring.api.settings import Settings
 from redstring.testing import new_tenant
+from tests.api.support import ACME_RETRIEVE as RETRIEVE
+from tests.api.support import ACME_UPSERT as UPSERT
 from tests.embeddings.fake_server import EmbeddingAPI, Failure, serving
 
 DEADLINE = 2.0  # REDSTRING_REQUEST_TIMEOUT, seconds
-RETRIEVE = """query ($t: ID!) {
-  retrieve(query: "Acme", tenantId: $t, k: 3, mode: HYBRID) { matches { entity { name } } }
-}"""
-UPSERT = """mutation ($t: ID!) {
-  upsertEntities(tenantId: $t, entities: [{name: "Acme Corp", entityType: "company"}]) { count }
-}"""
 
 
 @pytest.fixture

@@ -12,15 +12,10 @@ import httpx
 import pytest
 
 from redstring.testing import new_tenant
+from tests.api.support import ACME_RETRIEVE as RETRIEVE
+from tests.api.support import ACME_UPSERT as UPSERT
 from tests.embeddings.fake_server import EmbeddingAPI, serving
 from tests.processes import free_loopback_port, redstring_server
-
-RETRIEVE = """query ($t: ID!) {
-  retrieve(query: "Acme", tenantId: $t, k: 3, mode: HYBRID) { matches { entity { name } } }
-}"""
-UPSERT = """mutation ($t: ID!) {
-  upsertEntities(tenantId: $t, entities: [{name: "Acme Corp", entityType: "company"}]) { count }
-}"""
 
 
 @pytest.mark.parametrize(("log_format", "log_level"), [("text", "info"), ("json", "debug")])
