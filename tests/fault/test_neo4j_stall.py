@@ -1,12 +1,14 @@
 """A Neo4j that stalls (its process stopped by SIGSTOP, as a network partition would
 leave it): reads and writes give up on the client after the transaction timeout and
-`Neo4jSettings.answer_slack`, with `StoreUnavailableError` naming the wait, and an
+`Neo4jSettings.answer_slack`, schema statements (`ensure_schema`, a start) after what
+they may wait for and the slack, with `StoreUnavailableError` naming the wait, and an
 outage retry that outlasts the stall carries a write through it.
 
 The Neo4j is this test's own (`scripts/neo4j_server.py --name stall`), never the shared
 server: it is stopped and always continued (SIGCONT) and deleted afterwards. A stopped
 server enforces no transaction timeout of its own; reads had no bound on the client and
-hung, writes failed after 40 s with an empty reason and were never tried again.
+hung, writes failed after 40 s with an empty reason and were never tried again, and
+`ensure_schema` hung (and with it `redstring serve`'s start).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import replace
 
 import pytest
 
-from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jSettings, connect_driver
+from redstring.adapters.neo4j import Neo4jGraphStore, Neo4jSettings, connect_driver, cypher
 from redstring.domain.entity import Entity
 from redstring.domain.errors import StoreUnavailableError
 from redstring.domain.ids import TenantId
@@ -40,6 +42,10 @@ TIMEOUT_S = 2.0
 SLACK_S = 1.0
 GIVES_UP = r"no answer from Neo4j within 3 s"
 GIVES_UP_WITHIN_S = 8.0
+# `db.awaitIndexes`' own wait, longer than the transaction timeout: given up after it
+# and the slack.
+AWAIT_S = 4
+AWAIT_GIVES_UP = r"no answer from Neo4j within 5 s"
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +85,7 @@ async def stores(
         transaction_timeout=TIMEOUT_S,
         answer_slack=SLACK_S,
         outage_retry_time=outage_retry,
+        index_build_time=TIMEOUT_S,
     )
     auth = (server["NEO4J_USER"], server["NEO4J_PASSWORD"])
     async with connect_driver(server["NEO4J_URI"], auth, settings) as driver:
@@ -91,6 +98,16 @@ def _entity(tenant: TenantId, name: str) -> Entity:
     return Entity(id=uuid.uuid4(), tenant_id=tenant, name=name, entity_type="company")
 
 
+async def timed(call: Awaitable[object], limit: float = 60) -> tuple[float, BaseException | None]:
+    """Seconds `call` took, and what it raised (a `TimeoutError` past `limit`)."""
+    started = time.monotonic()
+    try:
+        await asyncio.wait_for(call, limit)
+    except Exception as exc:
+        return time.monotonic() - started, exc
+    return time.monotonic() - started, None
+
+
 async def test_reads_and_writes_to_a_stalled_server_fail_naming_the_wait(
     stall_neo4j: dict[str, str],
 ) -> None:
@@ -100,15 +117,6 @@ async def test_reads_and_writes_to_a_stalled_server_fail_naming_the_wait(
         await setup.upsert_entities([known, _entity(tenant, "Other")])
         # Two connections in the pool, one for the read and one for the write.
         await asyncio.gather(*(setup.get_entities([known.id], tenant) for _ in range(2)))
-
-        async def timed(call: Awaitable[object]) -> tuple[float, BaseException | None]:
-            started = time.monotonic()
-            try:
-                await asyncio.wait_for(call, 60)
-            except Exception as exc:
-                return time.monotonic() - started, exc
-            return time.monotonic() - started, None
-
         with stalled(int(stall_neo4j["pid"])):
             outcomes = await asyncio.gather(
                 timed(graph.get_entities([known.id], tenant)),
@@ -120,6 +128,36 @@ async def test_reads_and_writes_to_a_stalled_server_fail_naming_the_wait(
             assert took < GIVES_UP_WITHIN_S
         # Continued, the server answers the same store again.
         assert [e.name for e in await setup.get_entities([known.id], tenant)] == ["Nordic Iron"]
+
+
+async def test_schema_statements_to_a_stalled_server_fail_naming_their_wait(
+    stall_neo4j: dict[str, str],
+) -> None:
+    """A start (`ensure_schema`) against a server that stalls fails as a read does: its
+    constraints after `index_build_time` and the slack, `db.awaitIndexes` after its own
+    seconds and the slack. Both hung without a bound."""
+    tenant = TenantId(uuid.uuid4())
+    async with stores(stall_neo4j) as (setup, graph):
+        # Two connections in the pool, one for each call.
+        await asyncio.gather(*(setup.get_entities([uuid.uuid4()], tenant) for _ in range(2)))
+        with stalled(int(stall_neo4j["pid"])):
+            (schema_took, schema_failure), (await_took, await_failure) = await asyncio.gather(
+                timed(graph.ensure_schema(), limit=20),
+                timed(
+                    graph.connection.run_schema(
+                        cypher.AWAIT_INDEXES, {"seconds": AWAIT_S}, takes=AWAIT_S
+                    ),
+                    limit=20,
+                ),
+            )
+        assert isinstance(schema_failure, StoreUnavailableError), schema_failure
+        assert re.search(GIVES_UP, str(schema_failure)), schema_failure
+        assert schema_took < GIVES_UP_WITHIN_S
+        assert isinstance(await_failure, StoreUnavailableError), await_failure
+        assert re.search(AWAIT_GIVES_UP, str(await_failure)), await_failure
+        assert AWAIT_S < await_took < AWAIT_S + GIVES_UP_WITHIN_S
+        # Continued, the server answers the same statements again.
+        await graph.ensure_schema()
 
 
 async def test_an_outage_retry_carries_a_write_through_a_stall(

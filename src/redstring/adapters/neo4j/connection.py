@@ -55,8 +55,14 @@ class Neo4jSettings:
     # Seconds a statement's or a write transaction's answer may come after
     # `transaction_timeout`, the server's own bound, which a server that stalls (a
     # process stopped, a network partition) never enforces: past them the client gives
-    # up (`Neo4jConnection.query`, `Neo4jConnection.write`).
+    # up (`Neo4jConnection.query`, `.write`, `.run_schema`, which waits longer for some).
     answer_slack: float = 10.0
+    # Seconds a schema statement that builds an index over the stored data may take: a
+    # constraint's CREATE, which answers once its index is built and the data checked
+    # (11 s over 1,000,000 nodes on a loaded 2-core machine, past a transaction timeout
+    # of 0.5 s, which does not bound it). A stalled server is given up on after it and
+    # `answer_slack` (`Neo4jConnection.run_schema`).
+    index_build_time: float = 300.0
     batch_size: int = 1000
     # Rows per vector upsert transaction. The vector index is Lucene's: each
     # transaction's vectors become a segment with an HNSW graph of its own, a search
@@ -328,11 +334,15 @@ class Neo4jConnection:
         # that stalls (and so never enforces it).
         return await self._retried(lambda: self._answered(attempt))
 
-    async def _answered(self, attempt: Callable[[], Awaitable[T]]) -> T:
-        """`attempt()`, given up (cancelled) when no answer has come within the
-        transaction timeout and `settings.answer_slack`: `StoreUnavailableError` naming
-        the wait, its cause the `TimeoutError`, which `_retried` takes for an outage."""
-        wait = self.settings.transaction_timeout + self.settings.answer_slack
+    async def _answered(
+        self, attempt: Callable[[], Awaitable[T]], *, takes: float | None = None
+    ) -> T:
+        """`attempt()`, given up (cancelled) when no answer has come within `takes`
+        seconds (by default the transaction timeout) and `settings.answer_slack`:
+        `StoreUnavailableError` naming the wait, its cause the `TimeoutError`, which
+        `_retried` takes for an outage."""
+        limit = self.settings.transaction_timeout if takes is None else takes
+        wait = limit + self.settings.answer_slack
         try:
             return await asyncio.wait_for(attempt(), wait)
         except TimeoutError as exc:
@@ -420,12 +430,28 @@ class Neo4jConnection:
                 )
             return None
 
-    async def run_schema(self, statement: str, **parameters: Any) -> None:
-        """Run one schema statement in an auto-commit transaction."""
-        with translated_errors():
+    async def run_schema(
+        self,
+        statement: str,
+        parameters: dict[str, Any] | None = None,
+        *,
+        takes: float | None = None,
+    ) -> None:
+        """Run one schema statement in an auto-commit transaction. `takes`: the seconds it may wait on a server that
+        answers (`db.awaitIndexes`' own); by default `settings.index_build_time` for a
+        `CREATE CONSTRAINT`, which builds its index before it answers, else the
+        transaction timeout. A server that has not answered within that and
+        `settings.answer_slack` is given up on (`_answered`)."""
+        if takes is None and statement.lstrip().upper().startswith("CREATE CONSTRAINT"):
+            takes = self.settings.index_build_time
+
+        async def attempt() -> None:
             async with self._session(neo4j.WRITE_ACCESS) as session:
                 result = await session.run(statement, parameters)
                 await result.consume()
+
+        with translated_errors():
+            await self._answered(attempt, takes=takes)
 
 
 def _is_timeout(exc: neo4j_errors.Neo4jError) -> bool:

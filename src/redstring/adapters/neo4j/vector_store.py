@@ -380,7 +380,9 @@ class Neo4jVectorStore(OwnedConnection):
                     "; ".join(differences),
                     name,
                 )
-        await self._db.run_schema(cypher.AWAIT_INDEXES, seconds=wait_seconds)
+        await self._db.run_schema(
+            cypher.AWAIT_INDEXES, {"seconds": wait_seconds}, takes=wait_seconds
+        )
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
         """Batches of `settings.vector_batch_size` records, each one transaction, up to
