@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -359,3 +360,63 @@ async def test_the_outage_retry_setting_carries_a_client_over_a_restart(
     assert [m.entity.id for m in found.matches] == [entity.id]
     assert [m.entity_id for m in nearest] == [entity.id]
     assert len(pauses) >= 4  # growing pauses while each restart's refusals lasted
+
+
+def _client_through(uri: str, neo4j_auth: tuple[str, tuple[str, str]], retry: float) -> Redstring:
+    settings = Settings(
+        backend="neo4j",
+        neo4j_uri=uri,
+        neo4j_user=neo4j_auth[1][0],
+        neo4j_password=neo4j_auth[1][1],
+        neo4j_outage_retry=retry,
+        embeddings="hashing",
+    )
+    return Redstring.from_settings(settings)
+
+
+_CONNECTION_LOG = "redstring.adapters.neo4j.connection"
+
+
+async def test_a_start_waits_for_a_server_not_up_yet_within_the_outage_retry(
+    neo4j_auth: tuple[str, tuple[str, str]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client started (its schema, its warm-up) while its server cannot be reached yet,
+    as by `redstring load`, waits for it as its writes would, saying once that it waits
+    and for how long at most, and starts once the server answers. It stopped at once."""
+    proxy = _Proxy(_server_address(neo4j_auth), refusals=4)
+    async with proxy.serving() as uri:
+        client = _client_through(uri, neo4j_auth, retry=30)
+        try:
+            with caplog.at_level(logging.INFO, logger=_CONNECTION_LOG):
+                await asyncio.wait_for(client.start(), timeout=30)
+        finally:
+            await client.aclose()
+    assert proxy.accepted >= 5
+    said = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == _CONNECTION_LOG]
+    [(level, waiting), (back_level, back)] = said
+    assert level == logging.WARNING
+    assert waiting.startswith("Neo4j is unavailable: "), waiting
+    assert waiting.endswith("; waiting for it to answer, for up to 30 s (the outage retry time)")
+    assert "\n" not in waiting
+    assert back_level == logging.INFO
+    assert back.startswith("Neo4j answers again, "), back
+
+
+async def test_a_start_without_an_outage_retry_stops_at_once(
+    neo4j_auth: tuple[str, tuple[str, str]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """`REDSTRING_NEO4J_OUTAGE_RETRY=0` (a server's default): after one immediate retry."""
+    proxy = _Proxy(_server_address(neo4j_auth), refusals=None)
+    async with proxy.serving() as uri:
+        client = _client_through(uri, neo4j_auth, retry=0)
+        try:
+            with (
+                caplog.at_level(logging.INFO, logger=_CONNECTION_LOG),
+                pytest.raises(StoreUnavailableError) as failed,
+            ):
+                await asyncio.wait_for(client.start(), timeout=10)
+        finally:
+            await client.aclose()
+    assert isinstance(failed.value.__cause__, neo4j_errors.ServiceUnavailable)
+    assert proxy.accepted == 2
+    assert [r for r in caplog.records if r.name == _CONNECTION_LOG] == []

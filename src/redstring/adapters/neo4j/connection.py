@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
+import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -197,6 +199,38 @@ async def takes_packed_vectors(driver: neo4j.AsyncDriver) -> bool:
     return info.protocol_version >= _PACKED_VECTORS
 
 
+class _Outages:
+    """The outages waited out (`Neo4jSettings.outage_retry_time`), one a driver at a
+    time however many calls wait: logged once when the first call begins to wait (a
+    WARNING saying how long at most) and once when a call through the driver answers
+    again (INFO). `redstring load` prints the first on its standard error."""
+
+    def __init__(self) -> None:
+        self._since: weakref.WeakKeyDictionary[neo4j.AsyncDriver, float] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def began(self, driver: neo4j.AsyncDriver, failure: Exception, retry_time: float) -> None:
+        if driver in self._since:
+            return
+        self._since[driver] = time.monotonic()
+        _log.warning(
+            "%s; waiting for it to answer, for up to %g s (the outage retry time)",
+            " ".join(str(failure).split()),
+            retry_time,
+        )
+
+    def ended(self, driver: neo4j.AsyncDriver) -> None:
+        if not self._since:  # every call's path: no outage going on
+            return
+        since = self._since.pop(driver, None)
+        if since is not None:
+            _log.info("Neo4j answers again, %.1f s after an outage began", time.monotonic() - since)
+
+
+_outages = _Outages()
+
+
 class Neo4jConnection:
     """A driver (owned or injected) plus the database name and timeouts.
 
@@ -228,10 +262,13 @@ class Neo4jConnection:
         return self.driver is other.driver and self.database == other.database
 
     async def packs_vectors(self) -> bool:
-        """`takes_packed_vectors`, asked of the server once, on first use, then
-        remembered."""
+        """`takes_packed_vectors`, asked of the server once, on first use (tried again as
+        `query` is), then remembered."""
         if self._packs_vectors is None:
-            self._packs_vectors = await takes_packed_vectors(self.driver)
+            driver = self.driver
+            self._packs_vectors = await self._retried(
+                lambda: self._answered(lambda: takes_packed_vectors(driver))
+            )
         return self._packs_vectors
 
     @asynccontextmanager
@@ -366,9 +403,12 @@ class Neo4jConnection:
         delay, lost = _FIRST_RETRY_DELAY, 0
         while True:
             failure: Exception
+            outage = False
             try:
                 with translated_errors():
-                    return await attempt()
+                    answer = await attempt()
+                _outages.ended(self.driver)
+                return answer
             except neo4j_errors.ClientError as exc:
                 if conflict is None or not conflict(exc):
                     raise
@@ -382,7 +422,7 @@ class Neo4jConnection:
                     lost += 1
                     if lost <= _LOST_MEMBER_RETRIES:
                         continue
-                    retry_time = self.settings.outage_retry_time
+                    retry_time, outage = self.settings.outage_retry_time, True
                 elif isinstance(cause, TimeoutError):
                     # A server that stalled (`_answered`): an outage, tried again while
                     # `outage_retry_time` lasts but not at once (the wait was long). A
@@ -394,7 +434,7 @@ class Neo4jConnection:
                     # the edge of its id, deletes delete what is there. Only a count a
                     # write returns (entities deleted, keys rewritten) may then leave
                     # out what the attempt given up did.
-                    retry_time = self.settings.outage_retry_time
+                    retry_time, outage = self.settings.outage_retry_time, True
                 elif isinstance(cause, neo4j_errors.TransientError) and cause.is_retryable():
                     retry_time = self.settings.max_retry_time
                 else:
@@ -402,6 +442,8 @@ class Neo4jConnection:
             pause = delay * random.uniform(0.8, 1.2)
             if loop.time() + pause > started + retry_time:
                 raise failure
+            if outage:
+                _outages.began(self.driver, failure, retry_time)
             await asyncio.sleep(pause)
             delay = min(2 * delay, _MAX_RETRY_DELAY)
 
@@ -437,7 +479,9 @@ class Neo4jConnection:
         *,
         takes: float | None = None,
     ) -> None:
-        """Run one schema statement in an auto-commit transaction. `takes`: the seconds it may wait on a server that
+        """Run one schema statement in an auto-commit transaction, tried again as `query`
+        is (`_retried`; every schema statement of redstring's leaves the same schema
+        however often it runs). `takes`: the seconds it may wait on a server that
         answers (`db.awaitIndexes`' own); by default `settings.index_build_time` for a
         `CREATE CONSTRAINT`, which builds its index before it answers, else the
         transaction timeout. A server that has not answered within that and
@@ -450,8 +494,7 @@ class Neo4jConnection:
                 result = await session.run(statement, parameters)
                 await result.consume()
 
-        with translated_errors():
-            await self._answered(attempt, takes=takes)
+        await self._retried(lambda: self._answered(attempt, takes=takes))
 
 
 def _is_timeout(exc: neo4j_errors.Neo4jError) -> bool:
