@@ -4,6 +4,8 @@ own, from no schema at all, and on the graph store's schema as `ensure_schema` l
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -18,6 +20,7 @@ from redstring.adapters.neo4j import (
     VectorIndexMismatchError,
     cypher,
 )
+from redstring.adapters.neo4j.connection import connect_driver
 from redstring.domain.errors import DimensionMismatchError
 from redstring.testing import new_tenant
 
@@ -170,6 +173,34 @@ async def test_ensure_schema_makes_what_the_adapters_need(
     # The index hands each block over in id order: nothing sorts it.
     assert "Sort" not in operators
     assert "Top" not in operators
+
+
+@pytest.mark.parametrize("attempt", range(4))
+async def test_stores_starting_at_once_make_one_schema(
+    driver: neo4j.AsyncDriver,
+    neo4j_auth: tuple[str, tuple[str, str]],
+    probe_label: str,
+    attempt: int,
+) -> None:
+    """Four stores making one label's schema at once (`serve --workers 4`, or a load
+    starting beside a server, on a fresh database) all start: the server refusing one's
+    `CREATE ... IF NOT EXISTS` for the rule another made meanwhile
+    (`EquivalentSchemaRuleAlreadyExists`) is a race, not a failure. Each attempt races on
+    a label of its own; without the retry most attempts saw one refused."""
+    uri, auth = neo4j_auth
+    async with contextlib.AsyncExitStack() as drivers:
+        stores = [
+            Neo4jVectorStore(
+                await drivers.enter_async_context(connect_driver(uri, auth)),
+                COMPLIANCE_DIMENSION,
+                label=probe_label,
+            )
+            for _ in range(4)  # one driver each, as processes have
+        ]
+        await asyncio.gather(*(store.ensure_schema() for store in stores))
+    prefix = cypher.vector_index_name(probe_label).removesuffix("_embedding")
+    made = {name for _, name in await _schema(driver) if name.startswith(prefix + "_")}
+    assert made == {f"{prefix}_embedding", f"{prefix}_identity"}
 
 
 async def test_index_of_another_dimension_is_refused(

@@ -494,7 +494,29 @@ class Neo4jConnection:
                 result = await session.run(statement, parameters)
                 await result.consume()
 
-        await self._retried(lambda: self._answered(attempt, takes=takes))
+        # Another process making the same rule at once (`serve --workers N`, a load
+        # starting beside a server, on a fresh database) can have the server refuse a
+        # `CREATE ... IF NOT EXISTS` for the rule it made meanwhile; run again, it finds
+        # the rule and answers.
+        raced = _schema_raced if "IF NOT EXISTS" in statement.upper() else None
+        await self._retried(lambda: self._answered(attempt, takes=takes), conflict=raced)
+
+
+# What the server answers a `CREATE ... IF NOT EXISTS` racing another's for one rule.
+_SCHEMA_RACES = frozenset(
+    f"Neo.ClientError.Schema.{name}"
+    for name in (
+        "EquivalentSchemaRuleAlreadyExists",
+        "IndexWithNameAlreadyExists",
+        "ConstraintWithNameAlreadyExists",
+        "IndexAlreadyExists",
+        "ConstraintAlreadyExists",
+    )
+)
+
+
+def _schema_raced(exc: neo4j_errors.ClientError) -> bool:
+    return exc.code in _SCHEMA_RACES
 
 
 def _is_timeout(exc: neo4j_errors.Neo4jError) -> bool:
