@@ -1,8 +1,9 @@
-"""Slow and idle connections are closed (`redstring.api.connections`, docs/security.md).
+"""Slow and idle connections are closed, and oversized heads refused
+(`redstring.api.connections`, docs/security.md).
 
 Each parser's protocol is served in this process by uvicorn on a loopback port, with a
-head timeout of a fraction of a second; the last tests run `redstring serve` itself, to
-see the settings reach the server it starts.
+head timeout of a fraction of a second and a head cap of a few KiB; the last tests run
+`redstring serve` itself, to see the settings reach the server it starts.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from redstring.api import connections
 from tests.processes import LoggedProcess, free_loopback_port, redstring_server
 
 HEAD_TIMEOUT = 0.5
+HEAD_CAP = 4096
 HANG_GUARD = 10.0  # seconds: only fails a test that would otherwise hang
 GRAPHQL_HEAD = (
     b"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
@@ -56,15 +58,27 @@ async def echo_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-@pytest.fixture(params=[connections.HttpToolsWithHeadDeadline, connections.H11WithHeadDeadline])
+@pytest.fixture(params=[connections.HttpToolsWithHeadLimits, connections.H11WithHeadDeadline])
 def served(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[str, int]]:
     """`echo_app` behind one of the protocols, `HEAD_TIMEOUT` for a head, 5 s of keep-alive."""
+    yield from serving_echo(request.param, monkeypatch)
+
+
+@pytest.fixture
+def served_capped(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, int]]:
+    """`echo_app` behind the protocol `serve` runs, with heads capped at `HEAD_CAP` bytes
+    (h11's own cap, `h11_max_incomplete_event_size`, is another's)."""
+    yield from serving_echo(connections.HttpToolsWithHeadLimits, monkeypatch)
+
+
+def serving_echo(protocol: type, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, int]]:
     monkeypatch.setenv(connections.ENVIRONMENT_KEY, str(HEAD_TIMEOUT))
+    monkeypatch.setenv(connections.MAX_HEAD_BYTES_KEY, str(HEAD_CAP))
     port = free_loopback_port()
     config = uvicorn.Config(
-        echo_app, host="127.0.0.1", port=port, http=request.param, log_level="warning"
+        echo_app, host="127.0.0.1", port=port, http=protocol, log_level="warning"
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -113,6 +127,31 @@ def read_response(sock: socket.socket) -> bytes:
         assert data, f"closed after {received!r}"
         body += data
     return head + b"\r\n\r\n" + body
+
+
+def read_responses(sock: socket.socket, count: int) -> tuple[list[bytes], bytes]:
+    """`count` responses with a `content-length` that may have come in one read
+    (pipelined), and what came after them."""
+    received = b""
+    responses = []
+    while len(responses) < count:
+        head, found, rest = received.partition(b"\r\n\r\n")
+        length = next(
+            (
+                int(line.split(b":", 1)[1])
+                for line in head.lower().split(b"\r\n")
+                if line.startswith(b"content-length:")
+            ),
+            None,
+        )
+        if found and length is not None and len(rest) >= length:
+            responses.append(head + found + rest[:length])
+            received = rest[length:]
+            continue
+        data = sock.recv(1 << 16)
+        assert data, f"closed after {responses!r} and {received!r}"
+        received += data
+    return responses, received
 
 
 def response_headers(head: bytes) -> dict[str, str]:
@@ -232,6 +271,127 @@ async def test_a_websocket_outlives_the_head_deadline(served: tuple[str, int]) -
         assert await asyncio.wait_for(socket_.recv(), HANG_GUARD) == "still here"
 
 
+# --- the size of a head ----------------------------------------------------------------
+
+
+def head_of(size: int, *, shape: str = "header", body: bytes = b"") -> bytes:
+    """A request whose head (request line, headers, blank line) is `size` bytes, padded
+    with one long header, a long query string, or many short headers."""
+    ending = b"content-length: %d\r\n\r\n" % len(body)
+    if shape == "url":
+        fixed = len(b"POST /?q= HTTP/1.1\r\nHost: 127.0.0.1\r\n" + ending)
+        pad = b"a" * (size - fixed)
+        return b"POST /?q=" + pad + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n" + ending + body
+    start = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    if shape == "headers":
+        lines, rest = divmod(size - len(start + ending), len(b"x-a: b\r\n"))
+        padding = b"x-a: b\r\n" * (lines - 1) + b"x-a: b" + b"b" * rest + b"\r\n"
+        return start + padding + ending + body
+    fixed = len(start + b"x-junk: \r\n" + ending)
+    return start + b"x-junk: " + b"a" * (size - fixed) + b"\r\n" + ending + body
+
+
+def test_head_of_builds_heads_of_the_size_asked() -> None:
+    for shape in ("header", "url", "headers"):
+        for size in (HEAD_CAP, HEAD_CAP + 1):
+            sent = head_of(size, shape=shape, body=b"xyz")
+            assert len(sent.partition(b"\r\n\r\n")[0]) + 4 == size
+            assert sent.endswith(b"\r\n\r\nxyz")
+
+
+@pytest.mark.parametrize("shape", ["header", "url", "headers"])
+def test_a_head_over_the_cap_is_answered_431_with_the_error_body_then_closed(
+    served_capped: tuple[str, int], caplog: pytest.LogCaptureFixture, shape: str
+) -> None:
+    """One byte over: the head is refused whole, whichever part of it is long."""
+    caplog.set_level(logging.INFO, logger="redstring.api")
+    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
+        sock.sendall(head_of(HEAD_CAP + 1, shape=shape))
+        received, _ = read_until_closed(sock)
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
+    error = json.loads(body)["errors"][0]
+    assert error["extensions"]["code"] == "REQUEST_HEADER_FIELDS_TOO_LARGE"
+    assert f"{HEAD_CAP} bytes" in error["message"]
+    headers = response_headers(head)
+    assert headers["connection"] == "close"
+    assert headers["content-type"] == "application/json"
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["cache-control"] == "no-store"
+    assert "date" in headers
+    request_id = headers["x-request-id"]
+    [access] = [r for r in caplog.records if r.name == "redstring.api.access"]
+    assert access.getMessage() == "- - 431"
+    assert access.__dict__["request_id"] == request_id
+    assert access.__dict__["outcome"] == "REQUEST_HEADER_FIELDS_TOO_LARGE"
+    [closed] = [r for r in caplog.records if r.getMessage().startswith("closed a connection")]
+    assert closed.getMessage() == (
+        f"closed a connection from 127.0.0.1: a request head over {HEAD_CAP} bytes"
+    )
+
+
+@pytest.mark.parametrize("shape", ["header", "url", "headers"])
+def test_a_head_of_exactly_the_cap_is_served(served_capped: tuple[str, int], shape: str) -> None:
+    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
+        sock.sendall(head_of(HEAD_CAP, shape=shape, body=b"ping"))
+        answer = read_response(sock)
+    assert answer.startswith(b"HTTP/1.1 200 ")
+    assert answer.endswith(b"ping")
+
+
+def test_a_head_sent_in_pieces_is_counted_across_them(served_capped: tuple[str, int]) -> None:
+    """Bytes counted as they come, not per read: no piece is over the cap, their sum is."""
+    sent = head_of(HEAD_CAP + 1)
+    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
+        for start in range(0, len(sent), 1000):
+            sock.sendall(sent[start : start + 1000])
+            time.sleep(0.02)
+        received, _ = read_until_closed(sock)
+    assert received.startswith(b"HTTP/1.1 431 ")
+
+
+def test_a_body_does_not_count(served_capped: tuple[str, int]) -> None:
+    """A head near the cap and a body 16 times the cap, in one send: the body is the
+    body limit's, not this one's."""
+    body = b"b" * (HEAD_CAP * 16)
+    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
+        sock.sendall(head_of(HEAD_CAP - 10, body=body))
+        answer = read_response(sock)
+    assert answer.startswith(b"HTTP/1.1 200 ")
+    assert answer.endswith(body)
+
+
+def test_each_request_of_a_kept_alive_connection_has_its_own_cap(
+    served_capped: tuple[str, int],
+) -> None:
+    """Heads of three quarters of the cap, one after another (each in two sends) and then
+    pipelined in one send: each is measured from its own first byte."""
+    size = HEAD_CAP * 3 // 4
+    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
+        for number in range(3):
+            sent = head_of(size, body=b"one %d" % number)
+            sock.sendall(sent[: size // 2])
+            time.sleep(0.05)
+            sock.sendall(sent[size // 2 :])
+            assert read_response(sock).endswith(b"one %d" % number)
+        sock.sendall(b"".join(head_of(size, body=b"two %d" % n) for n in range(3)))
+        answers, _ = read_responses(sock, 3)
+    assert [answer.rpartition(b"\r\n")[2] for answer in answers] == [b"two 0", b"two 1", b"two 2"]
+
+
+def test_a_pipelined_head_over_the_cap_is_refused_after_the_answer_before_it(
+    served_capped: tuple[str, int],
+) -> None:
+    """The request before it is answered first, then the 431, and the connection closes."""
+    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
+        sock.sendall(request(b"first") + head_of(HEAD_CAP * 2))
+        [first], received = read_responses(sock, 1)
+        rest, _ = read_until_closed(sock)
+    assert first.startswith(b"HTTP/1.1 200 ")
+    assert first.endswith(b"first")
+    assert (received + rest).startswith(b"HTTP/1.1 431 ")
+
+
 # --- `redstring serve` ------------------------------------------------------------------
 
 
@@ -325,3 +485,41 @@ def test_serve_answers_a_body_sent_too_slowly_at_the_request_deadline_then_close
     assert error["extensions"]["code"] == "REQUEST_TIMEOUT"
     assert error["message"] == "The request's body did not arrive within 2 s"
     assert closed_after < 2 + 1 + 2
+
+
+def test_serve_serves_a_large_head_under_its_default_cap(server: tuple[str, int]) -> None:
+    """A 60 KB header (a bearer token with many claims, say) is under the 64 KiB default."""
+    body = TYPENAME
+    head = GRAPHQL_HEAD % len(body)
+    padded = head[:-2] + b"x-large: " + b"a" * 60_000 + b"\r\n\r\n"
+    with socket.create_connection(server, timeout=HANG_GUARD) as sock:
+        sock.sendall(padded + body)
+        answer = read_response(sock)
+    assert answer.startswith(b"HTTP/1.1 200 ")
+    assert b"__typename" in answer
+
+
+def test_serve_refuses_a_huge_head_without_reading_it(
+    serving: tuple[LoggedProcess, tuple[str, int]],
+) -> None:
+    """The review's attack: a header of 64 MiB. The server answers 431 once the head
+    passes 64 KiB and closes, so the client cannot send the rest."""
+    process, server = serving
+    chunk = b"a" * (1 << 16)
+    sent = 0
+    with socket.create_connection(server, timeout=HANG_GUARD) as sock:
+        sock.sendall(b"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Junk: ")
+        closed = False
+        try:
+            while sent < 64 << 20:
+                sock.sendall(chunk)
+                sent += len(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            closed = True
+    assert closed
+    assert sent < 32 << 20
+    give_up = time.monotonic() + HANG_GUARD
+    while "- - 431 " not in process.output:
+        assert time.monotonic() < give_up, process.output[-2000:]
+        time.sleep(0.05)
+    assert "a request head over 65536 bytes" in process.output

@@ -1,4 +1,5 @@
-"""Connections that do not send a request in time are closed (docs/security.md, "Limits").
+"""Connections that do not send a request's head in time, or send one too long, are
+closed (docs/security.md, "Limits").
 
 uvicorn bounds the idle time after a response (`timeout_keep_alive`) but not the time
 before a request's head is complete: a connection that sends nothing, or a head one
@@ -15,9 +16,17 @@ request was answered without).
 A request whose head came is never cut by it: its body and its work are the request
 deadline's.
 
-The timeout travels in `REDSTRING_HEADER_TIMEOUT` (`ENVIRONMENT_KEY`), which `serve`
-sets: worker processes build their protocol from uvicorn's configuration, which has
-no room for it.
+uvicorn's httptools protocol bounds no head's size either: llhttp takes any, and both
+httptools and uvicorn gather a long value (a header, a URL) by `bytes +=` on the event
+loop, so a 64 MB header took the loop for seconds at a time, and a head of a million
+short headers reached the app. `HeadSizeCap`, over the httptools protocol
+(`HttpToolsWithHeadLimits`, which `serve` runs), counts a head's bytes as they come and
+answers 431 (the same way as the 408) to one longer than `max_head_bytes`, then closes
+the connection. (h11 has its own cap, uvicorn's `h11_max_incomplete_event_size`.)
+
+The timeout travels in `REDSTRING_HEADER_TIMEOUT` (`ENVIRONMENT_KEY`) and the cap in
+`REDSTRING_MAX_HEADER_BYTES` (`MAX_HEAD_BYTES_KEY`), which `serve` sets: worker processes
+build their protocol from uvicorn's configuration, which has no room for them.
 """
 
 from __future__ import annotations
@@ -49,6 +58,8 @@ logger = logging.getLogger("redstring.api")
 
 ENVIRONMENT_KEY = "REDSTRING_HEADER_TIMEOUT"
 DEFAULT_HEAD_TIMEOUT: float = Settings.model_fields["header_timeout"].default
+MAX_HEAD_BYTES_KEY = "REDSTRING_MAX_HEADER_BYTES"
+DEFAULT_MAX_HEAD_BYTES: int = Settings.model_fields["max_header_bytes"].default
 # The method and path of the access line of a request whose head did not come whole.
 UNKNOWN = "-"
 
@@ -59,18 +70,46 @@ def head_timeout_from_environment() -> float:
     return float(value) if value else DEFAULT_HEAD_TIMEOUT
 
 
+def max_head_bytes_from_environment() -> int:
+    """The head cap `serve` exported, or the default when none was."""
+    value = os.environ.get(MAX_HEAD_BYTES_KEY)
+    return int(value) if value else DEFAULT_MAX_HEAD_BYTES
+
+
 def timeout_response(
     timeout: float, request_id: str, server_headers: Iterable[tuple[bytes, bytes]] = ()
 ) -> bytes:
-    """The 408 sent before closing a connection whose head did not complete in time: the
-    headers uvicorn gives every response (`server_headers`: `date`, `server`), then
-    what the app's middleware gives every one of its own (`X-Request-Id`, the security
-    headers)."""
+    """The 408 sent before closing a connection whose head did not complete in time."""
     refused = RequestRefusedError(
-        408,
+        HTTPStatus.REQUEST_TIMEOUT,
         ErrorCode.REQUEST_TIMEOUT,
         f"The request's head did not arrive within {timeout:g} s",
     )
+    return refusal_response(refused, request_id, server_headers)
+
+
+def oversized_response(
+    cap: int, request_id: str, server_headers: Iterable[tuple[bytes, bytes]] = ()
+) -> bytes:
+    """The 431 sent before closing a connection whose request's head passed `cap` bytes."""
+    refused = RequestRefusedError(
+        HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
+        ErrorCode.REQUEST_HEADER_FIELDS_TOO_LARGE,
+        f"The request's head (its line and headers) is longer than {cap} bytes",
+    )
+    return refusal_response(refused, request_id, server_headers)
+
+
+def refusal_response(
+    refused: RequestRefusedError,
+    request_id: str,
+    server_headers: Iterable[tuple[bytes, bytes]] = (),
+) -> bytes:
+    """A whole response, written by the connection itself, to a request that never
+    reached the app: `refused`'s status and error body, the headers uvicorn gives every
+    response (`server_headers`: `date`, `server`), then what the app's middleware gives
+    every one of its own (`X-Request-Id`, the security headers), and `connection: close`."""
+    status = HTTPStatus(refused.status)
     body = json.dumps(refused.body()).encode()
     headers = [
         *server_headers,
@@ -80,7 +119,8 @@ def timeout_response(
         (REQUEST_ID_HEADER.encode(), request_id.encode()),
         *SECURITY_HEADERS,
     ]
-    lines = [b"HTTP/1.1 408 Request Timeout", *(name + b": " + value for name, value in headers)]
+    status_line = f"HTTP/1.1 {status.value} {status.phrase}".encode()
+    lines = [status_line, *(name + b": " + value for name, value in headers)]
     return b"\r\n".join(lines) + b"\r\n\r\n" + body
 
 
@@ -166,17 +206,138 @@ class HeadDeadline:
             self._log_closed()
 
     def _log_closed(self) -> None:
-        peer = self.transport.get_extra_info("peername")
         logger.info(
             "closed a connection from %s: no complete request head within %g s",
-            peer[0] if isinstance(peer, tuple) else "an unknown peer",
+            peer_of(self.transport),
             self.head_timeout,
         )
 
 
-class HttpToolsWithHeadDeadline(HeadDeadline, HttpToolsProtocol):
+def peer_of(transport: asyncio.BaseTransport) -> str:
+    """The client's address, for a log line."""
+    peer = transport.get_extra_info("peername")
+    return str(peer[0]) if isinstance(peer, tuple) else "an unknown peer"
+
+
+class HeadSizeCap:
+    """Answers 431 and closes the connection when a request's head (its request line and
+    headers) passes `max_head_bytes`, before the parser has gathered more than that.
+
+    Mixed into uvicorn's httptools protocol, whose parser calls `on_message_begin` at a
+    request's first byte, `on_headers_complete` at the end of its head and
+    `on_message_complete` at the end of its body. The bytes of each read are counted
+    against the head open at its start, the read cut where the head would pass the cap,
+    so that a head ending in a read with a body after it is measured exactly: a body
+    counts for nothing, and each request of a kept-alive or pipelined connection is
+    measured from its own first byte. A pipelined head that begins in the middle of a
+    read (after the end of the request before it) is counted from the next read, so it
+    may pass the cap by less than one read before it is refused.
+
+    A head refused while responses to the requests before it are still being sent is
+    answered after them (`on_response_complete`); the connection reads no more.
+    """
+
+    transport: asyncio.Transport
+    cycle: Any
+    server_state: Any
+    parser: Any
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_head_bytes = max_head_bytes_from_environment()
+        self._head_size = 0  # bytes of the open head so far
+        self._in_head = False  # a request began and its head is not whole
+        self._in_request = False  # a request began and its body is not whole
+        self._requests_begun = 0
+        self._head_began = 0.0
+        self._oversized = False
+
+    def on_message_begin(self) -> None:
+        self._requests_begun += 1
+        self._in_head = self._in_request = True
+        self._head_began = time.perf_counter()
+        super().on_message_begin()  # type: ignore[misc]
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        self._head_size = 0
+        super().on_headers_complete()  # type: ignore[misc]
+
+    def on_message_complete(self) -> None:
+        self._in_request = False
+        super().on_message_complete()  # type: ignore[misc]
+
+    def data_received(self, data: bytes) -> None:
+        if self._oversized:  # the rest of a head refused: never parsed
+            return
+        while data:
+            if self._in_head and self._head_size >= self.max_head_bytes:
+                self._refuse()
+                return
+            head_may_grow = self._in_head or not self._in_request
+            room = self.max_head_bytes - self._head_size
+            if head_may_grow and len(data) > room:
+                piece, data = data[:room], data[room:]
+            else:
+                piece, data = data, b""
+            was_in_head, was_in_request = self._in_head, self._in_request
+            begun = self._requests_begun
+            super().data_received(piece)  # type: ignore[misc]
+            protocol: object = self.transport.get_protocol()
+            if (
+                self.transport.is_closing()  # refused by the parser, say
+                or protocol is not self  # a WebSocket's now
+                or self.parser.should_upgrade()  # uvicorn reads no more of the read either
+            ):
+                return
+            if not self._in_head:
+                continue
+            new_requests = self._requests_begun - begun
+            if new_requests == 0 and was_in_head:
+                self._head_size += len(piece)
+            elif new_requests == 1 and not was_in_request:
+                self._head_size = len(piece)  # the head began the piece
+            # Else the head began after another request's end in this piece: counted
+            # from the next.
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()  # type: ignore[misc]
+        if self._oversized and self._answers_sent() and not self.transport.is_closing():
+            self._answer_oversized()
+
+    def _answers_sent(self) -> bool:
+        return self.cycle is None or bool(self.cycle.response_complete)
+
+    def _refuse(self) -> None:
+        self._oversized = True
+        self.transport.pause_reading()
+        if self._answers_sent():
+            self._answer_oversized()
+
+    def _answer_oversized(self) -> None:
+        """The 431, its access line (method and path `-`, as for the 408: the head did not
+        come whole) and the connection's line; then the connection is closed."""
+        with opened_record(request_id_from(None)) as record:
+            note_error_codes([ErrorCode.REQUEST_HEADER_FIELDS_TOO_LARGE])
+            response = oversized_response(
+                self.max_head_bytes, record.request_id, self.server_state.default_headers
+            )
+            self.transport.write(response)
+            seconds = time.perf_counter() - self._head_began
+            status = HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE
+            log_access(UNKNOWN, UNKNOWN, status, seconds, record)
+            logger.info(
+                "closed a connection from %s: a request head over %d bytes",
+                peer_of(self.transport),
+                self.max_head_bytes,
+            )
+        self.transport.close()
+
+
+class HttpToolsWithHeadLimits(HeadSizeCap, HeadDeadline, HttpToolsProtocol):
     """uvicorn's httptools protocol (the one its `auto` picks, httptools coming with
-    `uvicorn[standard]`) with `HeadDeadline`: the protocol `serve` runs."""
+    `uvicorn[standard]`) with `HeadSizeCap` and `HeadDeadline`: the protocol `serve`
+    runs."""
 
 
 class H11WithHeadDeadline(HeadDeadline, H11Protocol):

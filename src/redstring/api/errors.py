@@ -10,6 +10,8 @@
 | `METHOD_NOT_ALLOWED`        | a method the path does not serve, a mutation over GET       |
 |                             | (HTTP 405, with `Allow`)                                    |
 | `PAYLOAD_TOO_LARGE`         | the request body is over the limit (HTTP 413)               |
+| `REQUEST_HEADER_FIELDS_TOO_LARGE` | the request head (line and headers) is over the limit |
+|                             | (HTTP 431); the connection is closed                        |
 | `UNSUPPORTED_MEDIA_TYPE`    | a POST body that is not `application/json` (HTTP 415)       |
 | `REQUEST_TIMEOUT`           | the request ran past its deadline; its work was cancelled   |
 |                             | (HTTP 504)                                                  |
@@ -123,6 +125,7 @@ class ErrorCode(StrEnum):
     NOT_FOUND = "NOT_FOUND"
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
     PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
+    REQUEST_HEADER_FIELDS_TOO_LARGE = "REQUEST_HEADER_FIELDS_TOO_LARGE"
     UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
     REQUEST_TIMEOUT = "REQUEST_TIMEOUT"
     GRAPHQL_PARSE_FAILED = "GRAPHQL_PARSE_FAILED"

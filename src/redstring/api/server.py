@@ -38,16 +38,17 @@ def serve(settings: Settings) -> bool:
     processes, which rebuild `Settings` from the environment, so what the command line
     sets (`demo`, `host`, `port`) is exported to it first.
 
-    Connections are uvicorn's httptools protocol with a deadline for each request's head
-    (`connections.HeadDeadline`, `header_timeout`) and `keep_alive_timeout` between
-    requests. uvicorn's own access log is off (the app logs each request, `AccessLog`), and
+    Connections are uvicorn's httptools protocol with a deadline and a size cap for each
+    request's head (`connections.HttpToolsWithHeadLimits`, `header_timeout`,
+    `max_header_bytes`) and `keep_alive_timeout` between requests. uvicorn's own access log is off (the app logs each request, `AccessLog`), and
     uvicorn configures no logging of its own (`log_config=None`): its records reach
     the handler `configure_logging` installs, in the same format."""
     configure_logging(settings.log_level, settings.log_format)
     # Read by each connection's protocol, in this process and in workers (`connections`).
     os.environ[connections.ENVIRONMENT_KEY] = repr(settings.header_timeout)
+    os.environ[connections.MAX_HEAD_BYTES_KEY] = str(settings.max_header_bytes)
     transport: dict[str, Any] = {
-        "http": connections.HttpToolsWithHeadDeadline,
+        "http": connections.HttpToolsWithHeadLimits,
         "timeout_keep_alive": settings.keep_alive_timeout,
     }
     if settings.workers == 1:

@@ -116,6 +116,9 @@ class Settings(BaseSettings):
     # Seconds a connection has to send a request's head (`api/connections.py`), and to
     # send its next one after a response (uvicorn's keep-alive timeout).
     header_timeout: float = Field(default=10.0, gt=0)
+    # Bytes a request's head (request line and headers) may take; a longer one is
+    # refused with 431 and its connection closed (`api/connections.py`).
+    max_header_bytes: int = Field(default=65_536, ge=1)
     keep_alive_timeout: float = Field(default=5.0, gt=0)
 
     @field_validator("embeddings", mode="before")
