@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.server
 import json
 import logging
+import math
 import os
 import threading
 import time
@@ -312,11 +313,20 @@ async def test_a_key_file_others_can_read_is_served_and_warned_about(
         (_hs256(_claims(tenants=["not-a-uuid"])), "non-UUID"),
         (_hs256(_claims(role=None)), "'role'"),
         (_hs256(_claims(role="admin")), "'role'"),
+        (_hs256(_claims(role=["write"])), "'role'"),
+        (_hs256(_claims(role={"write": True})), "'role'"),
         # A day ahead: made at collection, the tokens may be read many minutes later.
         (_hs256(_claims(iat=int(time.time()) + 86_400)), "ahead of this server's clock (iat)"),
         (_hs256(_claims(nbf=int(time.time()) + 86_400)), "ahead of this server's clock (nbf)"),
         (_hs256(_claims(exp=str(int(time.time()) + 86_400))), "exp must be a number"),
         (_hs256(_claims(iat="yesterday")), "iat must be a number"),
+        (_hs256(_claims(iat=True)), "iat must be a number"),
+        # NaN compares false with every time, so `nbf` of NaN was never ahead.
+        (_hs256(_claims(nbf=math.nan)), "nbf must be a number"),
+        (_hs256(_claims(iat=math.nan)), "iat must be a number"),
+        (_hs256(_claims(nbf=-math.inf)), "nbf must be a number"),
+        (_hs256(_claims(iat=math.inf)), "iat must be a number"),
+        (_hs256(_claims(nbf=10**400)), "ahead of this server's clock (nbf)"),
         ("not.a.token", "token"),
     ],
     ids=[
@@ -333,10 +343,18 @@ async def test_a_key_file_others_can_read_is_served_and_warned_about(
         "tenant not a UUID",
         "no role",
         "unknown role",
+        "role a list",
+        "role an object",
         "issued a day ahead",
         "valid a day ahead",
         "expiry a string",
         "issued a string",
+        "issued true",
+        "valid from NaN",
+        "issued NaN",
+        "valid from minus infinity",
+        "issued at infinity",
+        "valid from a 401-digit time",
         "garbage",
     ],
 )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 import uuid
 from collections.abc import Mapping
@@ -178,7 +179,8 @@ def caller_from_claims(claims: Mapping[str, Any], *, tenants_claim: str, role_cl
     except ValueError:
         raise CredentialsRefusedError(f"claim {tenants_claim!r} holds a non-UUID") from None
     role = claims.get(role_claim)
-    if role not in {r.value for r in Role}:
+    # A list or an object is no role: checked before the lookup, which would hash it.
+    if not isinstance(role, str) or role not in {r.value for r in Role}:
         raise CredentialsRefusedError(f"claim {role_claim!r} is not 'read' or 'write'")
     subject = claims.get("sub")
     return Caller(
@@ -242,20 +244,30 @@ CLOCK_SKEW_SECONDS = 60
 
 def check_times(claims: Mapping[str, Any], now: float) -> None:
     """`CredentialsRefusedError` when a time claim (`exp`, `iat`, `nbf`) is no number of
-    seconds, or the token was issued (`iat`) or is valid from (`nbf`) later than
-    `CLOCK_SKEW_SECONDS` after `now`. Expiry is PyJWT's to check, to the second."""
+    seconds (a boolean, NaN or an infinity is none), or the token was issued (`iat`) or
+    is valid from (`nbf`) later than `CLOCK_SKEW_SECONDS` after `now`. Expiry is PyJWT's
+    to check, to the second."""
     for name in ("exp", "iat", "nbf"):
         value = claims.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+        if value is not None and not _is_seconds(value):
             raise CredentialsRefusedError(f"token not valid: {name} must be a number of seconds")
     for name, what in (("iat", "issued"), ("nbf", "valid from")):
         value = claims.get(name)
         if value is not None and value > now + CLOCK_SKEW_SECONDS:
-            ahead = int(value - now)
+            # In integers: a JSON integer may be too large for a float.
+            ahead = int(value) - int(now)
             raise CredentialsRefusedError(
                 f"token not valid: {what} {ahead} s ahead of this server's clock ({name}), "
                 f"more than the {CLOCK_SKEW_SECONDS} s it allows"
             )
+
+
+def _is_seconds(value: object) -> bool:
+    """Whether a time claim's `value` is a number of seconds: an integer (of any size) or a
+    finite float. NaN compares false with every time, so an `nbf` of NaN was never ahead."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
 def _is_url(value: str) -> bool:
