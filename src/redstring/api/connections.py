@@ -7,7 +7,7 @@ byte at a time, is held for as long as the client likes, and enough of them take
 file descriptor the process has (a slow-headers attack). The request deadline
 (`REDSTRING_REQUEST_TIMEOUT`) only starts with a complete head, when the app is called.
 
-`HeadDeadline` is a mixin over uvicorn's HTTP protocols (`HttpToolsWithHeadDeadline`,
+`HeadDeadline` is a mixin over uvicorn's HTTP protocols (`HttpToolsWithHeadLimits`,
 which `serve` runs, and `H11WithHeadDeadline`): a connection has `head_timeout`
 seconds from its opening, and from the first byte after a response, to complete a
 request's head; at the deadline it is closed, after a 408 with the API's error body
