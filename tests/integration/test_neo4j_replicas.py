@@ -21,6 +21,7 @@ from tests.integration.test_neo4j_routing import routing_uri
 from tests.processes import REPO, LoggedProcess, child_environment, free_loopback_port
 
 ROUNDS = 100
+SECRET = "the replicas' bookmark secret, 32 characters or more"
 
 UPSERT = """mutation ($t: ID!, $name: String!) {
   upsertEntities(tenantId: $t, entities: [{name: $name, entityType: "vessel"}]) { ids }
@@ -39,6 +40,8 @@ def replicas(neo4j_auth: tuple[str, tuple[str, str]]) -> Iterator[tuple[str, str
         REDSTRING_NEO4J_URI=routing_uri(uri),
         REDSTRING_NEO4J_USER=user,
         REDSTRING_NEO4J_PASSWORD=password,
+        # Replicas share the key their bookmarks are sealed with.
+        REDSTRING_BOOKMARK_SECRET=SECRET,
     )
     processes, bases = [], []
     try:
@@ -87,3 +90,39 @@ def test_an_upsert_through_one_replica_is_retrieved_through_the_other_with_its_b
             matches = found.json()["data"]["retrieve"]["matches"]
             assert matches, round_
             assert matches[0]["entity"] == {"id": entity_id, "name": name}, (round_, matches)
+
+
+def test_the_workers_of_one_serve_without_a_secret_take_each_others_bookmarks(
+    neo4j_auth: tuple[str, tuple[str, str]],
+) -> None:
+    """Without REDSTRING_BOOKMARK_SECRET, `serve --workers 2` makes one key that both
+    workers seal with: a bookmark is taken whichever worker a connection reaches (a
+    key per worker would refuse about half)."""
+    uri, (user, password) = neo4j_auth
+    env = child_environment(
+        REDSTRING_BACKEND="neo4j",
+        REDSTRING_NEO4J_URI=uri,
+        REDSTRING_NEO4J_USER=user,
+        REDSTRING_NEO4J_PASSWORD=password,
+    )
+    env.pop(bookmarks.WORKERS_KEY, None)
+    port = free_loopback_port()
+    argv = [sys.executable, "-m", "redstring.api", "serve", "--port", str(port), "--workers", "2"]
+    process = LoggedProcess("two-workers", argv, env=env, cwd=REPO)
+    base = f"http://127.0.0.1:{port}"
+    tenant = str(new_tenant())
+    try:
+        process.wait_until_answering(f"{base}/readyz")
+        with httpx.Client(base_url=base, timeout=30.0) as http:
+            written = _post(http, UPSERT, t=tenant, name="Worker Probe")
+            token = written.headers[bookmarks.HEADER]
+        statuses = []
+        for _ in range(20):  # a connection each, so both workers answer some
+            with httpx.Client(base_url=base, timeout=30.0) as http:
+                read = {"query": RETRIEVE, "variables": {"t": tenant, "name": "Worker Probe"}}
+                answer = http.post("/graphql", json=read, headers={bookmarks.HEADER: token})
+                statuses.append(answer.status_code)
+        assert statuses == [200] * 20, statuses
+    finally:
+        process.stop()
+        print(f"--- {process.name}'s output (end):\n{process.output[-4000:]}")

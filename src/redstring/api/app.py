@@ -22,6 +22,7 @@ from threadpoolctl import threadpool_limits
 from redstring.api import bookmarks
 from redstring.api.access_log import AccessLog
 from redstring.api.authentication import NO_AUTH_WARNING, build_authenticator
+from redstring.api.bookmarks import BookmarkSeal
 from redstring.api.demo import load_demo
 from redstring.api.endpoint import GraphQLEndpoint
 from redstring.api.errors import RequestRefusedError, code_for_status
@@ -140,7 +141,9 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
     the app has started (the in-memory stores' data included) from the cyclic
     garbage collector (`freeze_startup_heap`). `settings.auth` picks how the callers of
     `/graphql` operations authenticate (`build_authenticator`; `InvalidInputError` for
-    settings it cannot honour); every other route needs no credentials.
+    settings it cannot honour); every other route needs no credentials. Bookmarks are
+    sealed with `settings.bookmark_secret`, else with the key `serve` handed its workers,
+    else with a key of this app's own (`BookmarkSeal.for_server`).
 
     Each app counts its own metrics (`Metrics`, served on `/metrics`): the services,
     injected or opened, are used `observed` by them; every request gets a request id
@@ -220,6 +223,7 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
         limits=limits,
         graphiql=graphiql_page(settings.graphiql_assets) if settings.graphiql else None,
         authenticator=authenticator,
+        bookmark_seal=BookmarkSeal.for_server(settings.bookmark_secret_value()),
     )
     routes = [
         Route("/graphql", graphql, methods=list(GRAPHQL_METHODS)),

@@ -6,65 +6,173 @@ header and in `extensions.bookmark` of its body. A request that sends a
 bookmark back in the `Redstring-Bookmark` request header reads at least
 that state, whichever replica of the API serves it and whichever member of a
 Neo4j cluster answers its reads. Within one replica this order holds without
-a bookmark. A header that is not a bookmark is refused (400, `BAD_REQUEST`).
+a bookmark. A header that is not a bookmark this deployment made is refused
+(400, `BAD_REQUEST`) before any store sees it.
 
-The token is the store's positions (Neo4j bookmarks) as a JSON list,
-base64url-encoded without padding, behind a version prefix.
+The token is sealed (`BookmarkSeal`): the store's positions (Neo4j bookmarks) as
+a JSON list, encrypted with AES-256-CTR from a 16-byte counter block that is an
+HMAC-SHA256 of the list (a synthetic IV: the same positions make the same token, so
+the header and the body of one response agree, and two lists never share a block),
+and signed with HMAC-SHA256, each key derived from one secret, behind a version
+prefix and base64url-encoded without padding. The signature is checked first,
+so a caller can neither forge a position (a Neo4j bookmark naming a transaction
+that never comes makes a read wait for it) nor read one (a position names the
+database and how many transactions it has committed, every tenant's).
+
+The secret is `REDSTRING_BOOKMARK_SECRET`, the same on every replica; without
+it, `serve` makes one when it starts, shared by its workers (`WORKERS_KEY`),
+so a bookmark from another replica, or from before a restart, is refused with
+a message that names the setting.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import json
+import os
+import secrets
 from collections.abc import Sequence
+
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from redstring.api.errors import ErrorCode, RequestRefusedError
 
 HEADER = "Redstring-Bookmark"
-_PREFIX = "rb1."
+SECRET_SETTING = "REDSTRING_BOOKMARK_SECRET"
+# The key `serve` makes for its workers when no secret is set, hex in the environment
+# they inherit; not a setting (no `REDSTRING_` prefix), never logged.
+WORKERS_KEY = "_REDSTRING_WORKERS_BOOKMARK_KEY"
+MIN_SECRET_CHARS = 32
+
+_PREFIX = "rb2."
+_OLD_PREFIXES = ("rb1.",)  # unsigned tokens of earlier versions
+_NONCE_BYTES = 16
+_TAG_BYTES = 32
 # Bounds that no token redstring makes comes near: a position is some tens of bytes.
 MAX_TOKEN_CHARS = 8192
 MAX_POSITIONS = 64
 MAX_POSITION_CHARS = 512
 
 
-def encode(positions: Sequence[str]) -> str:
-    """The token of `positions` (at least one)."""
-    raw = json.dumps(list(positions), separators=(",", ":")).encode()
-    return _PREFIX + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+class BookmarkSeal:
+    """Seals positions into tokens and opens tokens it sealed, with keys derived from
+    `secret`. `configured` says whether the secret is the deployment's setting (shared
+    by replicas, kept across restarts) or made at start, which the refusal of a token
+    it did not seal explains."""
+
+    def __init__(self, secret: bytes, *, configured: bool) -> None:
+        self._cipher_key = _derived(secret, b"redstring bookmark encryption")
+        self._signing_key = _derived(secret, b"redstring bookmark signature")
+        self._nonce_key = _derived(secret, b"redstring bookmark counter block")
+        self.configured = configured
+
+    @classmethod
+    def generated(cls) -> BookmarkSeal:
+        """A seal of a new random key (one process's, until it stops)."""
+        return cls(secrets.token_bytes(32), configured=False)
+
+    @classmethod
+    def for_server(
+        cls, secret: str | None, *, environ: dict[str, str] | None = None
+    ) -> BookmarkSeal:
+        """The seal of the setting's `secret` when there is one; else of the key `serve`
+        handed its workers in `WORKERS_KEY` (`hand_to_workers`); else a new one."""
+        if secret is not None:
+            return cls(secret.encode("utf-8"), configured=True)
+        handed = (os.environ if environ is None else environ).get(WORKERS_KEY)
+        if handed:
+            return cls(bytes.fromhex(handed), configured=False)
+        return cls.generated()
+
+    def encode(self, positions: Sequence[str]) -> str:
+        """The token of `positions` (at least one), the same for the same positions."""
+        raw = json.dumps(list(positions), separators=(",", ":")).encode()
+        nonce = hmac.new(self._nonce_key, raw, hashlib.sha256).digest()[:_NONCE_BYTES]
+        sealed = nonce + self._crypt(nonce, raw)
+        tag = self._tag(sealed)
+        return _PREFIX + base64.urlsafe_b64encode(sealed + tag).decode().rstrip("=")
+
+    def decode(self, token: str) -> tuple[str, ...]:
+        """The positions of a token this seal made; `RequestRefusedError` (400) for any
+        other: malformed, of an earlier format, or not signed with this seal's key."""
+        if token.startswith(_OLD_PREFIXES):
+            raise _refused(
+                "it is of an earlier, unsigned format, which this version no longer takes:"
+                " send the value a mutation answered with since"
+            )
+        if len(token) > MAX_TOKEN_CHARS or not token.startswith(_PREFIX):
+            raise _malformed()
+        body = token[len(_PREFIX) :]
+        try:
+            raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+        except (binascii.Error, ValueError):
+            raise _malformed() from None
+        if len(raw) <= _NONCE_BYTES + _TAG_BYTES:
+            raise _malformed()
+        sealed, tag = raw[:-_TAG_BYTES], raw[-_TAG_BYTES:]
+        if not hmac.compare_digest(tag, self._tag(sealed)):
+            raise self._not_ours()
+        nonce, encrypted = sealed[:_NONCE_BYTES], sealed[_NONCE_BYTES:]
+        try:
+            positions = json.loads(self._crypt(nonce, encrypted))
+        except ValueError:  # signed by this key, so never; refused all the same
+            raise _malformed() from None
+        if (
+            not isinstance(positions, list)
+            or not 0 < len(positions) <= MAX_POSITIONS
+            or not all(isinstance(p, str) and 0 < len(p) <= MAX_POSITION_CHARS for p in positions)
+        ):
+            raise _malformed()
+        return tuple(positions)
+
+    def from_header(self, value: str | None) -> tuple[str, ...]:
+        """The positions a request's `Redstring-Bookmark` header asks for (none without
+        one)."""
+        if value is None:
+            return ()
+        return self.decode(value.strip())
+
+    def _crypt(self, nonce: bytes, data: bytes) -> bytes:
+        """`data` encrypted, or decrypted (CTR is its own inverse), from counter `nonce`."""
+        cipher = Cipher(algorithms.AES(self._cipher_key), modes.CTR(nonce)).encryptor()
+        return cipher.update(data) + cipher.finalize()
+
+    def _tag(self, sealed: bytes) -> bytes:
+        return hmac.new(self._signing_key, _PREFIX.encode() + sealed, hashlib.sha256).digest()
+
+    def _not_ours(self) -> RequestRefusedError:
+        if self.configured:
+            return _refused(
+                f"it is not signed with this deployment's {SECRET_SETTING} (it was changed"
+                " since, or the value was altered): send the value a mutation answered with"
+            )
+        return _refused(
+            f"it was not made by this server since it started: without {SECRET_SETTING}"
+            " each server signs bookmarks with a key of its own, made at start, so one from"
+            f" another replica or from before a restart is refused; set {SECRET_SETTING},"
+            " the same on every replica, to keep bookmarks valid across them"
+        )
 
 
-def decode(token: str) -> tuple[str, ...]:
-    """The positions of a token `encode` made; `RequestRefusedError` (400) for anything
-    else."""
-    if len(token) > MAX_TOKEN_CHARS or not token.startswith(_PREFIX):
-        raise _malformed()
-    body = token[len(_PREFIX) :]
-    try:
-        raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
-        positions = json.loads(raw)
-    except (binascii.Error, ValueError):
-        raise _malformed() from None
-    if (
-        not isinstance(positions, list)
-        or not 0 < len(positions) <= MAX_POSITIONS
-        or not all(isinstance(p, str) and 0 < len(p) <= MAX_POSITION_CHARS for p in positions)
-    ):
-        raise _malformed()
-    return tuple(positions)
+def hand_to_workers(secret: str | None) -> None:
+    """Make the key the workers of one `serve` share (`WORKERS_KEY`), unless the
+    deployment's `secret` is set: the workers are spawned with this environment."""
+    if secret is None:
+        os.environ[WORKERS_KEY] = secrets.token_hex(32)
 
 
-def from_header(value: str | None) -> tuple[str, ...]:
-    """The positions a request's `Redstring-Bookmark` header asks for (none without one)."""
-    if value is None:
-        return ()
-    return decode(value.strip())
+def _derived(secret: bytes, purpose: bytes) -> bytes:
+    return hmac.new(secret, purpose, hashlib.sha256).digest()
 
 
 def _malformed() -> RequestRefusedError:
+    return _refused("send back the value a mutation answered with")
+
+
+def _refused(why: str) -> RequestRefusedError:
     return RequestRefusedError(
-        400,
-        ErrorCode.BAD_REQUEST,
-        f"The {HEADER} header is not a bookmark: send back the value a mutation answered with",
+        400, ErrorCode.BAD_REQUEST, f"The {HEADER} header is not a bookmark: {why}"
     )

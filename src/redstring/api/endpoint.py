@@ -22,6 +22,7 @@ from strawberry.types import ExecutionResult
 from redstring.api import bookmarks, json_body, request_body
 from redstring.api.authentication import NO_AUTHENTICATION, Authenticator
 from redstring.api.authorization import Caller, Role
+from redstring.api.bookmarks import BookmarkSeal
 from redstring.api.context import RequestContext
 from redstring.api.errors import (
     ErrorCode,
@@ -54,7 +55,9 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
     `services` is a callable because the app opens its services in its
     lifespan, after this endpoint exists. `graphiql` is the page a browser
     gets (see `redstring.api.graphiql`), or `None` for no GraphiQL.
-    `authenticator` names the caller of each operation (none by default).
+    `authenticator` names the caller of each operation (none by default);
+    `bookmark_seal` seals the bookmarks it answers and opens those sent back (a key of
+    its own by default).
     """
 
     def __init__(
@@ -65,9 +68,11 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         limits: Limits,
         graphiql: str | None = None,
         authenticator: Authenticator = NO_AUTHENTICATION,
+        bookmark_seal: BookmarkSeal | None = None,
     ) -> None:
         super().__init__(schema, graphql_ide="graphiql" if graphiql is not None else None)
         self._services = services
+        self._bookmarks = bookmark_seal or BookmarkSeal.generated()
         self._limits = limits
         self._graphiql = graphiql or ""
         self._authenticator = authenticator
@@ -96,12 +101,12 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         deadline = asyncio.timeout(self._limits.request_timeout)
         try:
             request_body.refuse_declared_length(request.headers, self._limits.max_body_bytes)
-            after = bookmarks.from_header(request.headers.get(bookmarks.HEADER))
+            after = self._bookmarks.from_header(request.headers.get(bookmarks.HEADER))
             with consistent_after(after) as unit, outage_wait():
                 async with deadline:
                     response = await self.run(request)
             if unit.written:
-                response.headers[bookmarks.HEADER] = bookmarks.encode(unit.written)
+                response.headers[bookmarks.HEADER] = self._bookmarks.encode(unit.written)
             return response
         except RequestRefusedError as refused:
             return refusal_response(refused)
@@ -208,7 +213,7 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         if written:
             body["extensions"] = {
                 **(body.get("extensions") or {}),
-                "bookmark": bookmarks.encode(written),
+                "bookmark": self._bookmarks.encode(written),
             }
         return body
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import uvicorn
 
-from redstring.api import connections
+from redstring.api import bookmarks, connections
 from redstring.api.app import create_app
 from redstring.api.log_config import configure_logging
 from redstring.api.metrics import SHARED_DIRECTORY
@@ -36,7 +36,8 @@ def serve(settings: Settings) -> bool:
 
     One worker runs the app in this process; several run `APP_FACTORY` in child
     processes, which rebuild `Settings` from the environment, so what the command line
-    sets (`demo`, `host`, `port`) is exported to it first.
+    sets (`demo`, `host`, `port`) is exported to it first, and without
+    `bookmark_secret` the key their bookmarks share (`bookmarks.hand_to_workers`).
 
     Connections are uvicorn's httptools protocol with a deadline and a size cap for each
     request's head (`connections.HttpToolsWithHeadLimits`, `header_timeout`,
@@ -80,6 +81,8 @@ def serve(settings: Settings) -> bool:
     os.environ["REDSTRING_DEMO"] = "true" if settings.demo else "false"
     os.environ["REDSTRING_HOST"] = settings.host
     os.environ["REDSTRING_PORT"] = str(settings.port)
+    # One key for every worker's bookmarks, so that a bookmark one answers another takes.
+    bookmarks.hand_to_workers(settings.bookmark_secret_value())
     # uvicorn stops every worker when one cannot start, and returns as when stopped.
     with shared_metrics(several=True), worker_failures() as failed:
         uvicorn.run(

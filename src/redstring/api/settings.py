@@ -40,6 +40,8 @@ class AuthMode(StrEnum):
 # trying while Neo4j cannot be reached (a restart, a leader election), unless
 # REDSTRING_NEO4J_OUTAGE_RETRY says otherwise: stopping it costs more than waiting.
 LONG_COMMAND_OUTAGE_RETRY = 120.0
+# The shortest REDSTRING_BOOKMARK_SECRET taken (`redstring.api.bookmarks`).
+MIN_BOOKMARK_SECRET_CHARS = 32
 
 
 class Settings(BaseSettings):
@@ -101,6 +103,9 @@ class Settings(BaseSettings):
     jwt_audience: str | None = None
     jwt_tenants_claim: str = "tenants"
     jwt_role_claim: str = "role"
+    # The key bookmarks are signed and encrypted with (`redstring.api.bookmarks`), the
+    # same on every replica; unset, each `serve` makes one at start for its workers.
+    bookmark_secret: SecretStr | None = None
 
     max_k: int = Field(default=100, ge=0)
     max_query_length: int = Field(default=1000, ge=1)
@@ -188,6 +193,21 @@ class Settings(BaseSettings):
                 )
             origins.append(origin.lower())
         return tuple(origins)
+
+    @field_validator("bookmark_secret")
+    @classmethod
+    def _bookmark_secret_long(cls, value: SecretStr | None) -> SecretStr | None:
+        """A secret short enough to guess would let a caller forge bookmarks."""
+        if value is not None and len(value.get_secret_value()) < MIN_BOOKMARK_SECRET_CHARS:
+            raise ValueError(
+                f"must be at least {MIN_BOOKMARK_SECRET_CHARS} characters (a random one:"
+                " `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
+            )
+        return value
+
+    def bookmark_secret_value(self) -> str | None:
+        """`bookmark_secret` as text, None when unset."""
+        return None if self.bookmark_secret is None else self.bookmark_secret.get_secret_value()
 
     @field_validator("log_level", mode="before")
     @classmethod
