@@ -374,18 +374,27 @@ class Neo4jConnection:
     async def _answered(
         self, attempt: Callable[[], Awaitable[T]], *, takes: float | None = None
     ) -> T:
-        """`attempt()`, given up (cancelled) when no answer has come within `takes`
-        seconds (by default the transaction timeout) and `settings.answer_slack`:
-        `StoreUnavailableError` naming the wait, its cause the `TimeoutError`, which
-        `_retried` takes for an outage."""
+        """`attempt()` in a task of its own, given up when no answer has come within
+        `takes` seconds (by default the transaction timeout) and `settings.answer_slack`
+        (`StoreUnavailableError` naming the wait, its cause a `TimeoutError`, which
+        `_retried` takes for an outage), or when the caller is cancelled (a request's
+        deadline). Given up, the task is cancelled and let go (`_let_go`): the caller
+        never waits for the driver to close what the attempt held, and the task's failure
+        is retrieved, not left for asyncio to log as never retrieved."""
         limit = self.settings.transaction_timeout if takes is None else takes
         wait = limit + self.settings.answer_slack
+        task = asyncio.ensure_future(attempt())
         try:
-            return await asyncio.wait_for(attempt(), wait)
-        except TimeoutError as exc:
+            await asyncio.wait((task,), timeout=wait)
+        except asyncio.CancelledError:
+            _let_go(task)
+            raise
+        if not task.done():
+            _let_go(task)
             raise StoreUnavailableError(
                 f"Neo4j is unavailable: no answer from Neo4j within {wait:g} s"
-            ) from exc
+            ) from TimeoutError()
+        return task.result()
 
     async def _retried(
         self, attempt: Callable[[], Awaitable[T]], *, conflict: Conflict | None = None
@@ -517,6 +526,24 @@ _SCHEMA_RACES = frozenset(
 
 def _schema_raced(exc: neo4j_errors.ClientError) -> bool:
     return exc.code in _SCHEMA_RACES
+
+
+# Attempts let go and not yet ended: held so that none is collected before it ends.
+_LET_GO: set[asyncio.Future[Any]] = set()
+
+
+def _let_go(task: asyncio.Future[Any]) -> None:
+    """Cancel `task` and leave it to end by itself (the driver closing its connection may
+    wait on the network), its outcome retrieved when it does."""
+    task.cancel()
+    _LET_GO.add(task)
+    task.add_done_callback(_ended_after_let_go)
+
+
+def _ended_after_let_go(task: asyncio.Future[Any]) -> None:
+    _LET_GO.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        _log.debug("a Neo4j attempt given up ended with %r", task.exception())
 
 
 def _is_timeout(exc: neo4j_errors.Neo4jError) -> bool:
