@@ -178,7 +178,8 @@ def test_a_token_carries_its_positions_exactly_and_hides_them() -> None:
 
 
 def test_the_workers_of_one_serve_share_the_key_it_made(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(bookmarks.WORKERS_KEY, raising=False)
+    monkeypatch.setenv(bookmarks.WORKERS_KEY, "")  # unset again after the test
+    monkeypatch.delenv(bookmarks.WORKERS_KEY)
     bookmarks.hand_to_workers(None)
     one, other = BookmarkSeal.for_server(None), BookmarkSeal.for_server(None)
     assert other.decode(one.encode(["w1"])) == ("w1",)
