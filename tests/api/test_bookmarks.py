@@ -91,10 +91,8 @@ def _unsigned(positions: object) -> str:
 
 
 def _signed_by(seal: BookmarkSeal, raw: bytes) -> str:
-    """A signed token of any content, as only the key's holder can make."""
-    nonce = b"\0" * 16
-    sealed = nonce + seal._crypt(nonce, raw)
-    return "rb2." + base64.urlsafe_b64encode(sealed + seal._tag(sealed)).decode().rstrip("=")
+    """A sealed token of any content, as only the key's holder can make."""
+    return seal._sealed(raw)
 
 
 def _tampered(token: str) -> str:

@@ -10,14 +10,14 @@ a bookmark. A header that is not a bookmark this deployment made is refused
 (400, `BAD_REQUEST`) before any store sees it.
 
 The token is sealed (`BookmarkSeal`): the store's positions (Neo4j bookmarks) as
-a JSON list, encrypted with AES-256-CTR from a 16-byte counter block that is an
-HMAC-SHA256 of the list (a synthetic IV: the same positions make the same token, so
-the header and the body of one response agree, and two lists never share a block),
-and signed with HMAC-SHA256, each key derived from one secret, behind a version
-prefix and base64url-encoded without padding. The signature is checked first,
-so a caller can neither forge a position (a Neo4j bookmark naming a transaction
-that never comes makes a read wait for it) nor read one (a position names the
-database and how many transactions it has committed, every tenant's).
+a JSON list, encrypted and authenticated with AES-SIV (RFC 5297, `cryptography`'s
+`AESSIV`, a key of 512 bits derived from one secret by HKDF-SHA256), behind a version
+prefix and base64url-encoded without padding. AES-SIV is deterministic (the same
+positions make the same token, so the header and the body of one response agree)
+and authenticates before it decrypts, so a caller can neither forge a position (a
+Neo4j bookmark naming a transaction that never comes makes a read wait for it) nor
+read one (a position names the database and how many transactions it has committed,
+every tenant's).
 
 The secret is `REDSTRING_BOOKMARK_SECRET`, the same on every replica; without
 it, `serve` makes one when it starts, shared by its workers (`WORKERS_KEY`),
@@ -29,14 +29,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import hmac
 import json
 import os
 import secrets
 from collections.abc import Sequence
 
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESSIV
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from redstring.api.errors import ErrorCode, RequestRefusedError
 
@@ -49,8 +50,8 @@ MIN_SECRET_CHARS = 32
 
 _PREFIX = "rb2."
 _OLD_PREFIXES = ("rb1.",)  # unsigned tokens of earlier versions
-_NONCE_BYTES = 16
-_TAG_BYTES = 32
+_SIV_BYTES = 16  # AES-SIV's synthetic IV, before the ciphertext
+_KEY_BYTES = 64  # AES-SIV with two 256-bit keys
 # Bounds that no token redstring makes comes near: a position is some tens of bytes.
 MAX_TOKEN_CHARS = 8192
 MAX_POSITIONS = 64
@@ -64,9 +65,10 @@ class BookmarkSeal:
     it did not seal explains."""
 
     def __init__(self, secret: bytes, *, configured: bool) -> None:
-        self._cipher_key = _derived(secret, b"redstring bookmark encryption")
-        self._signing_key = _derived(secret, b"redstring bookmark signature")
-        self._nonce_key = _derived(secret, b"redstring bookmark counter block")
+        key = HKDF(
+            algorithm=hashes.SHA256(), length=_KEY_BYTES, salt=None, info=b"redstring bookmark"
+        ).derive(secret)
+        self._siv = AESSIV(key)
         self.configured = configured
 
     @classmethod
@@ -89,11 +91,7 @@ class BookmarkSeal:
 
     def encode(self, positions: Sequence[str]) -> str:
         """The token of `positions` (at least one), the same for the same positions."""
-        raw = json.dumps(list(positions), separators=(",", ":")).encode()
-        nonce = hmac.new(self._nonce_key, raw, hashlib.sha256).digest()[:_NONCE_BYTES]
-        sealed = nonce + self._crypt(nonce, raw)
-        tag = self._tag(sealed)
-        return _PREFIX + base64.urlsafe_b64encode(sealed + tag).decode().rstrip("=")
+        return self._sealed(json.dumps(list(positions), separators=(",", ":")).encode())
 
     def decode(self, token: str) -> tuple[str, ...]:
         """The positions of a token this seal made; `RequestRefusedError` (400) for any
@@ -110,15 +108,15 @@ class BookmarkSeal:
             raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
         except (binascii.Error, ValueError):
             raise _malformed() from None
-        if len(raw) <= _NONCE_BYTES + _TAG_BYTES:
+        if len(raw) <= _SIV_BYTES:
             raise _malformed()
-        sealed, tag = raw[:-_TAG_BYTES], raw[-_TAG_BYTES:]
-        if not hmac.compare_digest(tag, self._tag(sealed)):
-            raise self._not_ours()
-        nonce, encrypted = sealed[:_NONCE_BYTES], sealed[_NONCE_BYTES:]
         try:
-            positions = json.loads(self._crypt(nonce, encrypted))
-        except ValueError:  # signed by this key, so never; refused all the same
+            opened = self._siv.decrypt(raw, [_PREFIX.encode()])
+        except InvalidTag:
+            raise self._not_ours() from None
+        try:
+            positions = json.loads(opened)
+        except ValueError:  # sealed by this key, so never; refused all the same
             raise _malformed() from None
         if (
             not isinstance(positions, list)
@@ -135,13 +133,11 @@ class BookmarkSeal:
             return ()
         return self.decode(value.strip())
 
-    def _crypt(self, nonce: bytes, data: bytes) -> bytes:
-        """`data` encrypted, or decrypted (CTR is its own inverse), from counter `nonce`."""
-        cipher = Cipher(algorithms.AES(self._cipher_key), modes.CTR(nonce)).encryptor()
-        return cipher.update(data) + cipher.finalize()
-
-    def _tag(self, sealed: bytes) -> bytes:
-        return hmac.new(self._signing_key, _PREFIX.encode() + sealed, hashlib.sha256).digest()
+    def _sealed(self, raw: bytes) -> str:
+        """A token of any content `raw`: encrypted and authenticated, the prefix bound in
+        as associated data."""
+        sealed = self._siv.encrypt(raw, [_PREFIX.encode()])
+        return _PREFIX + base64.urlsafe_b64encode(sealed).decode().rstrip("=")
 
     def _not_ours(self) -> RequestRefusedError:
         if self.configured:
@@ -162,10 +158,6 @@ def hand_to_workers(secret: str | None) -> None:
     deployment's `secret` is set: the workers are spawned with this environment."""
     if secret is None:
         os.environ[WORKERS_KEY] = secrets.token_hex(32)
-
-
-def _derived(secret: bytes, purpose: bytes) -> bytes:
-    return hmac.new(secret, purpose, hashlib.sha256).digest()
 
 
 def _malformed() -> RequestRefusedError:
