@@ -91,6 +91,46 @@ def test_a_record_refused_by_the_domain_is_named_in_the_files_terms() -> None:
         assert raised.value.reason == reason
 
 
+def _relationship(**fields: object) -> str:
+    return json.dumps(
+        {"kind": "relationship", "relationship_type": "R", "source_id": str(uuid.uuid4()),
+         "target_id": str(uuid.uuid4()), **fields}
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("confidence", ["0.5", True, "1"])
+def test_a_confidence_not_a_number_is_refused_as_graphql_refuses_it(confidence: object) -> None:
+    """GraphQL's `Float!` takes no string nor boolean; lax pydantic took both."""
+    with pytest.raises(InvalidLineError) as raised:
+        parse_line(_relationship(confidence=confidence), 7, TENANT)
+    assert raised.value.reason == "confidence: Input should be a valid number"
+
+
+def test_an_integer_confidence_is_a_number_as_in_graphql() -> None:
+    record = parse_line(_relationship(confidence=1), 7, TENANT)
+    assert isinstance(record, Relationship)
+    assert record.confidence == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('{"kind": "entity", "name": "A", "name": "B", "entity_type": "x"}', "name"),
+        ('{"kind": "entity", "name": "A", "entity_type": "x", "properties": {"p": 1, "p": 2}}',
+         "p"),
+        ('{"kind": "entity", "name": 5, "entity_type": "x", "name": "B"}', "name"),
+        ('{"kind": "relationship", "relationship_type": "R", "source": {"name": "a", "type": "x",'
+         ' "name": "b"}, "target": {"name": "c", "type": "x"}}', "name"),
+    ],
+)  # fmt: skip
+def test_a_key_given_twice_in_an_object_refuses_its_line(text: str, key: str) -> None:
+    """Rather than loading the last value without a word, as `json` and pydantic do."""
+    for given in (text, text.encode()):
+        with pytest.raises(InvalidLineError) as raised:
+            parse_line(given, 7, TENANT)
+        assert raised.value.reason == f'the key "{key}" is given twice in one object'
+
+
 def test_blank_lines_are_skipped() -> None:
     assert parse_line("   \n", 3, TENANT) is None
 
@@ -130,6 +170,10 @@ TRICKY = [
     '{"kind": "entity", "name": "Caf\\u00e9 \\ud83d\\ude00", "entity_type": "place"}',
     '{"kind": "entity", "name": "lone \\ud800", "entity_type": "place"}',
     '{"kind": "entity", "name": "a", "name": "b", "entity_type": "dup"}',
+    '{"kind": "entity", "name": "a", "entity_type": "x", "properties": {"k": 1, "k": 1}}',
+    '{"kind": "relationship", "relationship_type": "R", "source": {"name": "a", "type": "x"}, "target": {"name": "b", "type": "x"}, "confidence": "0.5"}',
+    '{"kind": "relationship", "relationship_type": "R", "source": {"name": "a", "type": "x"}, "target": {"name": "b", "type": "x"}, "confidence": true}',
+    '{"kind": "relationship", "relationship_type": "R", "source": {"name": "a", "type": "x"}, "target": {"name": "b", "type": "x"}, "confidence": 1}',
     '{"kind": "entity", "name": "n", "entity_type": "x", "properties": {"big": 123456789012345678901234567890, "f": 1e-320, "g": 0.1}}',
     '{"kind": "entity", "name": "n", "entity_type": "x", "properties": {"nan": NaN}}',
     '{"kind": "relationship", "relationship_type": "R", "source": {"name": "a", "type": "x"}, "target": {"name": "b", "type": "x"}, "confidence": NaN}',
