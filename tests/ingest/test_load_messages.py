@@ -417,9 +417,22 @@ def test_a_load_stopped_by_a_bad_line_ends_its_bar_stopped_with_what_was_written
     bar = _bar(err)
     assert _share(path, 2) in bar  # the lines written, not the bad line read after them
     assert "2 records" in bar
-    assert bar.endswith("stopped at line 3")
+    assert bar.endswith("stopped at the batch from line 3")
     assert "ETA" not in bar
     assert "not loaded: 1 bad line;" in err
+
+
+def test_a_stopped_bar_names_the_first_line_of_the_batch_not_written_as_such(
+    tmp_path: Path, shared: Redstring, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bad line is line 3, in the batch of lines 1 to 5: `stopped at line 1` read as
+    though line 1 were bad."""
+    lines = [entity_line("Acme Corp"), entity_line("Bolt"), "{oops", *ENDS[:2]]
+    path = write(tmp_path, lines)
+    assert load(path, "--batch-size", "5") == 1
+    err = capsys.readouterr().err
+    assert f"{path}:3: not valid JSON" in err
+    assert _bar(err).endswith("stopped at the batch from line 1")
 
 
 def test_a_load_that_fails_or_is_interrupted_ends_its_bar_so(
@@ -500,7 +513,7 @@ def test_a_stopped_load_shows_its_share_written_rounded_down(
     bar = _bar(capsys.readouterr().err)
     assert shown in bar
     assert "100%" not in bar
-    assert bar.endswith("stopped at line 3")
+    assert bar.endswith("stopped at the batch from line 3")
 
 
 def test_a_load_failing_after_its_last_batch_does_not_show_100(

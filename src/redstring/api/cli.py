@@ -189,8 +189,8 @@ def _lines(report: IngestReport) -> str:
 
 def _ending(report: IngestReport) -> str:
     """How a load that returned ended, for the progress bar's last redraw."""
-    if report.stopped_at_line is not None:
-        return f"stopped at line {report.stopped_at_line:,}"
+    if report.stopped_at_line is not None:  # the first line of the batch, not the bad line
+        return f"stopped at the batch from line {report.stopped_at_line:,}"
     if report.invalid:
         return f"done, {report.invalid:,} not loaded"
     return "done"
@@ -214,8 +214,9 @@ class _WrittenShareColumn(ProgressColumn):
 
 
 class _EndColumn(TimeRemainingColumn):
-    """`ETA 0:00:12` while the load runs; how it ended (`done`, `stopped at line 11`,
-    `failed`, `interrupted`) once it has, so the bar's last redraw never promises more.
+    """`ETA 0:00:12` while the load runs; how it ended (`done`, `stopped at the batch from
+    line 11`, `failed`, `interrupted`) once it has, so the bar's last redraw never
+    promises more.
     Not cached between redraws (rich caches an ETA for half a second): the end shows at once."""
 
     def __call__(self, task: Task) -> Text:
@@ -230,6 +231,38 @@ class _EndColumn(TimeRemainingColumn):
 
 STDIN_PATH = "-"  # `redstring load -` reads its standard input
 
+# How often a load whose stderr is no terminal prints a progress line, by default.
+DEFAULT_PROGRESS_EVERY = 10.0
+
+
+def _duration(seconds: float) -> str:
+    """`0:03:05`: hours, minutes and seconds, as the bar writes its times."""
+    whole = max(0, int(seconds))
+    return f"{whole // 3600}:{whole % 3600 // 60:02}:{whole % 60:02}"
+
+
+def progress_line(
+    lines_read: int, report: IngestReport, elapsed: float, written: int, size: int | None
+) -> str:
+    """A load's progress in one line, for a stderr that is no terminal (a log file, a
+    pipe), where the bar would be drawn only once, at the end: `lines_read`, what
+    `report` counts written and at what rate since the start (`elapsed` seconds ago),
+    and, when the input's `size` in bytes is known, the share of it `written` (rounded
+    down, at most 99% until the end, as the bar's) and the time left at that rate."""
+    rate = report.records / elapsed if elapsed > 0 else 0.0
+    said = (
+        f"progress: {counted(lines_read, 'line')} read; "
+        f"{counted(report.entities, 'entity', 'entities')} and "
+        f"{counted(report.relationships, 'relationship')} written ({rate:,.0f} records/s)"
+    )
+    if size is not None:
+        share = min(math.floor(written * 100 / size), 99) if size else 0
+        left = "?"
+        if written > 0 and elapsed > 0:
+            left = _duration((size - written) / (written / elapsed))
+        said += f"; {share}% of the input written, ETA {left}"
+    return f"{said}; {_duration(elapsed)} elapsed"
+
 
 def _load(args: argparse.Namespace) -> int:
     err = error_console()
@@ -240,6 +273,9 @@ def _load(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.batch_size < 1:
         err.print("[red]error:[/red] --batch-size must be at least 1", highlight=False)
+        return EXIT_USAGE
+    if not args.progress_every >= 0:  # NaN too
+        err.print("[red]error:[/red] --progress-every must be 0 or more", highlight=False)
         return EXIT_USAGE
     settings = for_long_command(_settings())
     path: Path = args.file
@@ -253,7 +289,9 @@ def _load(args: argparse.Namespace) -> int:
         except OSError as exc:
             err.print(f"[red]error:[/red] cannot read {escape(str(path))}: {exc}", highlight=False)
             return EXIT_FAILED
-    run = _LoadRun(name, tenant, err, skip_invalid=args.skip_invalid)
+    run = _LoadRun(
+        name, tenant, err, skip_invalid=args.skip_invalid, progress_every=args.progress_every
+    )
     with opened as file, _rare_collections(settings.backend):
         try:
             report = asyncio.run(run.load(file, settings, args.batch_size))
@@ -273,13 +311,28 @@ def _load(args: argparse.Namespace) -> int:
 
 
 class _LoadRun:
-    """One `redstring load`: the progress bar, the lines reported, and the summary."""
+    """One `redstring load`: the progress bar (and progress lines away from a terminal),
+    the lines reported, and the summary."""
 
-    def __init__(self, path: str, tenant: TenantId, err: Console, *, skip_invalid: bool) -> None:
+    def __init__(
+        self,
+        path: str,
+        tenant: TenantId,
+        err: Console,
+        *,
+        skip_invalid: bool,
+        progress_every: float = DEFAULT_PROGRESS_EVERY,
+    ) -> None:
         self.path = path  # as the messages name the input: the file's path, or `<stdin>`
         self.tenant = tenant
         self.err = err
         self.skip_invalid = skip_invalid
+        # The bar is drawn as it goes only on a terminal (rich draws its last state alone
+        # elsewhere): anywhere else, a progress line every `progress_every` seconds.
+        self.progress_every = (
+            progress_every if not err.is_terminal or err.is_dumb_terminal else None
+        )
+        self.said = -math.inf  # `elapsed` when a progress line was last printed
         self.written = IngestReport()
         self.writing = False  # whether a batch has begun to write (`on_writing`)
         self.started = time.perf_counter()
@@ -288,9 +341,9 @@ class _LoadRun:
 
     async def load(self, file: BinaryIO, settings: Settings, batch_size: int) -> IngestReport:
         services = await open_command_client(settings)
-        lines = CountedLines(file)
         try:
             await self.check_vectors(services)
+            lines = CountedLines.of_file(file)  # after the warning: it may wait for stdin
             with Progress(
                 TextColumn("[bold]loading[/bold]"),
                 BarColumn(),
@@ -324,14 +377,20 @@ class _LoadRun:
                     due = self.elapsed - self.redrawn >= _REDRAW_SECONDS
                     if due:
                         self.redrawn = self.elapsed
+                    # The lines of the batches written, not those read ahead of them.
+                    written = lines.bytes_through(report.last_line)
                     progress.update(
                         task,
-                        # The lines of the batches written, not those read ahead of them.
-                        completed=lines.bytes_through(report.last_line),
+                        completed=written,
                         records=counted(report.records, "record"),
                         rate=rate,
                         refresh=due,
                     )
+                    every = self.progress_every
+                    if every is not None and self.elapsed - self.said >= every:
+                        self.said = self.elapsed
+                        said = progress_line(lines.lines_read, report, self.elapsed, written, size)
+                        progress.console.print(said, markup=False, highlight=False)
 
                 def on_invalid(line: InvalidLine) -> None:
                     verdict = "skipped: " if self.skip_invalid else ""
@@ -552,7 +611,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     load = commands.add_parser("load", help="load a JSONL file of entities and relationships")
     load.add_argument(
-        "file", type=Path, metavar="FILE.jsonl", help=f"the file to load; {STDIN_PATH} reads stdin"
+        "file",
+        type=Path,
+        metavar="FILE.jsonl",
+        help=f"the file to load, plain or gzip; {STDIN_PATH} reads stdin",
     )
     load.add_argument("--tenant", required=True, help="the tenant id (a UUID) to load into")
     load.add_argument(
@@ -565,6 +627,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--skip-invalid",
         action="store_true",
         help="report and skip bad lines instead of stopping before their batch",
+    )
+    load.add_argument(
+        "--progress-every",
+        type=float,
+        default=DEFAULT_PROGRESS_EVERY,
+        metavar="SECONDS",
+        help="when stderr is not a terminal, print a progress line at the first batch written, "
+        f"then at most every SECONDS (default {DEFAULT_PROGRESS_EVERY:g}); a terminal shows a bar",
     )
     load.set_defaults(run=_load)
 
