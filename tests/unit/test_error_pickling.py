@@ -43,6 +43,7 @@ SAMPLES: list[RedstringError] = [
     errors.TenantAccessDeniedError("not this tenant"),
     errors.StoreUnavailableError("Neo4j did not answer"),
     errors.StoreUnavailableError("the vector service is throttling", retry_after=2.5),
+    errors.StoreUnavailableError("Neo4j ended a transaction", options=("transaction_timeout",)),
     errors.ClientClosedError("this client is closed"),
     errors.ClientStartFailedError("this client failed to start"),
     EmbeddingUnavailableError("rate-limited", attempts=3, status_code=429),

@@ -88,6 +88,7 @@ def one_line(error: BaseException) -> str:
 _NEO4J_OPTION_SETTINGS: Mapping[str, tuple[str, ...]] = {
     "auth": ("neo4j_user", "neo4j_password"),
     "database": ("neo4j_database",),
+    "transaction_timeout": ("neo4j_transaction_timeout",),
 }
 
 
@@ -95,7 +96,14 @@ def described(error: BaseException) -> str:
     """`one_line(error)`, but for an embedding provider's or a store's refusal, which ends
     with the settings to check rather than the options: `...; check
     REDSTRING_EMBEDDING_MODEL, or REDSTRING_EMBEDDING_BASE_URL`, `...; check
-    REDSTRING_NEO4J_USER and REDSTRING_NEO4J_PASSWORD`."""
+    REDSTRING_NEO4J_USER and REDSTRING_NEO4J_PASSWORD`; and for a transaction Neo4j ended
+    past the transaction timeout, the setting that makes it longer."""
+    if isinstance(error, StoreUnavailableError) and error.options:
+        longer = ", or ".join(
+            " and ".join(map(variable_of, _NEO4J_OPTION_SETTINGS.get(option, (option,))))
+            for option in error.options
+        )
+        return f"{one_line(error)}; {longer} sets the timeout"
     if isinstance(error, StoreRefusedError) and error.options:
         checks = ", or ".join(
             " and ".join(map(variable_of, _NEO4J_OPTION_SETTINGS.get(option, (option,))))

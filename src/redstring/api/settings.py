@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     # 0 answers SERVICE_UNAVAILABLE at once; `redstring load` and `rekey` wait
     # `LONG_COMMAND_OUTAGE_RETRY` unless this is set (`for_long_command`).
     neo4j_outage_retry: float = Field(default=0.0, ge=0)
+    # Seconds a Neo4j transaction may run, lock waits included, before the server ends
+    # it (`Neo4jSettings.transaction_timeout`).
+    neo4j_transaction_timeout: float = Field(default=30.0, gt=0)
 
     embeddings: EmbeddingsKind = DEFAULT_EMBEDDINGS
     # None: the provider's own (384 for hashing, the model's for static and

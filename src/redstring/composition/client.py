@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
@@ -94,6 +95,8 @@ class StoreSettings(Protocol):
     def neo4j_database(self) -> str | None: ...
     @property
     def neo4j_outage_retry(self) -> float: ...
+    @property
+    def neo4j_transaction_timeout(self) -> float: ...
     @property
     def embeddings(self) -> str: ...
     @property
@@ -229,12 +232,14 @@ class Redstring:
         *,
         database: str | None = None,
         outage_retry: float = 0.0,
+        transaction_timeout: float | None = None,
         embeddings: EmbeddingProvider | None = None,
         query_cache_size: int = 0,
     ) -> Redstring:
         """Both Neo4j stores over one owned driver (one connection pool), whose reads and
         writes keep trying for `outage_retry` seconds while the server cannot be reached
-        (`Neo4jSettings.outage_retry_time`).
+        (`Neo4jSettings.outage_retry_time`), and whose transactions the server ends
+        after `transaction_timeout` seconds (None: `Neo4jSettings`' default, 30).
 
         No I/O until `start` (which `async with` and the first call run): it
         ensures the schema and runs every read statement once (`warm_up`).
@@ -257,6 +262,8 @@ class Redstring:
         provider = default_embedding_provider() if embeddings is None else embeddings
         closers = _closers_of(provider) if owned else ()
         settings = Neo4jSettings(outage_retry_time=outage_retry)
+        if transaction_timeout is not None:
+            settings = dataclasses.replace(settings, transaction_timeout=transaction_timeout)
         driver = connect_driver(uri, auth, settings)
         graph = Neo4jGraphStore(driver, database=database, settings=settings)
         vectors = Neo4jVectorStore(driver, provider.dimension, database=database, settings=settings)
@@ -300,6 +307,7 @@ class Redstring:
                 (settings.neo4j_user, settings.neo4j_password.get_secret_value()),
                 database=settings.neo4j_database,
                 outage_retry=settings.neo4j_outage_retry,
+                transaction_timeout=settings.neo4j_transaction_timeout,
                 embeddings=embeddings,
                 query_cache_size=settings.query_cache_size,
             )

@@ -145,11 +145,16 @@ class StoreUnavailableError(RedstringError):
 
     `retry_after` is how many seconds the store asked callers to wait before asking
     again (an HTTP `Retry-After` in its last answer), None when it named no wait.
+    `options` names the options of `Redstring.neo4j` that, set otherwise, may let the
+    call through (`transaction_timeout`, for a transaction Neo4j ended past it).
     """
 
-    def __init__(self, *args: object, retry_after: float | None = None) -> None:
+    def __init__(
+        self, *args: object, retry_after: float | None = None, options: Sequence[str] = ()
+    ) -> None:
         super().__init__(*args)
         self.retry_after = retry_after
+        self.options = tuple(options)
 
 
 class StoreRefusedError(RedstringError):

@@ -174,15 +174,16 @@ def deleted_under_it(error: neo4j_errors.ClientError) -> bool:
 
 
 @contextmanager
-def translated_errors() -> Iterator[None]:
-    """The driver's errors as redstring's: a server that does not answer, or a statement
-    that timed out, raises `StoreUnavailableError`; credentials or a database the server
-    refuses, `StoreRefusedError`; a bookmark the server does not take,
-    `InvalidInputError`; any other error propagates as it is."""
+def translated_errors(transaction_timeout: float | None = None) -> Iterator[None]:
+    """The driver's errors as redstring's: a server that does not answer, or a transaction
+    it ended (`_ended_by_server`; its message names `transaction_timeout` when given),
+    raises `StoreUnavailableError`; credentials or a database the server refuses,
+    `StoreRefusedError`; a bookmark the server does not take, `InvalidInputError`; any
+    other error propagates as it is."""
     try:
         yield
     except neo4j_errors.ClientError as exc:
-        translated = _client_error(exc)
+        translated = _client_error(exc, transaction_timeout)
         if translated is None:
             raise
         raise translated from exc
@@ -210,13 +211,21 @@ class _Outages:
             weakref.WeakKeyDictionary()
         )
 
-    def began(self, driver: neo4j.AsyncDriver, failure: Exception, retry_time: float) -> None:
+    def began(
+        self,
+        driver: neo4j.AsyncDriver,
+        failure: Exception,
+        retry_time: float,
+        *,
+        trying: str = "waiting for it to answer",
+    ) -> None:
         if driver in self._since:
             return
         self._since[driver] = time.monotonic()
         _log.warning(
-            "%s; waiting for it to answer, for up to %g s (the outage retry time)",
+            "%s; %s, for up to %g s (the outage retry time)",
             " ".join(str(failure).split()),
+            trying,
             retry_time,
         )
 
@@ -309,7 +318,7 @@ class Neo4jConnection:
 
         # The server ends the transaction after `timeout`; `_answered` bounds the wait
         # for its answer (a connection that stalls), which the server's timeout cannot.
-        return await self._retried(lambda: self._answered(attempt), conflict=conflict)
+        return await self._retried(lambda: self._answered(attempt), conflict=conflict, writes=True)
 
     async def write_each(
         self,
@@ -397,7 +406,11 @@ class Neo4jConnection:
         return task.result()
 
     async def _retried(
-        self, attempt: Callable[[], Awaitable[T]], *, conflict: Conflict | None = None
+        self,
+        attempt: Callable[[], Awaitable[T]],
+        *,
+        conflict: Conflict | None = None,
+        writes: bool = False,
     ) -> T:
         """`attempt()`, with the driver's errors translated, tried again after a transient
         server error with growing delays while `settings.max_retry_time` lasts; after
@@ -405,8 +418,10 @@ class Neo4jConnection:
         delays while `settings.outage_retry_time` lasts; after a `ClientError` that
         `conflict` says a concurrent commit caused, as after a transient error. Each such
         failure is another writer's commit, so one of n writers of the same thing at once
-        may fail n - 1 times: time bounds the tries, not a count of them. A request's
-        deadline cancels it sooner."""
+        may fail n - 1 times: time bounds the tries, not a count of them. When `writes`
+        (an idempotent write: see below), also after the server ended the transaction
+        for its time (`_ENDED_FOR_TIME`), as after an outage. A request's deadline
+        cancels it sooner."""
         loop = asyncio.get_running_loop()
         started = loop.time()
         delay, lost = _FIRST_RETRY_DELAY, 0
@@ -414,7 +429,7 @@ class Neo4jConnection:
             failure: Exception
             outage = False
             try:
-                with translated_errors():
+                with translated_errors(self.settings.transaction_timeout):
                     answer = await attempt()
                 _outages.ended(self.driver)
                 return answer
@@ -446,13 +461,27 @@ class Neo4jConnection:
                     retry_time, outage = self.settings.outage_retry_time, True
                 elif isinstance(cause, neo4j_errors.TransientError) and cause.is_retryable():
                     retry_time = self.settings.max_retry_time
+                elif (
+                    writes
+                    and isinstance(cause, neo4j_errors.ClientError)
+                    and cause.code in _ENDED_FOR_TIME
+                ):
+                    # The server ended the write past the transaction timeout, most often
+                    # while it waited for a lock another transaction held (another load
+                    # writing the same hub entities, a user's open transaction): that
+                    # passes, and the write, idempotent as said above and never
+                    # committed, is tried again while `outage_retry_time` lasts. A read
+                    # so ended is not: it holds no lock, so it was ended for the work it
+                    # does, which takes as long again; nor is a transaction an operator
+                    # terminated (`Terminated`).
+                    retry_time, outage = self.settings.outage_retry_time, True
                 else:
                     raise
             pause = delay * random.uniform(0.8, 1.2)
             if loop.time() + pause > started + retry_time:
                 raise failure
             if outage:
-                _outages.began(self.driver, failure, retry_time)
+                _outages.began(self.driver, failure, retry_time, trying=_trying_of(failure))
             await asyncio.sleep(pause)
             delay = min(2 * delay, _MAX_RETRY_DELAY)
 
@@ -508,7 +537,9 @@ class Neo4jConnection:
         # `CREATE ... IF NOT EXISTS` for the rule it made meanwhile; run again, it finds
         # the rule and answers.
         raced = _schema_raced if "IF NOT EXISTS" in statement.upper() else None
-        await self._retried(lambda: self._answered(attempt, takes=takes), conflict=raced)
+        await self._retried(
+            lambda: self._answered(attempt, takes=takes), conflict=raced, writes=True
+        )
 
 
 # What the server answers a `CREATE ... IF NOT EXISTS` racing another's for one rule.
@@ -546,15 +577,64 @@ def _ended_after_let_go(task: asyncio.Future[Any]) -> None:
         _log.debug("a Neo4j attempt given up ended with %r", task.exception())
 
 
-def _is_timeout(exc: neo4j_errors.Neo4jError) -> bool:
-    code = exc.code or ""
-    return "TransactionTimedOut" in code or "Timeout" in code
+# The codes of a transaction the server ended (Neo4j's status codes; a 4.x server's
+# `Neo.TransientError.Transaction.*` ones the driver raises as these): waiting for a lock
+# (`LockClientStopped`: past the transaction timeout, or ended by an operator or a
+# shutdown while it waited), past the timeout the client gave at its start (redstring
+# always gives one) or the server's own `db.transaction.timeout`, and terminated by an
+# operator (`TERMINATE TRANSACTION`) or the database stopping.
+_LOCK_WAIT_ENDED = "Neo.ClientError.Transaction.LockClientStopped"
+_CLIENT_TIMEOUT = "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration"
+_SERVER_TIMEOUT = "Neo.ClientError.Transaction.TransactionTimedOut"
+_TERMINATED = "Neo.ClientError.Transaction.Terminated"
+# Those a write is tried again after (`Neo4jConnection._retried`).
+_ENDED_FOR_TIME = frozenset((_LOCK_WAIT_ENDED, _CLIENT_TIMEOUT, _SERVER_TIMEOUT))
 
 
-def _client_error(exc: neo4j_errors.ClientError) -> Exception | None:
-    """What a statement's `ClientError` is raised as: a timeout as `StoreUnavailableError`,
-    a refused connection as `StoreRefusedError`, a bookmark the server does not take as
-    `InvalidInputError`; None: as it is."""
+def _ended_by_server(exc: neo4j_errors.Neo4jError) -> bool:
+    return exc.code in _ENDED_FOR_TIME or exc.code == _TERMINATED
+
+
+def _ended(exc: neo4j_errors.ClientError, transaction_timeout: float | None) -> str:
+    """Why the server ended a transaction, in the caller's terms (`_ended_by_server`)."""
+    timeout = "the transaction timeout" + (
+        "" if transaction_timeout is None else f" ({transaction_timeout:g} s)"
+    )
+    if exc.code == _LOCK_WAIT_ENDED:
+        return (
+            "Neo4j ended a transaction that waited for a lock another transaction holds: "
+            f"it waited past {timeout}, or an operator or a shutdown ended it"
+        )
+    if exc.code == _CLIENT_TIMEOUT:
+        return (
+            f"Neo4j ended a transaction that ran past {timeout}: it waited for locks "
+            "other transactions held, or had more work than that time allows"
+        )
+    if exc.code == _SERVER_TIMEOUT:
+        return (
+            "Neo4j ended a transaction that ran past the server's own transaction "
+            "timeout (db.transaction.timeout in its configuration), shorter than "
+            f"{timeout}"
+        )
+    return "Neo4j ended the transaction: an operator terminated it, or the database is stopping"
+
+
+def _trying_of(failure: Exception) -> str:
+    """What a call that waits after `failure` is doing, for the log (`_Outages.began`)."""
+    cause = failure.__cause__
+    if isinstance(cause, neo4j_errors.ClientError) and cause.code in _ENDED_FOR_TIME:
+        return "trying it again"
+    return "waiting for it to answer"
+
+
+def _client_error(
+    exc: neo4j_errors.ClientError, transaction_timeout: float | None = None
+) -> Exception | None:
+    """What a statement's `ClientError` is raised as: a transaction the server ended
+    (`_ended_by_server`) as `StoreUnavailableError`, whose `options` name
+    `transaction_timeout` when a longer one may let it through; a refused connection
+    as `StoreRefusedError`; a bookmark the server does not take as `InvalidInputError`;
+    None: as it is."""
     if isinstance(exc, neo4j_errors.AuthError) or exc.code == _AUTH_RATE_LIMIT:
         # The server's message names no credential; the password is never in it.
         return StoreRefusedError(
@@ -564,8 +644,13 @@ def _client_error(exc: neo4j_errors.ClientError) -> Exception | None:
         return StoreRefusedError(
             f"Neo4j has no such database ({exc.message})", options=("database",)
         )
-    if _is_timeout(exc):
-        return StoreUnavailableError(f"Neo4j timed out: {exc.message}")
+    if _ended_by_server(exc):
+        _log.debug("a transaction ended by Neo4j: %s: %s", exc.code, exc.message)
+        longer = exc.code in (_LOCK_WAIT_ENDED, _CLIENT_TIMEOUT)
+        return StoreUnavailableError(
+            _ended(exc, transaction_timeout),
+            options=("transaction_timeout",) if longer else (),
+        )
     if exc.code in _BOOKMARK_ERRORS:
         # Neo4j's reason names its own classes: the caller hears only what is wrong.
         _log.debug("a bookmark refused by Neo4j: %s: %s", exc.code, exc.message)
