@@ -79,14 +79,18 @@ def test_a_stop_while_starting_ends_the_process_with_status_0(
 
 
 @pytest.mark.parametrize("landing", list(_LANDINGS))
-def test_ctrl_c_while_a_command_imports_ends_the_process_with_status_130(landing: str) -> None:
-    """Under Python's own handler the `KeyboardInterrupt` is dropped there, and the
-    command (`redstring schema`, say) ran to its end with status 0."""
-    assert _signalled_inside(landing, signal.SIGINT, "interrupted_at_once") == (
-        130,
-        "",
-        "interrupted\n",
-    )
+@pytest.mark.parametrize(
+    ("stop", "status", "said"),
+    [(signal.SIGINT, 130, "interrupted\n"), (signal.SIGTERM, 143, "terminated\n")],
+    ids=["sigint", "sigterm"],
+)
+def test_a_stop_while_a_command_imports_ends_the_process_at_once(
+    landing: str, stop: signal.Signals, status: int, said: str
+) -> None:
+    """Ctrl-C with status 130: under Python's own handler the `KeyboardInterrupt` is
+    dropped there, and the command (`redstring schema`, say) ran to its end with status
+    0. SIGTERM with 143, as `load` and `rekey` end for it later."""
+    assert _signalled_inside(landing, stop, "interrupted_at_once") == (status, "", said)
 
 
 @pytest.mark.parametrize("context", ["stopped_at_once", "interrupted_at_once"])
@@ -136,7 +140,7 @@ def test_the_handlers_found_are_put_back() -> None:
     )
 
     with interrupted_at_once():
-        assert signal.getsignal(signal.SIGTERM) == before[0]
+        assert signal.getsignal(signal.SIGTERM) != before[0]
         assert signal.getsignal(signal.SIGINT) not in (before[1], signal.default_int_handler)
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
     with stopped_at_once():

@@ -39,7 +39,6 @@ from rich.text import Text
 from redstring.api.arguments import parse_uuid
 from redstring.api.command_line import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     SettingsRefusedError,
@@ -47,6 +46,7 @@ from redstring.api.command_line import (
     describe_settings_error,
     error_console,
     open_command_client,
+    say_unexpected,
     settings_to_fix,
 )
 from redstring.api.errors import described
@@ -63,6 +63,7 @@ from redstring.api.settings import (
     variable_of,
 )
 from redstring.api.startup import check_settings, with_misspellings
+from redstring.api.termination import TerminatedAsInterrupted
 from redstring.composition.client import Redstring
 from redstring.composition.ingest import (
     DEFAULT_INGEST_BATCH_SIZE,
@@ -292,9 +293,11 @@ def _load(args: argparse.Namespace) -> int:
     run = _LoadRun(
         name, tenant, err, skip_invalid=args.skip_invalid, progress_every=args.progress_every
     )
+    run = _LoadRun(name, tenant, err, skip_invalid=args.skip_invalid)
+    sigterm = TerminatedAsInterrupted()
     with opened as file, _rare_collections(settings.backend):
         try:
-            report = asyncio.run(run.load(file, settings, args.batch_size))
+            report = asyncio.run(sigterm.run(run.load(file, settings, args.batch_size)))
         except SettingsRefusedError as exc:
             reason = with_misspellings(str(exc))
             err.print(f"[red]bad settings:[/red] {escape(reason)}", highlight=False)
@@ -303,10 +306,14 @@ def _load(args: argparse.Namespace) -> int:
             err.print(f"[red]error:[/red] {escape(described(exc))}", highlight=False)
             run.print_interrupted(exc)
             return EXIT_FAILED
-        except KeyboardInterrupt:
-            err.print("[red]interrupted[/red]", highlight=False)
+        except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM
+            err.print(f"[red]{sigterm.ended}[/red]", highlight=False)
             run.print_interrupted()
-            return EXIT_INTERRUPTED
+            return sigterm.status
+        except Exception as exc:  # a bug, an error of a driver's not translated
+            say_unexpected(err, exc, settings)
+            run.print_interrupted(exc)
+            return EXIT_FAILED
     return run.print_summary(report, settings)
 
 

@@ -1,16 +1,20 @@
 """What the `redstring` commands share: their exit statuses, the error for settings that
 name services no one can build, the client they open, the console their messages go
-to, and counts said in words."""
+to, an error none of them expects said in one line, and counts said in words."""
 
 from __future__ import annotations
 
+import traceback
+
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
-from redstring.api.errors import describe_validation_error
+from redstring.api.errors import describe_validation_error, one_line
 from redstring.api.settings import Settings, variable_of
 from redstring.api.startup import open_client
 from redstring.api.termination import EXIT_INTERRUPTED as EXIT_INTERRUPTED  # the commands'
+from redstring.api.termination import EXIT_TERMINATED as EXIT_TERMINATED
 from redstring.composition.client import Redstring
 from redstring.domain.errors import EmbeddingRefusedError, InvalidInputError, StoreRefusedError
 
@@ -34,6 +38,21 @@ def error_console() -> Console:
     """Standard error for a command's messages: a message is one line however narrow the
     terminal or pipe (`FILE:LINE: reason`, `bad settings: ...`), never wrapped."""
     return Console(stderr=True, soft_wrap=True)
+
+
+def say_unexpected(err: Console, error: Exception, settings: Settings) -> None:
+    """`error: TYPE: message` on one line for an error a command does not expect (a bug,
+    a driver's error redstring does not translate), where a traceback ended it; the
+    traceback follows with `REDSTRING_LOG_LEVEL=debug`, else the line says so."""
+    debug = settings.log_level == "debug"
+    hint = "" if debug else f" (unexpected; {variable_of('log_level')}=debug shows where)"
+    err.print(
+        f"[red]error:[/red] {escape(type(error).__name__)}: {escape(one_line(error))}{hint}",
+        highlight=False,
+    )
+    if debug:
+        err.file.write("".join(traceback.format_exception(error)))
+        err.file.flush()
 
 
 def describe_settings_error(error: ValidationError) -> str:

@@ -21,18 +21,19 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from redstring.api.arguments import parse_uuid
 from redstring.api.command_line import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     SettingsRefusedError,
     counted,
     error_console,
     open_command_client,
+    say_unexpected,
     settings_to_fix,
 )
 from redstring.api.errors import described
 from redstring.api.settings import Backend, Settings, for_long_command
 from redstring.api.startup import with_misspellings
+from redstring.api.termination import TerminatedAsInterrupted
 from redstring.composition.client import Redstring
 from redstring.composition.rekey import (
     DEFAULT_EMBED_PAGE_SIZE,
@@ -154,8 +155,9 @@ def _rekey(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     run = _RekeyRun(args, err)
+    sigterm = TerminatedAsInterrupted()
     try:
-        asyncio.run(run.rekey(settings, tenant))
+        asyncio.run(sigterm.run(run.rekey(settings, tenant)))
     except SettingsRefusedError as exc:
         reason = with_misspellings(str(exc))
         err.print(f"[red]bad settings:[/red] {escape(reason)}", highlight=False)
@@ -164,10 +166,14 @@ def _rekey(args: argparse.Namespace) -> int:
         err.print(f"[red]error:[/red] {escape(described(exc))}", highlight=False)
         err.print(run.stopped(exc), highlight=False)
         return EXIT_FAILED
-    except KeyboardInterrupt:
-        err.print("[red]interrupted[/red]", highlight=False)
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM
+        err.print(f"[red]{sigterm.ended}[/red]", highlight=False)
         err.print(run.stopped(), highlight=False)
-        return EXIT_INTERRUPTED
+        return sigterm.status
+    except Exception as exc:  # a bug, an error of a driver's not translated
+        say_unexpected(err, exc, settings)
+        err.print(run.stopped(exc), highlight=False)
+        return EXIT_FAILED
     return EXIT_OK
 
 

@@ -1,14 +1,19 @@
 """SIGTERM taken as a stop of `serve`, as Ctrl-C is: the process exits 0, where the
-signal's default action would kill it (status -15)."""
+signal's default action would kill it (status -15); and as Ctrl-C by `load` and
+`rekey`, which then exit 143 (`terminated_as_interrupted`)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from types import FrameType
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class Terminated(BaseException):
@@ -25,13 +30,18 @@ def _exit_stopped(signal_number: int, frame: FrameType | None) -> None:
 
 
 def _exit_interrupted(signal_number: int, frame: FrameType | None) -> None:
+    if signal_number == signal.SIGTERM:
+        os.write(2, b"terminated\n")
+        os._exit(EXIT_TERMINATED)
     os.write(2, b"interrupted\n")
     os._exit(EXIT_INTERRUPTED)
 
 
 # The status of a command Ctrl-C ended (128 + SIGINT), here where the entry point can
-# import it before the command line.
+# import it before the command line; and of one SIGTERM ended (128 + SIGTERM, what a
+# shell reports for a process the signal killed).
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 @contextlib.contextmanager
@@ -64,24 +74,79 @@ def stopped_at_once() -> Iterator[None]:
 @contextlib.contextmanager
 def interrupted_at_once() -> Iterator[None]:
     """Ctrl-C ends the process at once with status 130 and the line `interrupted` on
-    stderr while this lasts, then the handler found is put back: for the imports of a
-    command other than `serve` (`entry_point.main`), which has done nothing yet that
-    an exit could lose.
+    stderr while this lasts, SIGTERM with 143 and `terminated`, then the handlers found
+    are put back: for the imports of a command other than `serve` (`entry_point.main`),
+    which has done nothing yet that an exit could lose.
 
     Python's own handler raises `KeyboardInterrupt` where the signal lands, and an
     import can drop it (`stopped_at_once` says how): the command then ran to its end
     as if never interrupted."""
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # a job started in the background
-    ):
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, _exit_interrupted)
+    # A signal the process was started ignoring (Ctrl-C for a job a shell started in
+    # the background) stays ignored.
+    previous = {
+        number: signal.signal(number, _exit_interrupted)
+        for number in (signal.SIGINT, signal.SIGTERM)
+        if signal.getsignal(number) is not signal.SIG_IGN
+    }
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+class TerminatedAsInterrupted:
+    """SIGTERM taken by a command run with `asyncio.run` (`load`, `rekey`) as Ctrl-C is
+    there: the first cancels the command's task (`run`), which finishes or abandons its
+    work as for Ctrl-C and raises `CancelledError` out of `asyncio.run` (where Ctrl-C
+    raises `KeyboardInterrupt`); a second raises `KeyboardInterrupt` at once, as a
+    second Ctrl-C does. `received` says whether one came, for the command to say
+    `terminated` and exit `EXIT_TERMINATED`.
+
+    `timeout`, docker, Kubernetes and systemd stop a job with SIGTERM, whose default
+    action killed the command without a word (status -15)."""
+
+    def __init__(self) -> None:
+        self.received = False
+
+    async def run(self, work: Awaitable[T]) -> T:
+        """`work`'s result, awaited with SIGTERM handled so, unless the process was
+        started ignoring SIGTERM or this is not the main thread; then the handler found
+        is put back."""
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        previous = signal.getsignal(signal.SIGTERM)
+        if task is None or previous is signal.SIG_IGN:
+            return await work
+        try:
+            loop.add_signal_handler(signal.SIGTERM, self._stop, task)
+        except (RuntimeError, ValueError):  # not the main thread: signals are not ours
+            return await work
+        try:
+            return await work
+        finally:
+            loop.remove_signal_handler(signal.SIGTERM)  # which puts back SIG_DFL
+            if previous is not None:  # None: a handler set outside Python, lost anyway
+                signal.signal(signal.SIGTERM, previous)
+
+    @property
+    def ended(self) -> str:
+        """How the command stopped by Ctrl-C or SIGTERM says so."""
+        return "terminated (SIGTERM)" if self.received else "interrupted"
+
+    @property
+    def status(self) -> int:
+        """The exit status of the command stopped by Ctrl-C or SIGTERM."""
+        return EXIT_TERMINATED if self.received else EXIT_INTERRUPTED
+
+    def _stop(self, task: asyncio.Task[object]) -> None:
+        if self.received:
+            raise KeyboardInterrupt
+        self.received = True
+        task.cancel()
 
 
 @contextlib.contextmanager

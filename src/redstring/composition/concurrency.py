@@ -73,12 +73,19 @@ def note_failure_of(other: asyncio.Future[Any], *, on: BaseException) -> None:
         on.add_note(f"the work run beside it failed too: {type(failure).__name__}: {failure}")
 
 
-def in_daemon_thread(call: Callable[[], T], name: str) -> asyncio.Future[T]:
-    """`call()` run in a daemon thread of its own, as a future of the running loop.
+def in_daemon_thread(
+    call: Callable[[], T], name: str
+) -> tuple[asyncio.Future[T], threading.Thread]:
+    """`call()` run in a daemon thread of its own, as a future of the running loop, and
+    the thread.
 
     For a read that may block without end (a pipe nobody writes to): cancelling the
     future leaves the thread behind, and the process can still exit, where a thread of
-    `asyncio.to_thread`'s executor is waited for at the loop's end and at exit."""
+    `asyncio.to_thread`'s executor is waited for at the loop's end and at exit. A caller
+    that leaves it behind should have `call` stop soon and wait for the thread a while
+    (`ingest` does): a daemon thread still running Python at exit is ended inside what
+    it runs, and one ended inside an extension's Rust frames (pydantic-core's
+    validation) aborts the process (`FATAL: exception not rethrown`, status 134)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
 
@@ -97,5 +104,6 @@ def in_daemon_thread(call: Callable[[], T], name: str) -> asyncio.Future[T]:
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits for it
             loop.call_soon_threadsafe(settle_with, outcome)
 
-    threading.Thread(target=run, name=name, daemon=True).start()
-    return future
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    return future, thread

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -269,20 +270,46 @@ def _batches(records: Iterable[NumberedLine], size: int) -> Iterator[list[Number
         yield batch
 
 
+def _until(stop: threading.Event, records: Iterable[NumberedLine]) -> Iterator[NumberedLine]:
+    """`records` until `stop` is set: checked after each record, before the next is read
+    (and, from a JSONL file, validated)."""
+    for record in records:
+        yield record
+        if stop.is_set():
+            return
+
+
+# How long an ingest that ends while the next batch is read (a failure, Ctrl-C) waits for
+# the reading thread to stop. Told to (`_until`), it stops after the record under way,
+# read and checked in microseconds unless the input is a pipe nobody writes to: such a
+# read, left behind, is ended at exit inside the read, which is safe.
+_READ_STOP_WAIT = 2.0
+
+
 async def _next_batch(
-    batches: Iterator[list[NumberedLine]], finishing: asyncio.Future[None]
+    batches: Iterator[list[NumberedLine]], finishing: asyncio.Future[None], stop: threading.Event
 ) -> list[NumberedLine]:
     """The next batch (`[]` after the last), read in a thread of its own while the batch
     before is finishing: a slow input (a pipe) holds neither that batch's writes nor a
-    Ctrl-C, and a failure of those writes is raised as it comes, not after the read."""
-    read = in_daemon_thread(lambda: next(batches, []), "redstring-ingest-read")
+    Ctrl-C, and a failure of those writes is raised as it comes, not after the read.
+
+    A read given up so is stopped (`stop`, which `batches` checks between records) and
+    waited for up to `_READ_STOP_WAIT`: left running, the thread would be validating
+    lines in pydantic-core when the interpreter exits, and ended there it aborts the
+    process (`in_daemon_thread`)."""
+    read, reader = in_daemon_thread(lambda: next(batches, []), "redstring-ingest-read")
+    batch: list[NumberedLine] | None = None
     try:
         await asyncio.wait((finishing, read), return_when=asyncio.FIRST_COMPLETED)
         if not read.done():
-            finishing.result()  # it failed: raised here, the read left behind
-        return await read
+            finishing.result()  # it failed: raised here, the read stopped
+        batch = await read
+        return batch
     finally:
-        read.cancel()  # nothing when read
+        if batch is None:  # given up: failed, or cancelled (which cancels `read` too)
+            read.cancel()
+            stop.set()
+            reader.join(_READ_STOP_WAIT)
 
 
 @dataclass(frozen=True)
@@ -463,7 +490,8 @@ async def ingest(
 ) -> IngestReport:
     """Write `records` in batches of `batch_size` lines; see the module docstring.
     `records` is iterated in a thread of its own, a batch at a time (never two at once),
-    so that a slow input holds no write.
+    so that a slow input holds no write; an ingest that fails or is cancelled meanwhile
+    stops that iteration after the record under way before it ends (`_next_batch`).
 
     `on_invalid` hears of every invalid line as it is found, skipped or not,
     including (at the end) each relationship whose end never appeared;
@@ -485,9 +513,10 @@ async def ingest(
     # Batch n's vectors and relationships are written while batch n+1 is read, embedded
     # and its entities written: two stages in flight at most.
     finishing: asyncio.Future[None] = asyncio.ensure_future(nothing())
-    batches = _batches(records, batch_size)
+    stop = threading.Event()
+    batches = _batches(_until(stop, records), batch_size)
     try:
-        while batch := await _next_batch(batches, finishing):
+        while batch := await _next_batch(batches, finishing, stop):
             started = await while_finishing(finishing, load.start(batch, finishing))
             if not isinstance(started, _Ready):
                 load.stop(batch, started)
