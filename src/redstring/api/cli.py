@@ -660,7 +660,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; the exit status is 0 on success, 1 on failure, 2 on bad usage."""
+    """Run one command; the exit status is 0 on success, 1 on failure, 2 on bad usage
+    (`load` and `rekey`: 130 once Ctrl-C stopped them, 143 once SIGTERM did)."""
     args = build_parser().parse_args(argv)
     try:
         result: int = args.run(args)

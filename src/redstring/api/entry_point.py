@@ -19,7 +19,7 @@ from redstring.api.termination import EXIT_INTERRUPTED, interrupted_at_once, sto
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command (`cli.main`, which says what its exit statuses are). `serve`
     stopped by SIGTERM or Ctrl-C at any time exits 0; another command interrupted by
-    Ctrl-C before it handles it exits 130, with no traceback."""
+    Ctrl-C before it handles it exits 130, by SIGTERM 143, with no traceback."""
     if _command(sys.argv[1:] if argv is None else argv) == "serve":
         with stopped_at_once():
             return _command_line()(argv)
