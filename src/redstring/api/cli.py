@@ -293,7 +293,6 @@ def _load(args: argparse.Namespace) -> int:
     run = _LoadRun(
         name, tenant, err, skip_invalid=args.skip_invalid, progress_every=args.progress_every
     )
-    run = _LoadRun(name, tenant, err, skip_invalid=args.skip_invalid)
     sigterm = TerminatedAsInterrupted()
     with opened as file, _rare_collections(settings.backend):
         try:
