@@ -203,6 +203,40 @@ async def test_stores_starting_at_once_make_one_schema(
     assert made == {f"{prefix}_embedding", f"{prefix}_identity"}
 
 
+async def test_a_rule_of_another_shape_in_the_way_is_refused_after_one_more_run(
+    driver: neo4j.AsyncDriver, probe_label: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `CREATE CONSTRAINT ... IF NOT EXISTS` that a plain index of the same property
+    stands in the way of (an operator's, say) is refused for good: run once more, as a
+    race is, then raised, not tried again for `max_retry_time`."""
+    prefix = cypher.vector_index_name(probe_label).removesuffix("_embedding")
+    connection = Neo4jGraphStore(driver).connection
+    runs = 0
+    session = connection._session
+
+    def counted(access_mode: str) -> Any:
+        nonlocal runs
+        runs += 1
+        return session(access_mode)
+
+    async with driver.session() as admin:
+        await (
+            await admin.run(f"CREATE INDEX {prefix}_plain FOR (n:{probe_label}) ON (n.k)")
+        ).consume()
+    try:
+        monkeypatch.setattr(connection, "_session", counted)
+        with pytest.raises(neo4j.exceptions.ClientError) as refused:
+            await connection.run_schema(
+                f"CREATE CONSTRAINT {prefix}_identity IF NOT EXISTS "
+                f"FOR (n:{probe_label}) REQUIRE n.k IS UNIQUE"
+            )
+        assert refused.value.code == "Neo.ClientError.Schema.IndexAlreadyExists"
+        assert runs == 2
+    finally:
+        async with driver.session() as admin:
+            await (await admin.run(f"DROP INDEX {prefix}_plain IF EXISTS")).consume()
+
+
 async def test_index_of_another_dimension_is_refused(
     driver: neo4j.AsyncDriver, probe_label: str
 ) -> None:

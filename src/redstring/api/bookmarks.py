@@ -14,10 +14,10 @@ a JSON list, encrypted and authenticated with AES-SIV (RFC 5297, `cryptography`'
 `AESSIV`, a key of 512 bits derived from one secret by HKDF-SHA256), behind a version
 prefix and base64url-encoded without padding. AES-SIV is deterministic (the same
 positions make the same token, so the header and the body of one response agree)
-and authenticates before it decrypts, so a caller can neither forge a position (a
-Neo4j bookmark naming a transaction that never comes makes a read wait for it) nor
-read one (a position names the database and how many transactions it has committed,
-every tenant's).
+and releases nothing of a token that does not authenticate, so a caller can neither
+forge a position (a Neo4j bookmark naming a transaction that never comes makes a read
+wait for it) nor read one (a position names the database and how many transactions it
+has committed, every tenant's).
 
 The secret is `REDSTRING_BOOKMARK_SECRET`, the same on every replica; without
 it, `serve` makes one when it starts, shared by its workers (`WORKERS_KEY`),

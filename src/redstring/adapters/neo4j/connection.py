@@ -532,17 +532,24 @@ class Neo4jConnection:
                 result = await session.run(statement, parameters)
                 await result.consume()
 
-        # Another process making the same rule at once (`serve --workers N`, a load
-        # starting beside a server, on a fresh database) can have the server refuse a
-        # `CREATE ... IF NOT EXISTS` for the rule it made meanwhile; run again, it finds
-        # the rule and answers.
-        raced = _schema_raced if "IF NOT EXISTS" in statement.upper() else None
-        await self._retried(
-            lambda: self._answered(attempt, takes=takes), conflict=raced, writes=True
-        )
+        def run() -> Awaitable[None]:
+            return self._retried(lambda: self._answered(attempt, takes=takes), writes=True)
+
+        try:
+            await run()
+        except neo4j_errors.ClientError as exc:
+            # Another process making the same rule at once (`serve --workers N`, a load
+            # starting beside a server, on a fresh database) can have the server refuse
+            # a `CREATE ... IF NOT EXISTS` for the rule it made meanwhile: run again, it
+            # finds the rule and answers. Once: a refusal that outlasts it is a rule of
+            # another shape in the way (an index where a constraint is asked for).
+            if "IF NOT EXISTS" not in statement.upper() or not _schema_raced(exc):
+                raise
+            await run()
 
 
-# What the server answers a `CREATE ... IF NOT EXISTS` racing another's for one rule.
+# What the server answers a `CREATE ... IF NOT EXISTS` racing another's for one rule (and
+# also, lastingly, one that another rule of its schema stands in the way of).
 _SCHEMA_RACES = frozenset(
     f"Neo.ClientError.Schema.{name}"
     for name in (
