@@ -9,6 +9,7 @@ head timeout of a fraction of a second and a head cap of a few KiB; the last tes
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
@@ -392,6 +393,80 @@ def test_a_pipelined_head_over_the_cap_is_refused_after_the_answer_before_it(
     assert (received + rest).startswith(b"HTTP/1.1 431 ")
 
 
+# --- chunk framing and trailers ---------------------------------------------------------
+
+
+def chunked(*chunks: bytes, trailer: bytes = b"") -> bytes:
+    """A chunked request to `/`: its head, `chunks` framed, the last chunk, `trailer`."""
+    head = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\ntransfer-encoding: chunked\r\n\r\n"
+    framed = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for chunk in chunks)
+    return head + framed + b"0\r\n" + trailer + b"\r\n"
+
+
+@pytest.mark.parametrize("sends", ["one send", "head, then trailer"])
+def test_a_trailer_over_the_cap_is_answered_431_then_closed(
+    served_capped: tuple[str, int], caplog: pytest.LogCaptureFixture, sends: str
+) -> None:
+    """Trailer fields come after the body and count as a head: four times the cap of
+    them is refused before the app has the whole request, which it never answers."""
+    caplog.set_level(logging.INFO, logger="redstring.api")
+    sent = chunked(b"ping", trailer=b"x-trailer: " + b"a" * (HEAD_CAP * 4) + b"\r\n")
+    cut = len(sent) if sends == "one send" else sent.index(b"0\r\nx-trailer")
+    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
+        sock.sendall(sent[:cut])
+        time.sleep(0.05)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            sock.sendall(sent[cut:])
+        received, _ = read_until_closed(sock)
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
+    error = json.loads(body)["errors"][0]
+    assert error["extensions"]["code"] == "REQUEST_HEADER_FIELDS_TOO_LARGE"
+    assert error["message"].startswith("The request's trailer ")
+    assert f"{HEAD_CAP} bytes" in error["message"]
+    assert response_headers(head)["connection"] == "close"
+    [access] = [r for r in caplog.records if r.name == "redstring.api.access"]
+    assert access.getMessage() == "- - 431"
+    [closed] = [r for r in caplog.records if r.getMessage().startswith("closed a connection")]
+    assert closed.getMessage() == (
+        f"closed a connection from 127.0.0.1: a request head over {HEAD_CAP} bytes"
+    )
+
+
+def test_a_trailer_under_the_cap_is_served(served_capped: tuple[str, int]) -> None:
+    trailer = b"x-trailer: " + b"a" * (HEAD_CAP // 2) + b"\r\n"
+    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
+        sock.sendall(chunked(b"ping", trailer=trailer))
+        answer = read_response(sock)
+    assert answer.startswith(b"HTTP/1.1 200 ")
+    assert answer.endswith(b"\r\n\r\nping")
+
+
+def test_a_body_of_many_small_chunks_is_served(served_capped: tuple[str, int]) -> None:
+    """32 KiB in chunks of 10 bytes: 16 KiB of framing in all, four times the cap, but a
+    few bytes of it between one chunk's bytes and the next's."""
+    chunks = [b"%010d" % number for number in range(HEAD_CAP * 8 // 10)]
+    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
+        sock.sendall(chunked(*chunks))
+        answer = read_response(sock)
+    assert answer.startswith(b"HTTP/1.1 200 ")
+    assert answer.endswith(b"\r\n\r\n" + b"".join(chunks))
+
+
+def test_a_pipelined_trailer_over_the_cap_is_refused_after_the_answer_before_it(
+    served_capped: tuple[str, int],
+) -> None:
+    trailer = b"x-trailer: " + b"a" * (HEAD_CAP * 4) + b"\r\n"
+    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
+        sock.sendall(request(b"first") + chunked(b"second", trailer=trailer))
+        [first], received = read_responses(sock, 1)
+        rest, _ = read_until_closed(sock)
+    assert first.startswith(b"HTTP/1.1 200 ")
+    assert first.endswith(b"first")
+    assert (received + rest).startswith(b"HTTP/1.1 431 ")
+    assert b"second" not in received + rest
+
+
 # --- `redstring serve` ------------------------------------------------------------------
 
 
@@ -523,3 +598,34 @@ def test_serve_refuses_a_huge_head_without_reading_it(
         assert time.monotonic() < give_up, process.output[-2000:]
         time.sleep(0.05)
     assert "a request head over 65536 bytes" in process.output
+
+
+def test_serve_refuses_a_huge_trailer_without_reading_it(
+    serving: tuple[LoggedProcess, tuple[str, int]],
+) -> None:
+    """The review's second attack: `/healthz` with a chunked body whose trailer is a field
+    of 64 MiB. `/healthz` answers without reading the body; the connection then answers
+    431 once the trailer passes 64 KiB, and closes."""
+    process, server = serving
+    refusals = process.output.count("a request head over 65536 bytes")
+    chunk = b"a" * (1 << 16)
+    sent = 0
+    start = (
+        b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\ntransfer-encoding: chunked\r\n\r\n"
+        b"4\r\nping\r\n0\r\nX-Trailer: "
+    )
+    with socket.create_connection(server, timeout=HANG_GUARD) as sock:
+        sock.sendall(start)
+        closed = False
+        try:
+            while sent < 64 << 20:
+                sock.sendall(chunk)
+                sent += len(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            closed = True
+    assert closed
+    assert sent < 32 << 20
+    give_up = time.monotonic() + HANG_GUARD
+    while process.output.count("a request head over 65536 bytes") == refusals:
+        assert time.monotonic() < give_up, process.output[-2000:]
+        time.sleep(0.05)

@@ -23,6 +23,9 @@ short headers reached the app. `HeadSizeCap`, over the httptools protocol
 (`HttpToolsWithHeadLimits`, which `serve` runs), counts a head's bytes as they come and
 answers 431 (the same way as the 408) to one longer than `max_head_bytes`, then closes
 the connection. (h11 has its own cap, uvicorn's `h11_max_incomplete_event_size`.)
+A chunked body's trailer fields are a second head, gathered the same way: so the bytes
+of a body that are not its data (chunk sizes, extensions, trailers) count against the
+same cap from the last data before them.
 
 The timeout travels in `REDSTRING_HEADER_TIMEOUT` (`ENVIRONMENT_KEY`) and the cap in
 `REDSTRING_MAX_HEADER_BYTES` (`MAX_HEAD_BYTES_KEY`), which `serve` sets: worker processes
@@ -89,13 +92,23 @@ def timeout_response(
 
 
 def oversized_response(
-    cap: int, request_id: str, server_headers: Iterable[tuple[bytes, bytes]] = ()
+    cap: int,
+    request_id: str,
+    server_headers: Iterable[tuple[bytes, bytes]] = (),
+    *,
+    trailer: bool = False,
 ) -> bytes:
-    """The 431 sent before closing a connection whose request's head passed `cap` bytes."""
+    """The 431 sent before closing a connection whose request's head, or its chunked
+    body's trailer (`trailer`), passed `cap` bytes."""
+    what = (
+        "The request's trailer (the chunk framing and fields after its body's last bytes)"
+        if trailer
+        else "The request's head (its line and headers)"
+    )
     refused = RequestRefusedError(
         HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
         ErrorCode.REQUEST_HEADER_FIELDS_TOO_LARGE,
-        f"The request's head (its line and headers) is longer than {cap} bytes",
+        f"{what} is longer than {cap} bytes",
     )
     return refusal_response(refused, request_id, server_headers)
 
@@ -235,12 +248,25 @@ class HeadSizeCap:
 
     A head refused while responses to the requests before it are still being sent is
     answered after them (`on_response_complete`); the connection reads no more.
+
+    Trailer fields (after a chunked body) are gathered like headers, so the bytes of a
+    chunked body that do not reach `on_body` (chunk sizes and extensions, the trailer)
+    are counted too, from its last body bytes (`_framing`), and a read is cut where they
+    would pass the cap (a `Content-Length` body is all data, and never cut). A read holding body bytes counts all its other bytes, those before
+    its last body bytes included; the read in which the head ends counts none of them
+    (the count starts with the next read), so a trailer may pass the cap by less than that
+    read before it is refused. The refused request's app, whose body never ends, is told
+    the client left: the 431 takes the place of its response when that has not started,
+    follows it when it is complete (an app that answered without reading the body) or
+    the responses before it when it is queued behind them; a response already being sent
+    is cut and the connection closed without a 431.
     """
 
     transport: asyncio.Transport
     cycle: Any
     server_state: Any
     parser: Any
+    pipeline: Any  # the requests whose head came, queued behind the one being answered
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -251,17 +277,34 @@ class HeadSizeCap:
         self._requests_begun = 0
         self._head_began = 0.0
         self._oversized = False
+        self._framing = 0  # bytes of the open body not its data, since its last data
+        self._body_in_piece = 0  # the open request's body bytes in the read being parsed
+        self._body_seen = False  # whether the read being parsed held any of them
+        self._refused_in_body: Any = None  # the cycle of a request refused for its trailer
+        self._chunked = False  # the open request's body is framed (Transfer-Encoding)
 
     def on_message_begin(self) -> None:
         self._requests_begun += 1
         self._in_head = self._in_request = True
         self._head_began = time.perf_counter()
+        self._body_in_piece, self._body_seen = 0, False
+        self._chunked = False
         super().on_message_begin()  # type: ignore[misc]
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self._in_head and name.lower() == b"transfer-encoding":
+            self._chunked = True  # llhttp refuses any other coding of a request's body
+        super().on_header(name, value)  # type: ignore[misc]
 
     def on_headers_complete(self) -> None:
         self._in_head = False
-        self._head_size = 0
+        self._head_size = self._framing = 0
         super().on_headers_complete()  # type: ignore[misc]
+
+    def on_body(self, body: bytes) -> None:
+        self._body_in_piece += len(body)
+        self._body_seen = True
+        super().on_body(body)  # type: ignore[misc]
 
     def on_message_complete(self) -> None:
         self._in_request = False
@@ -274,14 +317,19 @@ class HeadSizeCap:
             if self._in_head and self._head_size >= self.max_head_bytes:
                 self._refuse()
                 return
+            framed = self._in_request and not self._in_head and self._chunked
+            if framed and self._framing >= self.max_head_bytes:
+                self._refuse_trailer()
+                return
             head_may_grow = self._in_head or not self._in_request
-            room = self.max_head_bytes - self._head_size
-            if head_may_grow and len(data) > room:
+            room = self.max_head_bytes - (self._framing if framed else self._head_size)
+            if (head_may_grow or framed) and len(data) > room:
                 piece, data = data[:room], data[room:]
             else:
                 piece, data = data, b""
             was_in_head, was_in_request = self._in_head, self._in_request
             begun = self._requests_begun
+            self._body_in_piece, self._body_seen = 0, False
             super().data_received(piece)  # type: ignore[misc]
             protocol: object = self.transport.get_protocol()
             if (
@@ -290,9 +338,12 @@ class HeadSizeCap:
                 or self.parser.should_upgrade()  # uvicorn reads no more of the read either
             ):
                 return
-            if not self._in_head:
-                continue
             new_requests = self._requests_begun - begun
+            if not self._in_head:
+                if self._in_request and self._chunked:
+                    in_body_throughout = new_requests == 0 and was_in_request and not was_in_head
+                    self._count_framing(len(piece), in_body_throughout)
+                continue
             if new_requests == 0 and was_in_head:
                 self._head_size += len(piece)
             elif new_requests == 1 and not was_in_request:
@@ -300,13 +351,49 @@ class HeadSizeCap:
             # Else the head began after another request's end in this piece: counted
             # from the next.
 
+    def _count_framing(self, size: int, in_body_throughout: bool) -> None:
+        """Counts the bytes of a read of `size` bytes that left a request in its body."""
+        if not in_body_throughout:  # its head ended in the read: counted from the next
+            self._framing = 0
+        elif self._body_seen:
+            self._framing = size - self._body_in_piece
+        else:
+            self._framing += size
+
     def on_response_complete(self) -> None:
+        queued = bool(self.pipeline)  # super() starts the next of them
         super().on_response_complete()  # type: ignore[misc]
-        if self._oversized and self._answers_sent() and not self.transport.is_closing():
+        if not self._oversized or self.transport.is_closing():
+            return
+        if self._refused_in_body is not None:
+            if not queued:
+                self._answer_oversized()
+        elif self._answers_sent():
             self._answer_oversized()
 
     def _answers_sent(self) -> bool:
         return self.cycle is None or bool(self.cycle.response_complete)
+
+    def _refuse_trailer(self) -> None:
+        """Refuses the request whose body is being read: its app (running, or queued
+        behind others in `pipeline`) is told the client left, and writes nothing more."""
+        self._oversized = True
+        self.transport.pause_reading()
+        cycle = self._refused_in_body = self.cycle
+        queued = [entry for entry in self.pipeline if entry[0] is cycle]
+        for entry in queued:
+            self.pipeline.remove(entry)
+        started_not_done = cycle.response_started and not cycle.response_complete
+        if not cycle.response_complete:
+            cycle.disconnected = True
+            cycle.message_event.set()
+        if queued:  # answered after the responses before it
+            return
+        if started_not_done:  # half a response sent: no room for a 431
+            self._log_refused()
+            self.transport.close()
+            return
+        self._answer_oversized()
 
     def _refuse(self) -> None:
         self._oversized = True
@@ -320,18 +407,24 @@ class HeadSizeCap:
         with opened_record(request_id_from(None)) as record:
             note_error_codes([ErrorCode.REQUEST_HEADER_FIELDS_TOO_LARGE])
             response = oversized_response(
-                self.max_head_bytes, record.request_id, self.server_state.default_headers
+                self.max_head_bytes,
+                record.request_id,
+                self.server_state.default_headers,
+                trailer=self._refused_in_body is not None,
             )
             self.transport.write(response)
             seconds = time.perf_counter() - self._head_began
             status = HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE
             log_access(UNKNOWN, UNKNOWN, status, seconds, record)
-            logger.info(
-                "closed a connection from %s: a request head over %d bytes",
-                peer_of(self.transport),
-                self.max_head_bytes,
-            )
+            self._log_refused()
         self.transport.close()
+
+    def _log_refused(self) -> None:
+        logger.info(
+            "closed a connection from %s: a request head over %d bytes",
+            peer_of(self.transport),
+            self.max_head_bytes,
+        )
 
 
 class HttpToolsWithHeadLimits(HeadSizeCap, HeadDeadline, HttpToolsProtocol):
