@@ -38,7 +38,8 @@ TYPENAME = b'{"query": "{ __typename }"}'
 
 
 async def echo_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    """Answers each request with its body, read whole; echoes each WebSocket message."""
+    """Answers each request with its body, read whole (on `/stream`, after a first part of
+    the answer sent before reading it); echoes each WebSocket message."""
     if scope["type"] == "websocket":
         while (message := await receive())["type"] != "websocket.disconnect":
             if message["type"] == "websocket.connect":
@@ -48,12 +49,19 @@ async def echo_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         return
     if scope["type"] != "http":
         return
+    streaming = scope["path"] == "/stream"
+    if streaming:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"first part", "more_body": True})
     body = b""
     while True:
         message = await receive()
         body += message.get("body", b"")
         if not message.get("more_body"):
             break
+    if streaming:
+        await send({"type": "http.response.body", "body": body})
+        return
     length = [(b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": 200, "headers": length})
     await send({"type": "http.response.body", "body": body})
@@ -396,9 +404,9 @@ def test_a_pipelined_head_over_the_cap_is_refused_after_the_answer_before_it(
 # --- chunk framing and trailers ---------------------------------------------------------
 
 
-def chunked(*chunks: bytes, trailer: bytes = b"") -> bytes:
-    """A chunked request to `/`: its head, `chunks` framed, the last chunk, `trailer`."""
-    head = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\ntransfer-encoding: chunked\r\n\r\n"
+def chunked(*chunks: bytes, trailer: bytes = b"", path: bytes = b"/") -> bytes:
+    """A chunked request to `path`: its head, `chunks` framed, the last chunk, `trailer`."""
+    head = b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\ntransfer-encoding: chunked\r\n\r\n" % path
     framed = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for chunk in chunks)
     return head + framed + b"0\r\n" + trailer + b"\r\n"
 
@@ -431,6 +439,30 @@ def test_a_trailer_over_the_cap_is_answered_431_then_closed(
     assert closed.getMessage() == (
         f"closed a connection from 127.0.0.1: a request head over {HEAD_CAP} bytes"
     )
+
+
+def test_a_trailer_over_the_cap_cuts_a_response_being_sent(
+    served_capped: tuple[str, int], caplog: pytest.LogCaptureFixture
+) -> None:
+    """An app that started answering before reading the body: no room for a 431 after
+    half a response, so the connection closes, with its line but no access line."""
+    caplog.set_level(logging.INFO, logger="redstring.api")
+    trailer = b"x-trailer: " + b"a" * (HEAD_CAP * 4) + b"\r\n"
+    sent = chunked(b"ping", trailer=trailer, path=b"/stream")
+    cut = sent.index(b"0\r\nx-trailer")
+    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
+        sock.sendall(sent[:cut])
+        time.sleep(0.05)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            sock.sendall(sent[cut:])
+        received, _ = read_until_closed(sock)
+    assert received.startswith(b"HTTP/1.1 200 ")
+    assert b"first part" in received
+    assert b"431" not in received
+    assert b"ping" not in received.partition(b"first part")[2]
+    assert not [r for r in caplog.records if r.name == "redstring.api.access"]
+    [closed] = [r for r in caplog.records if r.getMessage().startswith("closed a connection")]
+    assert closed.getMessage().endswith(f"a request head over {HEAD_CAP} bytes")
 
 
 def test_a_trailer_under_the_cap_is_served(served_capped: tuple[str, int]) -> None:
