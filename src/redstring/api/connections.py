@@ -252,10 +252,11 @@ class HeadSizeCap:
     Trailer fields (after a chunked body) are gathered like headers, so the bytes of a
     chunked body that do not reach `on_body` (chunk sizes and extensions, the trailer)
     are counted too, from its last body bytes (`_framing`), and a read is cut where they
-    would pass the cap (a `Content-Length` body is all data, and never cut). A read holding body bytes counts all its other bytes, those before
-    its last body bytes included; the read in which the head ends counts none of them
-    (the count starts with the next read), so a trailer may pass the cap by less than that
-    read before it is refused. The refused request's app, whose body never ends, is told
+    would pass the cap (a `Content-Length` body is all data, and never cut). A read
+    holding body bytes counts all its other bytes, those before its last body bytes
+    included; the read in which the head ends counts none of them (the count starts with
+    the next read), so a trailer may pass the cap by less than that read before it is
+    refused. The refused request's app, whose body never ends, is told
     the client left: the 431 takes the place of its response when that has not started,
     follows it when it is complete (an app that answered without reading the body) or
     the responses before it when it is queued behind them; a response already being sent
