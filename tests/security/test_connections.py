@@ -17,7 +17,7 @@ import select
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -606,29 +606,37 @@ def test_serve_serves_a_large_head_under_its_default_cap(server: tuple[str, int]
     assert b"__typename" in answer
 
 
+def _flooded_until_closed(server: tuple[str, int], start: bytes) -> bool:
+    """Whether the server closed a connection that sent `start` and then up to 64 MiB of
+    `a` before half of them were sent (the field `start` opens, never ended)."""
+    chunk = b"a" * (1 << 16)
+    sent = 0
+    with socket.create_connection(server, timeout=HANG_GUARD) as sock:
+        sock.sendall(start)
+        try:
+            while sent < 64 << 20:
+                sock.sendall(chunk)
+                sent += len(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            return sent < 32 << 20
+    return False
+
+
+def _wait_for_output(process: LoggedProcess, seen: Callable[[str], bool]) -> None:
+    give_up = time.monotonic() + HANG_GUARD
+    while not seen(process.output):
+        assert time.monotonic() < give_up, process.output[-2000:]
+        time.sleep(0.05)
+
+
 def test_serve_refuses_a_huge_head_without_reading_it(
     serving: tuple[LoggedProcess, tuple[str, int]],
 ) -> None:
     """The review's attack: a header of 64 MiB. The server answers 431 once the head
     passes 64 KiB and closes, so the client cannot send the rest."""
     process, server = serving
-    chunk = b"a" * (1 << 16)
-    sent = 0
-    with socket.create_connection(server, timeout=HANG_GUARD) as sock:
-        sock.sendall(b"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Junk: ")
-        closed = False
-        try:
-            while sent < 64 << 20:
-                sock.sendall(chunk)
-                sent += len(chunk)
-        except (BrokenPipeError, ConnectionResetError):
-            closed = True
-    assert closed
-    assert sent < 32 << 20
-    give_up = time.monotonic() + HANG_GUARD
-    while "- - 431 " not in process.output:
-        assert time.monotonic() < give_up, process.output[-2000:]
-        time.sleep(0.05)
+    assert _flooded_until_closed(server, b"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Junk: ")
+    _wait_for_output(process, lambda output: "- - 431 " in output)
     assert "a request head over 65536 bytes" in process.output
 
 
@@ -639,25 +647,11 @@ def test_serve_refuses_a_huge_trailer_without_reading_it(
     of 64 MiB. `/healthz` answers without reading the body; the connection then answers
     431 once the trailer passes 64 KiB, and closes."""
     process, server = serving
-    refusals = process.output.count("a request head over 65536 bytes")
-    chunk = b"a" * (1 << 16)
-    sent = 0
+    refusal = "a request head over 65536 bytes"
+    refusals = process.output.count(refusal)
     start = (
         b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\ntransfer-encoding: chunked\r\n\r\n"
         b"4\r\nping\r\n0\r\nX-Trailer: "
     )
-    with socket.create_connection(server, timeout=HANG_GUARD) as sock:
-        sock.sendall(start)
-        closed = False
-        try:
-            while sent < 64 << 20:
-                sock.sendall(chunk)
-                sent += len(chunk)
-        except (BrokenPipeError, ConnectionResetError):
-            closed = True
-    assert closed
-    assert sent < 32 << 20
-    give_up = time.monotonic() + HANG_GUARD
-    while process.output.count("a request head over 65536 bytes") == refusals:
-        assert time.monotonic() < give_up, process.output[-2000:]
-        time.sleep(0.05)
+    assert _flooded_until_closed(server, start)
+    _wait_for_output(process, lambda output: output.count(refusal) > refusals)
