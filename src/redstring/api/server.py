@@ -41,9 +41,10 @@ def serve(settings: Settings) -> bool:
 
     Connections are uvicorn's httptools protocol with a deadline and a size cap for each
     request's head (`connections.HttpToolsWithHeadLimits`, `header_timeout`,
-    `max_header_bytes`) and `keep_alive_timeout` between requests. uvicorn's own access log is off (the app logs each request, `AccessLog`), and
-    uvicorn configures no logging of its own (`log_config=None`): its records reach
-    the handler `configure_logging` installs, in the same format."""
+    `max_header_bytes`) and `keep_alive_timeout` between requests. uvicorn's own access
+    log is off (the app logs each request, `AccessLog`), and uvicorn configures no
+    logging of its own (`log_config=None`): its records reach the handler
+    `configure_logging` installs, in the same format."""
     configure_logging(settings.log_level, settings.log_format)
     # Read by each connection's protocol, in this process and in workers (`connections`).
     os.environ[connections.ENVIRONMENT_KEY] = repr(settings.header_timeout)
