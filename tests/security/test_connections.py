@@ -170,6 +170,15 @@ def response_headers(head: bytes) -> dict[str, str]:
     return {name.strip().lower(): value.strip() for name, value in pairs}
 
 
+def refusal(received: bytes, status: bytes) -> tuple[dict[str, str], dict[str, Any]]:
+    """The headers and the one error of a refusal the connection wrote, whose head begins
+    with `status`."""
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(status)
+    (error,) = json.loads(body)["errors"]
+    return response_headers(head), error
+
+
 def request(body: bytes = b"ping") -> bytes:
     return b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
 
@@ -194,14 +203,11 @@ def test_an_unfinished_head_is_answered_408_with_the_error_body_then_closed(
     with socket.create_connection(served, timeout=HANG_GUARD) as sock:
         sock.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: not-yet-")
         received, took = read_until_closed(sock)
-    head, _, body = received.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 408 ")
-    error = json.loads(body)["errors"][0]
+    headers, error = refusal(received, b"HTTP/1.1 408 ")
     assert error["extensions"]["code"] == "REQUEST_TIMEOUT"
     assert f"{HEAD_TIMEOUT:g} s" in error["message"]
     assert took < HEAD_TIMEOUT + 2
     # What every response carries (docs/security.md), the server's `date` too.
-    headers = response_headers(head)
     assert headers["connection"] == "close"
     assert headers["x-content-type-options"] == "nosniff"
     assert headers["x-frame-options"] == "DENY"
@@ -317,12 +323,9 @@ def test_a_head_over_the_cap_is_answered_431_with_the_error_body_then_closed(
     with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
         sock.sendall(head_of(HEAD_CAP + 1, shape=shape))
         received, _ = read_until_closed(sock)
-    head, _, body = received.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
-    error = json.loads(body)["errors"][0]
+    headers, error = refusal(received, b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
     assert error["extensions"]["code"] == "REQUEST_HEADER_FIELDS_TOO_LARGE"
     assert f"{HEAD_CAP} bytes" in error["message"]
-    headers = response_headers(head)
     assert headers["connection"] == "close"
     assert headers["content-type"] == "application/json"
     assert headers["x-content-type-options"] == "nosniff"
@@ -426,13 +429,11 @@ def test_a_trailer_over_the_cap_is_answered_431_then_closed(
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             sock.sendall(sent[cut:])
         received, _ = read_until_closed(sock)
-    head, _, body = received.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
-    error = json.loads(body)["errors"][0]
+    headers, error = refusal(received, b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
     assert error["extensions"]["code"] == "REQUEST_HEADER_FIELDS_TOO_LARGE"
     assert error["message"].startswith("The request's trailer ")
     assert f"{HEAD_CAP} bytes" in error["message"]
-    assert response_headers(head)["connection"] == "close"
+    assert headers["connection"] == "close"
     [access] = [r for r in caplog.records if r.name == "redstring.api.access"]
     assert access.getMessage() == "- - 431"
     [closed] = [r for r in caplog.records if r.getMessage().startswith("closed a connection")]
@@ -535,10 +536,7 @@ def test_serve_closes_a_connection_whose_head_is_late(
     assert received.startswith(b"HTTP/1.1 408 ")
     assert 0.8 <= took < 3
     request_id = response_headers(received.partition(b"\r\n\r\n")[0])["x-request-id"]
-    give_up = time.monotonic() + HANG_GUARD
-    while process.output.count(request_id) < 2:
-        assert time.monotonic() < give_up, process.output
-        time.sleep(0.05)
+    _wait_for_output(process, lambda output: output.count(request_id) >= 2)
     # The access line, and the connection's line (with the client's address) by its id.
     access, closed = [line for line in process.output.splitlines() if request_id in line]
     assert access.startswith(f"INFO redstring.api.access: - - 408 request_id={request_id} ")
@@ -586,9 +584,7 @@ def test_serve_answers_a_body_sent_too_slowly_at_the_request_deadline_then_close
         except (BrokenPipeError, ConnectionResetError):
             pass
         closed_after = time.monotonic() - started
-    head, _, answer = received.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 408 ")
-    (error,) = json.loads(answer)["errors"]
+    _, error = refusal(received, b"HTTP/1.1 408 ")
     assert error["extensions"]["code"] == "REQUEST_TIMEOUT"
     assert error["message"] == "The request's body did not arrive within 2 s"
     assert closed_after < 2 + 1 + 2
