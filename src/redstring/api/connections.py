@@ -35,11 +35,12 @@ build their protocol from uvicorn's configuration, which has no room for them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from http import HTTPStatus
 from typing import Any
 
@@ -79,38 +80,47 @@ def max_head_bytes_from_environment() -> int:
     return int(value) if value else DEFAULT_MAX_HEAD_BYTES
 
 
-def timeout_response(
-    timeout: float, request_id: str, server_headers: Iterable[tuple[bytes, bytes]] = ()
-) -> bytes:
-    """The 408 sent before closing a connection whose head did not complete in time."""
-    refused = RequestRefusedError(
+def head_late(timeout: float) -> RequestRefusedError:
+    """The 408 of a connection whose head did not complete in `timeout` seconds."""
+    return RequestRefusedError(
         HTTPStatus.REQUEST_TIMEOUT,
         ErrorCode.REQUEST_TIMEOUT,
         f"The request's head did not arrive within {timeout:g} s",
     )
-    return refusal_response(refused, request_id, server_headers)
 
 
-def oversized_response(
-    cap: int,
-    request_id: str,
-    server_headers: Iterable[tuple[bytes, bytes]] = (),
-    *,
-    trailer: bool = False,
-) -> bytes:
-    """The 431 sent before closing a connection whose request's head, or its chunked
-    body's trailer (`trailer`), passed `cap` bytes."""
+def head_too_long(cap: int, *, trailer: bool = False) -> RequestRefusedError:
+    """The 431 of a connection whose request's head, or its chunked body's trailer
+    (`trailer`), passed `cap` bytes."""
     what = (
         "The request's trailer (the chunk framing and fields after its body's last bytes)"
         if trailer
         else "The request's head (its line and headers)"
     )
-    refused = RequestRefusedError(
+    return RequestRefusedError(
         HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
         ErrorCode.REQUEST_HEADER_FIELDS_TOO_LARGE,
         f"{what} is longer than {cap} bytes",
     )
-    return refusal_response(refused, request_id, server_headers)
+
+
+@contextlib.contextmanager
+def refusal_written(
+    transport: asyncio.WriteTransport,
+    refused: RequestRefusedError,
+    began: float,
+    server_headers: Iterable[tuple[bytes, bytes]],
+) -> Iterator[None]:
+    """`refused` written whole on `transport` (`refusal_response`) under a new request id,
+    with the access line every request gets: its method and path are `-`, as its head
+    did not come whole, its time from `began` (`time.perf_counter`). What the block logs
+    carries the same id. Not counted in the metrics, which count `/graphql`'s requests."""
+    with opened_record(request_id_from(None)) as record:
+        note_error_codes([refused.code])
+        transport.write(refusal_response(refused, record.request_id, server_headers))
+        seconds = time.perf_counter() - began
+        log_access(UNKNOWN, UNKNOWN, HTTPStatus(refused.status), seconds, record)
+        yield
 
 
 def refusal_response(
@@ -204,18 +214,11 @@ class HeadDeadline:
         self.transport.close()
 
     def _answer_timeout(self) -> None:
-        """The 408, and the access line every request gets: its method and path are
-        `-`, as its head did not come whole; its id is a new one, the client's header
-        having perhaps not come whole either. Not counted in the metrics, which count
-        `/graphql`'s requests."""
-        with opened_record(request_id_from(None)) as record:
-            note_error_codes([ErrorCode.REQUEST_TIMEOUT])
-            response = timeout_response(
-                self.head_timeout, record.request_id, self.server_state.default_headers
-            )
-            self.transport.write(response)
-            seconds = time.perf_counter() - self._head_started
-            log_access(UNKNOWN, UNKNOWN, HTTPStatus.REQUEST_TIMEOUT, seconds, record)
+        """The 408 (`refusal_written`: its id a new one, the client's header having
+        perhaps not come whole either) and the connection's line."""
+        refused = head_late(self.head_timeout)
+        default_headers = self.server_state.default_headers
+        with refusal_written(self.transport, refused, self._head_started, default_headers):
             self._log_closed()
 
     def _log_closed(self) -> None:
@@ -405,18 +408,9 @@ class HeadSizeCap:
     def _answer_oversized(self) -> None:
         """The 431, its access line (method and path `-`, as for the 408: the head did not
         come whole) and the connection's line; then the connection is closed."""
-        with opened_record(request_id_from(None)) as record:
-            note_error_codes([ErrorCode.REQUEST_HEADER_FIELDS_TOO_LARGE])
-            response = oversized_response(
-                self.max_head_bytes,
-                record.request_id,
-                self.server_state.default_headers,
-                trailer=self._refused_in_body is not None,
-            )
-            self.transport.write(response)
-            seconds = time.perf_counter() - self._head_began
-            status = HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE
-            log_access(UNKNOWN, UNKNOWN, status, seconds, record)
+        refused = head_too_long(self.max_head_bytes, trailer=self._refused_in_body is not None)
+        default_headers = self.server_state.default_headers
+        with refusal_written(self.transport, refused, self._head_began, default_headers):
             self._log_refused()
         self.transport.close()
 

@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from redstring.api.errors import ErrorCode, RequestRefusedError
 from redstring.api.refusals import refusal_response
 
-# Also in the 408 a connection gets when its head is late (`connections.timeout_response`).
+# Also in the 408 a connection gets when its head is late (`connections.refusal_response`).
 SECURITY_HEADERS = (
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
