@@ -49,6 +49,21 @@ def child_environment(**extra: str) -> dict[str, str]:
     return env
 
 
+def neo4j_child_environment(
+    neo4j_auth: tuple[str, tuple[str, str]], *, uri: str | None = None, **extra: str
+) -> dict[str, str]:
+    """`child_environment` of a command over the suite's Neo4j (`neo4j_auth`, its URI or
+    `uri` in its place), with `extra`."""
+    own_uri, (user, password) = neo4j_auth
+    return child_environment(
+        REDSTRING_BACKEND="neo4j",
+        REDSTRING_NEO4J_URI=uri or own_uri,
+        REDSTRING_NEO4J_USER=user,
+        REDSTRING_NEO4J_PASSWORD=password,
+        **extra,
+    )
+
+
 class LoggedProcess:
     """A child process whose combined stdout and stderr are read in the background."""
 

@@ -28,7 +28,7 @@ from redstring.api.settings import Settings
 from redstring.domain.errors import StoreUnavailableError
 from redstring.domain.ids import TenantId
 from redstring.testing import new_tenant
-from tests.processes import REPO, child_environment
+from tests.processes import REPO, neo4j_child_environment
 
 LOCK_WAIT = "Neo4j ended a transaction that waited for a lock another transaction holds"
 
@@ -148,12 +148,8 @@ def _load(
     path: Path, tenant: TenantId, neo4j_auth: tuple[str, tuple[str, str]], retry: str
 ) -> subprocess.Popen[str]:
     """`redstring load` of `path` into `tenant`, started."""
-    uri, (user, password) = neo4j_auth
-    env = child_environment(
-        REDSTRING_BACKEND="neo4j",
-        REDSTRING_NEO4J_URI=uri,
-        REDSTRING_NEO4J_USER=user,
-        REDSTRING_NEO4J_PASSWORD=password,
+    env = neo4j_child_environment(
+        neo4j_auth,
         REDSTRING_EMBEDDINGS="hashing",
         REDSTRING_NEO4J_OUTAGE_RETRY=retry,
         REDSTRING_NEO4J_TRANSACTION_TIMEOUT=str(TIMEOUT),

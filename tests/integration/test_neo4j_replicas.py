@@ -18,7 +18,7 @@ import pytest
 from redstring.api import bookmarks
 from redstring.testing import new_tenant
 from tests.integration.test_neo4j_routing import routing_uri
-from tests.processes import REPO, LoggedProcess, child_environment, free_loopback_port
+from tests.processes import REPO, LoggedProcess, free_loopback_port, neo4j_child_environment
 
 ROUNDS = 100
 SECRET = "the replicas' bookmark secret, 32 characters or more"
@@ -34,12 +34,9 @@ RETRIEVE = """query ($t: ID!, $name: String!) {
 @pytest.fixture
 def replicas(neo4j_auth: tuple[str, tuple[str, str]]) -> Iterator[tuple[str, str]]:
     """Two `redstring serve` over the suite's Neo4j by `neo4j://`; their base URLs."""
-    uri, (user, password) = neo4j_auth
-    env = child_environment(
-        REDSTRING_BACKEND="neo4j",
-        REDSTRING_NEO4J_URI=routing_uri(uri),
-        REDSTRING_NEO4J_USER=user,
-        REDSTRING_NEO4J_PASSWORD=password,
+    env = neo4j_child_environment(
+        neo4j_auth,
+        uri=routing_uri(neo4j_auth[0]),
         # Replicas share the key their bookmarks are sealed with.
         REDSTRING_BOOKMARK_SECRET=SECRET,
     )
@@ -98,13 +95,7 @@ def test_the_workers_of_one_serve_without_a_secret_take_each_others_bookmarks(
     """Without REDSTRING_BOOKMARK_SECRET, `serve --workers 2` makes one key that both
     workers seal with: a bookmark is taken whichever worker a connection reaches (a
     key per worker would refuse about half)."""
-    uri, (user, password) = neo4j_auth
-    env = child_environment(
-        REDSTRING_BACKEND="neo4j",
-        REDSTRING_NEO4J_URI=uri,
-        REDSTRING_NEO4J_USER=user,
-        REDSTRING_NEO4J_PASSWORD=password,
-    )
+    env = neo4j_child_environment(neo4j_auth)
     env.pop(bookmarks.WORKERS_KEY, None)
     port = free_loopback_port()
     argv = [sys.executable, "-m", "redstring.api", "serve", "--port", str(port), "--workers", "2"]
