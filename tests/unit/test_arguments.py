@@ -9,6 +9,7 @@ import asyncio
 import uuid
 from typing import Any, get_type_hints
 
+import numpy as np
 import pytest
 
 from redstring import Entity, InvalidInputError, Redstring, Relationship, RetrievalMode, TenantId
@@ -33,6 +34,21 @@ def test_count_of_takes_integers_of_zero_or_more() -> None:
         count_of(2**63, "k")
     with pytest.raises(InvalidInputError, match=r"^k must be at most 2\*\*63 - 1, got an int$"):
         count_of(10**100, "k")
+
+
+def test_count_of_takes_numpy_integers_as_ints_but_not_numpy_floats_or_bools() -> None:
+    """What `operator.index` takes is an integer (numpy's, a count read from an array),
+    answered as a plain `int`; a numpy bool or float is refused as Python's are."""
+    for integer in (np.int64(3), np.uint8(3), np.intp(3)):
+        assert count_of(integer, "k") == 3
+        assert type(count_of(integer, "k")) is int
+    for wrong in (np.float64(3.0), np.bool_(True)):
+        with pytest.raises(InvalidInputError, match=r"^k must be an integer, got "):
+            count_of(wrong, "k")
+    with pytest.raises(InvalidInputError, match=r"^k must not be negative, got -2$"):
+        count_of(np.int32(-2), "k")
+    found = asyncio.run(_client().retrieve("acme", TENANT, k=np.int64(1)))  # type: ignore[arg-type]
+    assert [m.entity.name for m in found.matches] == ["Acme Corp"]
 
 
 def test_names_of_takes_any_iterable_of_strings_but_not_a_string() -> None:

@@ -9,9 +9,10 @@ slicing off the last item, or a direction of the wrong case read as `BOTH`.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from enum import Enum
-from typing import TypeVar
+from typing import SupportsIndex, TypeVar
 
 from redstring.domain.errors import InvalidInputError
 from redstring.domain.text import check_storable
@@ -37,12 +38,15 @@ MAX_COUNT = 2**63 - 1
 
 
 def count_of(value: object, argument: str) -> int:
-    """`value`, an `int` from 0 to `MAX_COUNT` (not a `bool`), else `InvalidInputError`.
+    """`value`, an integer from 0 to `MAX_COUNT`, as an `int`, else `InvalidInputError`.
 
-    A larger one is refused rather than clamped, alike on every store: no store holds so
-    many of anything, so a caller asking for more has made a slip worth naming."""
-    if isinstance(value, bool) or not isinstance(value, int):
+    An integer is what `operator.index` takes (an `int`, numpy's integers), but a `bool`:
+    never a float, nor a string of digits. A larger one is refused rather than clamped,
+    alike on every store: no store holds so many of anything, so a caller asking for
+    more has made a slip worth naming."""
+    if isinstance(value, bool) or not isinstance(value, SupportsIndex):
         raise InvalidInputError(f"{argument} must be an integer, got {shown_value(value)}")
+    value = operator.index(value)
     if value < 0:
         raise InvalidInputError(f"{argument} must not be negative, got {value}")
     if value > MAX_COUNT:
