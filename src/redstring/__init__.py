@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         StoreUnavailableError,
         TextsRefusedError,
         VectorIndexMismatchError,
+        WrongEventLoopError,
     )
     from redstring.domain.highlight import TextRange, highlight_ranges
     from redstring.domain.ids import EntityId, RelationshipId, TenantId
@@ -110,6 +111,7 @@ __all__ = [
     "VectorProvenance",
     "VectorRecord",
     "VectorStore",
+    "WrongEventLoopError",
     "__version__",
     "build_graph",
     "highlight_ranges",
@@ -150,6 +152,7 @@ _HOMES: dict[str, str] = {
     "StoreUnavailableError": "redstring.domain.errors",
     "TextsRefusedError": "redstring.domain.errors",
     "VectorIndexMismatchError": "redstring.domain.errors",
+    "WrongEventLoopError": "redstring.domain.errors",
     "TextRange": "redstring.domain.highlight",
     "highlight_ranges": "redstring.domain.highlight",
     "EntityId": "redstring.domain.ids",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 
 import neo4j
 import pytest
@@ -17,8 +18,10 @@ from redstring import (
     Relationship,
     RetrievalMode,
     TextRange,
+    WrongEventLoopError,
     highlight_ranges,
 )
+from redstring.adapters.neo4j import Neo4jGraphStore, connect_driver
 from redstring.domain.properties import MAX_PROPERTIES_BYTES
 from redstring.domain.text import MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH, MAX_TYPE_LENGTH
 from redstring.testing import new_tenant
@@ -82,6 +85,93 @@ async def test_a_closed_client_says_so_instead_of_failing_in_the_driver(
         assert (await rs.retrieve("Acme", tenant, k=1)).matches == ()
     with pytest.raises(ClientClosedError, match="closed"):
         await rs.retrieve("Acme", tenant, k=1)
+
+
+def test_a_call_on_another_event_loop_is_refused_and_the_client_closes_on_its_own(
+    neo4j_auth: tuple[str, tuple[str, str]],
+) -> None:
+    """The driver's connections belong to the loop of the first call: a call from
+    another (a second `asyncio.run`) is refused by name, not failed in the driver, and
+    so is `aclose`, which leaves the client open to be closed on its own loop."""
+    uri, auth = neo4j_auth
+    tenant = new_tenant()
+    acme = Entity.create(tenant, "Acme Corp", "company")
+    rs = Redstring.neo4j(uri, auth, embeddings=HashingEmbeddingProvider(DIMENSION))
+    with asyncio.Runner() as first:
+        first.run(rs.upsert([acme]))
+        with pytest.raises(WrongEventLoopError, match="one client per event loop"):
+            asyncio.run(rs.retrieve("Acme", tenant))
+        with pytest.raises(WrongEventLoopError, match="close it on the event loop it started"):
+            asyncio.run(rs.aclose())
+        found = first.run(rs.retrieve("Acme", tenant, k=1))
+        assert [m.entity.id for m in found.matches] == [acme.id]
+        assert first.run(rs.delete([acme.id], tenant)) == 1
+        first.run(rs.aclose())
+    with pytest.raises(ClientClosedError):
+        asyncio.run(rs.retrieve("Acme", tenant))
+
+
+def test_aclose_after_the_client_s_loop_closed_says_so_and_closes_the_client(
+    neo4j_auth: tuple[str, tuple[str, str]],
+) -> None:
+    """`asyncio.run` closed the loop, and with it what the driver held there: `aclose`
+    on the next loop says so (`WrongEventLoopError`), where it failed in the driver
+    with `Event loop is closed`, and the client is closed."""
+    uri, auth = neo4j_auth
+    tenant = new_tenant()
+    rs = Redstring.neo4j(uri, auth, embeddings=HashingEmbeddingProvider(DIMENSION))
+    assert asyncio.run(rs.retrieve("Acme", tenant)).matches == ()
+    with pytest.raises(WrongEventLoopError, match="event loop this client started on is closed"):
+        asyncio.run(rs.aclose())
+    with pytest.raises(ClientClosedError):
+        asyncio.run(rs.retrieve("Acme", tenant))
+    asyncio.run(rs.aclose())  # closed: nothing more to do
+
+
+class _HeldDocuments(HashingEmbeddingProvider):
+    """Embeds documents once `release` is set, after setting `embedding`."""
+
+    def __init__(self, dimension: int) -> None:
+        super().__init__(dimension)
+        self.embedding = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.embedding.set()
+        await self.release.wait()
+        return await super().embed_documents(texts)
+
+
+async def test_a_call_running_when_the_client_closes_raises_client_closed(
+    neo4j_auth: tuple[str, tuple[str, str]],
+) -> None:
+    """Not `StoreUnavailableError: Driver closed`: the store did not fail, the client's
+    lifetime ended under the call."""
+    uri, auth = neo4j_auth
+    tenant = new_tenant()
+    provider = _HeldDocuments(DIMENSION)
+    rs = Redstring.neo4j(uri, auth, embeddings=provider)
+    await rs.start()
+    upsert = asyncio.ensure_future(rs.upsert([Entity.create(tenant, "Acme Corp", "company")]))
+    await provider.embedding.wait()
+    await rs.aclose()
+    provider.release.set()
+    with pytest.raises(ClientClosedError, match="closed \\(aclose\\) while the call ran"):
+        await upsert
+
+
+async def test_a_driver_setting_it_cannot_use_is_bad_input_not_an_outage(
+    neo4j_auth: tuple[str, tuple[str, str]],
+) -> None:
+    """A driver made by hand, past `Redstring.neo4j`'s checks: the driver's
+    `ConfigurationError` is an `InvalidInputError`, never tried again as an outage, and
+    it does not show the password."""
+    uri, (user, password) = neo4j_auth
+    async with connect_driver(uri, f"{user}:{password}") as driver:  # type: ignore[arg-type]
+        graph = Neo4jGraphStore(driver)
+        with pytest.raises(InvalidInputError, match="the Neo4j driver refuses its auth") as bad:
+            await graph.tenants()
+    assert password not in str(bad.value)
 
 
 async def test_the_longest_names_are_stored_and_longer_names_or_types_refused(

@@ -378,3 +378,16 @@ def test_a_size_given_to_a_constructor_is_read_as_every_count_is(
     `TypeError` from a comparison, nor a float taken as a size."""
     with pytest.raises(InvalidInputError, match=f"^{re.escape(message)}"):
         make()
+
+
+def test_a_memory_client_serves_every_event_loop() -> None:
+    """Nothing of it belongs to a loop: each `asyncio.run` may use it, and close it."""
+    tenant = new_tenant()
+    acme = Entity.create(tenant, "Acme Corp", "company")
+    rs = Redstring.in_memory(HashingEmbeddingProvider(16))
+    asyncio.run(rs.upsert([acme]))
+    found = asyncio.run(rs.retrieve("Acme", tenant, k=1))
+    assert [m.entity.id for m in found.matches] == [acme.id]
+    asyncio.run(rs.aclose())
+    with pytest.raises(ClientClosedError):
+        asyncio.run(rs.retrieve("Acme", tenant))

@@ -46,6 +46,7 @@ SAMPLES: list[RedstringError] = [
     errors.StoreUnavailableError("Neo4j ended a transaction", options=("transaction_timeout",)),
     errors.ClientClosedError("this client is closed"),
     errors.ClientStartFailedError("this client failed to start"),
+    errors.WrongEventLoopError("this client belongs to another event loop"),
     EmbeddingUnavailableError("rate-limited", attempts=3, status_code=429),
     EmbeddingUnavailableError("rate-limited", attempts=1, status_code=429, retry_after=17.0),
     EmbeddingUnavailableError("no reply", attempts=1),

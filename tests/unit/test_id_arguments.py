@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, get_type_hints
 
 import pytest
 
@@ -17,6 +17,8 @@ from redstring import (
     InMemoryGraphStore,
     InMemoryVectorStore,
     InvalidInputError,
+    Redstring,
+    Relationship,
     Retriever,
     TenantId,
     build_graph,
@@ -117,3 +119,20 @@ def test_a_uuid_string_finds_what_the_uuid_finds() -> None:
     _, graph, _, acme = _world()
     found = asyncio.run(graph.get_entities([str(acme.id)], str(TENANT)))  # type: ignore[list-item,arg-type]
     assert found == [acme]
+
+
+def test_the_client_s_id_lists_are_typed_as_what_they_take() -> None:
+    """UUIDs and their strings, as `tenant_id` is: a `list[uuid.UUID]` type-checks."""
+    for method in (Redstring.delete, Redstring.relationships, Redstring.relationship_counts):
+        assert get_type_hints(method)["entity_ids"] == Sequence[uuid.UUID | str], method
+
+
+def test_the_client_takes_id_strings_and_answers_by_uuid() -> None:
+    rs = Redstring.in_memory(HashingEmbeddingProvider(DIMENSION))
+    acme = Entity.create(TENANT, "Acme Corp", "company")
+    wile = Entity.create(TENANT, "Wile E. Coyote", "person")
+    buys = Relationship.create(TENANT, wile.id, "CUSTOMER_OF", acme.id)
+    asyncio.run(rs.upsert([acme, wile], [buys]))
+    assert asyncio.run(rs.relationships([str(acme.id)], TENANT)) == {acme.id: [buys]}
+    assert asyncio.run(rs.relationship_counts([str(acme.id).upper()], TENANT)) == {acme.id: 1}
+    assert asyncio.run(rs.delete([str(acme.id), wile.id], TENANT)) == 2

@@ -8,11 +8,12 @@ call starts from a `Client`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import dataclasses
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
@@ -27,6 +28,7 @@ from redstring.composition.embedding_choice import (
     make_embedding_provider,
 )
 from redstring.composition.extras import check_neo4j_extra
+from redstring.composition.neo4j_options import neo4j_options_of
 from redstring.composition.neo4j_uri import check_neo4j_uri
 from redstring.composition.observed import (
     ObservedCandidateReader,
@@ -46,8 +48,13 @@ from redstring.composition.vector_provenance import (
 from redstring.domain.arguments import count_of
 from redstring.domain.entity import Entity
 from redstring.domain.entity_types import type_after_of
-from redstring.domain.errors import ClientClosedError, ClientStartFailedError
-from redstring.domain.ids import EntityId, TenantId, tenant_id_of
+from redstring.domain.errors import (
+    ClientClosedError,
+    ClientStartFailedError,
+    StoreUnavailableError,
+    WrongEventLoopError,
+)
+from redstring.domain.ids import EntityId, TenantId, entity_ids_of, tenant_id_of
 from redstring.domain.normalization import prepare_any_script
 from redstring.domain.relationship import Direction, Relationship
 from redstring.domain.relationship_order import RelationshipPlace
@@ -63,10 +70,20 @@ Closer = Callable[[], Awaitable[None]]
 
 
 class _Lifetime:
-    """Whether a client is closed, shared by the client and its `observed` copies (which
-    run the same closers)."""
+    """Whether a client is closed, and the event loop of its first call, shared by the
+    client and its `observed` copies (which run the same closers)."""
 
     closed = False
+    loop: asyncio.AbstractEventLoop | None = None
+
+
+# What a call on a loop-bound client (`Redstring.neo4j`) from another event loop says.
+_OTHER_LOOP = (
+    "this client's Neo4j connections belong to the event loop of its first call, and "
+    "this call runs on another: open one client per event loop (inside the coroutine "
+    "asyncio.run runs, as `async with Redstring.neo4j(...)`), or make every call on one "
+    "loop (one asyncio.Runner)"
+)
 
 
 @runtime_checkable
@@ -192,6 +209,9 @@ class Redstring:
         self.query_cache = cache
         self.closers = tuple(closers)
         self._lifetime = _Lifetime()
+        # Whether what the client holds belongs to the event loop of its first call (a
+        # Neo4j driver's connections): calls from another loop are refused.
+        self._loop_bound = False
         self._starter: Callable[[], Awaitable[None]] | None = None
         self._starting: asyncio.Future[None] | None = None
         # The stores that can tell when their server started, and for each server, the
@@ -247,10 +267,15 @@ class Redstring:
         adapters are imported here, so redstring runs without the `neo4j`
         extra until this backend is chosen; without it, `InvalidInputError`
         names the extra, as it says what is wrong with a `uri` the driver
-        cannot take (`check_neo4j_uri`), before anything is built.
+        cannot take (`check_neo4j_uri`) or with another option
+        (`neo4j_options_of`: `auth` a pair of strings, `database` a string,
+        `outage_retry` finite seconds from 0, `transaction_timeout` finite
+        seconds above 0, `query_cache_size` a count), before anything is built.
         """
         check_neo4j_extra()
         check_neo4j_uri(uri)
+        options = neo4j_options_of(auth, database, outage_retry, transaction_timeout)
+        query_cache_size = count_of(query_cache_size, "query_cache_size")
         from redstring.adapters.neo4j import (
             Neo4jGraphStore,
             Neo4jSettings,
@@ -261,10 +286,13 @@ class Redstring:
         owned = embeddings is None
         provider = default_embedding_provider() if embeddings is None else embeddings
         closers = _closers_of(provider) if owned else ()
-        settings = Neo4jSettings(outage_retry_time=outage_retry)
-        if transaction_timeout is not None:
-            settings = dataclasses.replace(settings, transaction_timeout=transaction_timeout)
-        driver = connect_driver(uri, auth, settings)
+        settings = Neo4jSettings(outage_retry_time=options.outage_retry)
+        if options.transaction_timeout is not None:
+            settings = dataclasses.replace(
+                settings, transaction_timeout=options.transaction_timeout
+            )
+        driver = connect_driver(uri, options.auth, settings)
+        database = options.database
         graph = Neo4jGraphStore(driver, database=database, settings=settings)
         vectors = Neo4jVectorStore(driver, provider.dimension, database=database, settings=settings)
         client = cls(
@@ -281,6 +309,7 @@ class Redstring:
             await client.warm_up()
 
         client._starter = start
+        client._loop_bound = True
         return client
 
     @classmethod
@@ -293,13 +322,19 @@ class Redstring:
         included (a server's share of its request deadline; None waits out an outage).
 
         Raises `InvalidInputError` for an incomplete embedding choice, or the neo4j
-        backend without its extra or with a URI it cannot take (before the provider is
-        built).
+        backend without its extra, with a URI it cannot take or another option
+        `Redstring.neo4j` refuses (before the provider is built).
         """
         neo4j = str(settings.backend) == "neo4j"
         if neo4j:
             check_neo4j_extra()
             check_neo4j_uri(settings.neo4j_uri)
+            neo4j_options_of(
+                (settings.neo4j_user, settings.neo4j_password.get_secret_value()),
+                settings.neo4j_database,
+                settings.neo4j_outage_retry,
+                settings.neo4j_transaction_timeout,
+            )
         embeddings = embeddings_from_settings(settings, time_limit=embedding_time_limit)
         if neo4j:
             client = cls.neo4j(
@@ -319,7 +354,11 @@ class Redstring:
     async def start(self) -> None:
         """Prepare the stores (a Neo4j schema, its statements planned), once: calls made
         while it runs wait for it. On failure, what this client owns is closed and the
-        error raised; every later call raises `ClientStartFailedError` from it."""
+        error raised; every later call raises `ClientStartFailedError` from it.
+
+        A client over Neo4j (`neo4j`, `from_settings`) belongs to the event loop of its
+        first call: a call from another raises `WrongEventLoopError`."""
+        self._check_loop()
         if self._starting is None:
             self._check_open()
             if self._starter is None:
@@ -345,6 +384,32 @@ class Redstring:
         if self._lifetime.closed:
             raise ClientClosedError("this client is closed (aclose): open a new one")
 
+    def _check_loop(self) -> None:
+        """Bind a loop-bound client to the running loop on its first call; from then on,
+        `WrongEventLoopError` on any other (asyncio's own error would come from deep in
+        the driver, and leave the client's connections on a loop that may be gone)."""
+        if not self._loop_bound or self._lifetime.closed:
+            return
+        running = asyncio.get_running_loop()
+        if self._lifetime.loop is None:
+            self._lifetime.loop = running
+        elif self._lifetime.loop is not running:
+            raise WrongEventLoopError(_OTHER_LOOP)
+
+    @contextlib.contextmanager
+    def _closed_under_it(self) -> Iterator[None]:
+        """A store's failure in a call that `aclose` overtook (a driver closed under it)
+        raised as `ClientClosedError`: the store did not fail, the client's lifetime
+        ended."""
+        try:
+            yield
+        except StoreUnavailableError as error:
+            if not self._lifetime.closed:
+                raise
+            raise ClientClosedError(
+                "this client was closed (aclose) while the call ran: open a new one"
+            ) from error
+
     async def _start_once(self, starter: Callable[[], Awaitable[None]]) -> None:
         try:
             await starter()
@@ -368,9 +433,32 @@ class Redstring:
     async def aclose(self) -> None:
         """Run every closer, even when an earlier one fails; the first failure is raised.
         Then every call raises `ClientClosedError` (`ClientStartFailedError` after a
-        failed start); closing again does nothing."""
+        failed start), and a call still running that the close overtakes raises
+        `ClientClosedError` too; closing again does nothing.
+
+        A client bound to an event loop (`start`) closes on that loop only: on another
+        it raises `WrongEventLoopError` and stays open, to be closed on its own; once
+        that loop is closed, what the client held there cannot be closed any more, and
+        it raises `WrongEventLoopError` saying so, the client closed."""
         if self._lifetime.closed:
             return
+        bound = self._lifetime.loop
+        if self._loop_bound and bound is not None and bound is not asyncio.get_running_loop():
+            if not bound.is_closed():
+                raise WrongEventLoopError(
+                    "this client's Neo4j connections belong to the event loop of its "
+                    "first call: close it on the event loop it started on (it stays "
+                    "open until then)"
+                )
+            self._lifetime.closed = True
+            self._starter = None
+            raise WrongEventLoopError(
+                "the event loop this client started on is closed, and with it the Neo4j "
+                "connections it held there, which cannot be closed any more (Python warns "
+                "of them as unclosed); the client is closed. Close a client on its own "
+                "loop: `async with Redstring.neo4j(...)` inside the coroutine asyncio.run "
+                "runs"
+            )
         self._lifetime.closed = True
         self._starter = None
         failure: BaseException | None = None
@@ -403,14 +491,15 @@ class Redstring:
         (of `batch_size` entities).
         """
         await self.start()
-        await build_graph(
-            entities,
-            relationships,
-            embeddings=self.embeddings,
-            vectors=self.vectors,
-            graph=self.graph,
-            batch_size=batch_size,
-        )
+        with self._closed_under_it():
+            await build_graph(
+                entities,
+                relationships,
+                embeddings=self.embeddings,
+                vectors=self.vectors,
+                graph=self.graph,
+                batch_size=batch_size,
+            )
 
     async def retrieve(
         self,
@@ -423,13 +512,14 @@ class Redstring:
     ) -> RetrievalResult:
         """The `k` best entities of `tenant_id` for `query`, best first (`Retriever.retrieve`)."""
         await self.start()
-        return await self.retriever.retrieve(
-            query, tenant_id, k=k, entity_types=entity_types, mode=mode
-        )
+        with self._closed_under_it():
+            return await self.retriever.retrieve(
+                query, tenant_id, k=k, entity_types=entity_types, mode=mode
+            )
 
     async def relationships(
         self,
-        entity_ids: Sequence[EntityId],
+        entity_ids: Sequence[uuid.UUID | str],
         tenant_id: uuid.UUID | str,
         *,
         direction: Direction = Direction.BOTH,
@@ -440,20 +530,23 @@ class Redstring:
         """Each asked id mapped to its relationships (`[]` when none), ordered by type
         then id, those after `after` (a `RelationshipPlace`, or the last relationship of
         the previous page), the first `limit_per_entity` of them
-        (`GraphStore.relationships_of`)."""
+        (`GraphStore.relationships_of`). An id is a UUID or its string, and the answer
+        is keyed by the UUID."""
         await self.start()
-        return await self.graph.relationships_of(
-            entity_ids,
-            tenant_id_of(tenant_id),
-            direction=direction,
-            types=types,
-            limit_per_entity=limit_per_entity,
-            after=after,
-        )
+        ids = entity_ids_of(entity_ids, "entity_ids")
+        with self._closed_under_it():
+            return await self.graph.relationships_of(
+                ids,
+                tenant_id_of(tenant_id),
+                direction=direction,
+                types=types,
+                limit_per_entity=limit_per_entity,
+                after=after,
+            )
 
     async def relationship_counts(
         self,
-        entity_ids: Sequence[EntityId],
+        entity_ids: Sequence[uuid.UUID | str],
         tenant_id: uuid.UUID | str,
         *,
         direction: Direction = Direction.BOTH,
@@ -461,15 +554,21 @@ class Redstring:
     ) -> dict[EntityId, int]:
         """Each asked id mapped to how many relationships `relationships` lists for it
         with the same `direction` and `types` and neither cap nor `after`
-        (`GraphStore.relationship_counts`): the total beside a page."""
+        (`GraphStore.relationship_counts`): the total beside a page. Keyed by UUID, as
+        `relationships` is."""
         await self.start()
-        return await self.graph.relationship_counts(
-            entity_ids, tenant_id_of(tenant_id), direction=direction, types=types
-        )
+        ids = entity_ids_of(entity_ids, "entity_ids")
+        with self._closed_under_it():
+            return await self.graph.relationship_counts(
+                ids, tenant_id_of(tenant_id), direction=direction, types=types
+            )
 
-    async def delete(self, entity_ids: Sequence[EntityId], tenant_id: uuid.UUID | str) -> int:
-        """Delete entities, their vectors and every relationship touching them; how many
-        this call deleted (`GraphStore.delete_entities`).
+    async def delete(
+        self, entity_ids: Sequence[uuid.UUID | str], tenant_id: uuid.UUID | str
+    ) -> int:
+        """Delete entities (each id a UUID or its string), their vectors and every
+        relationship touching them; how many this call deleted
+        (`GraphStore.delete_entities`).
 
         Vectors go first, so a failure between the two stores leaves entities
         without vectors (still found lexically), never vectors of deleted entities;
@@ -487,18 +586,19 @@ class Redstring:
         if one landed, is left behind, and retrieval skips it (docs/adr/0004).
         """
         await self.start()
-        tenant = tenant_id_of(tenant_id)
-        await self.vectors.delete(entity_ids, tenant)
-        deleted = await self.graph.delete_entities(entity_ids, tenant)
+        tenant, ids = tenant_id_of(tenant_id), entity_ids_of(entity_ids, "entity_ids")
+        with self._closed_under_it():
+            await self.vectors.delete(ids, tenant)
+            deleted = await self.graph.delete_entities(ids, tenant)
         try:
-            await self.vectors.delete(entity_ids, tenant)
+            await self.vectors.delete(ids, tenant)
         except Exception as error:
             _log.warning(
                 "tenant %s: a delete of %d ids deleted %d entities, then deleting their "
                 "vectors again failed (a vector written meanwhile is left, which retrieval "
                 "skips): %s: %s",
                 tenant,
-                len(entity_ids),
+                len(ids),
                 deleted,
                 type(error).__name__,
                 error,
@@ -508,7 +608,8 @@ class Redstring:
     async def tenants(self) -> list[TenantId]:
         """Every tenant with an entity in the graph store, in id order."""
         await self.start()
-        return await self.graph.tenants()
+        with self._closed_under_it():
+            return await self.graph.tenants()
 
     async def entity_types(
         self, tenant_id: uuid.UUID | str, *, limit: int | None = None, after: str | None = None
@@ -520,7 +621,8 @@ class Redstring:
         Over Neo4j a scan of the tenant's entities."""
         await self.start()
         tenant, after = tenant_id_of(tenant_id), type_after_of(after)
-        return await self.graph.entity_types(tenant, limit=limit, after=after)
+        with self._closed_under_it():
+            return await self.graph.entity_types(tenant, limit=limit, after=after)
 
     async def rekey(
         self,
@@ -539,16 +641,17 @@ class Redstring:
         `dry_run`, count them only. `on_page` hears the report so far after each page,
         `on_progress` after each step of a page."""
         await self.start()
-        return await rekey(
-            self.graph,
-            tenant_id_of(tenant_id),
-            page_size=page_size,
-            dry_run=dry_run,
-            on_page=on_page,
-            on_progress=on_progress,
-            embeddings=self.embeddings if vectors else None,
-            vectors=self.vectors if vectors else None,
-        )
+        with self._closed_under_it():
+            return await rekey(
+                self.graph,
+                tenant_id_of(tenant_id),
+                page_size=page_size,
+                dry_run=dry_run,
+                on_page=on_page,
+                on_progress=on_progress,
+                embeddings=self.embeddings if vectors else None,
+                vectors=self.vectors if vectors else None,
+            )
 
     async def check_vector_provenance(
         self, *, sample_size: int = DEFAULT_SAMPLE_SIZE
@@ -562,9 +665,10 @@ class Redstring:
         (`VectorProvenance.checked`). `redstring serve` runs it once it has started
         (docs/embeddings.md)."""
         await self.start()
-        return await check_provenance(
-            self.embeddings, self.vectors, self.graph, sample_size=sample_size
-        )
+        with self._closed_under_it():
+            return await check_provenance(
+                self.embeddings, self.vectors, self.graph, sample_size=sample_size
+            )
 
     async def check_embeddings(self) -> EmbeddingCheck:
         """Whether the provider answers: one short query embedded by it, past the query
@@ -575,7 +679,8 @@ class Redstring:
         `DimensionMismatchError` for a vector of another dimension. `redstring serve`
         runs it once it has started (docs/embeddings.md)."""
         await self.start()
-        return await check_embeddings(self.embeddings, self.vectors)
+        with self._closed_under_it():
+            return await check_embeddings(self.embeddings, self.vectors)
 
     def observed(self, observer: Observer) -> Redstring:
         """This client with every store call, provider call, cache use and dangling
@@ -622,9 +727,10 @@ class Redstring:
         last `warm_up` read its start (`StartReads`): what that warm-up filled is gone,
         though no read failed. Stores that never start again (in memory) are always
         warm; a server no warm-up has met is taken as the check finds it. Raises
-        `ClientClosedError` once closed.
+        `ClientClosedError` once closed, `WrongEventLoopError` as `start` does.
         """
         self._check_open()
+        self._check_loop()
         starts = await self._answer_and_starts()
         return all([self._warm_starts.setdefault(s.server, s.started) == s.started for s in starts])
 
@@ -644,9 +750,10 @@ class Redstring:
         A database plans a statement the first time it runs it: warmed up, neither the
         first readiness check (whose deadline is short) nor the first request pays for it.
         Once done, `check_ready` measures restarts from the starts read at its beginning.
-        Raises `ClientClosedError` once closed.
+        Raises `ClientClosedError` once closed, `WrongEventLoopError` as `start` does.
         """
         self._check_open()
+        self._check_loop()
         prepare_any_script()  # the first name or query beyond Latin letters pays it else
         tenant = TenantId(uuid.uuid4())
         starts = await self._answer_and_starts()

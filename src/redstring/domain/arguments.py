@@ -9,6 +9,7 @@ slicing off the last item, or a direction of the wrong case read as `BOTH`.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Iterable, Sequence
 from enum import Enum
@@ -52,6 +53,21 @@ def count_of(value: object, argument: str) -> int:
     if value > MAX_COUNT:
         raise InvalidInputError(f"{argument} must be at most 2**63 - 1, got {shown_value(value)}")
     return value
+
+
+def seconds_of(value: object, argument: str, *, zero: bool = True) -> float:
+    """`value`, a finite number of seconds (an `int` or a `float`, not a `bool` nor a
+    string), 0 or more (more than 0 unless `zero`), as a `float`; else
+    `InvalidInputError` naming `argument`."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInputError(f"{argument} must be a number of seconds, got {shown_value(value)}")
+    if not math.isfinite(value):
+        raise InvalidInputError(f"{argument} must be finite, got {value}")
+    if value < 0 and zero:
+        raise InvalidInputError(f"{argument} must not be negative, got {value}")
+    if value <= 0 and not zero:
+        raise InvalidInputError(f"{argument} must be more than 0 seconds, got {value}")
+    return float(value)
 
 
 def positive_count_of(value: object, argument: str) -> int:

@@ -189,6 +189,14 @@ class ClientStartFailedError(ClientClosedError):
     start's own error. Open a new client."""
 
 
+class WrongEventLoopError(RedstringError, RuntimeError):
+    """A call on a `Redstring` client whose connections belong to another asyncio event
+    loop: a Neo4j-backed client is bound to the loop of its first call (its driver's
+    connections and locks are that loop's). Open one client per event loop (inside the
+    coroutine `asyncio.run` runs), or make every call on one loop (one
+    `asyncio.Runner`). A `RuntimeError`, as asyncio's own is."""
+
+
 class EmbeddingUnavailableError(StoreUnavailableError):
     """The embedding provider gave no answer in time: down, unreachable, overloaded or
     rate-limited (a 429, 408 or 5xx, a timeout, a connection error).

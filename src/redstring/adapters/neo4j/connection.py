@@ -178,8 +178,9 @@ def translated_errors(transaction_timeout: float | None = None) -> Iterator[None
     """The driver's errors as redstring's: a server that does not answer, or a transaction
     it ended (`_ended_by_server`; its message names `transaction_timeout` when given),
     raises `StoreUnavailableError`; credentials or a database the server refuses,
-    `StoreRefusedError`; a bookmark the server does not take, `InvalidInputError`; any
-    other error propagates as it is."""
+    `StoreRefusedError`; a bookmark the server does not take, or a setting the driver
+    cannot use (`ConfigurationError`: never an outage, so never tried again),
+    `InvalidInputError`; any other error propagates as it is."""
     try:
         yield
     except neo4j_errors.ClientError as exc:
@@ -187,8 +188,18 @@ def translated_errors(transaction_timeout: float | None = None) -> Iterator[None
         if translated is None:
             raise
         raise translated from exc
+    except neo4j_errors.ConfigurationError as exc:
+        raise InvalidInputError(_configuration_refused(exc)) from exc
     except _UNAVAILABLE as exc:
         raise StoreUnavailableError(f"Neo4j is unavailable: {exc}") from exc
+
+
+def _configuration_refused(exc: neo4j_errors.ConfigurationError) -> str:
+    """What the driver's `ConfigurationError` says, but of auth: its message there shows
+    the value it could not read, which holds the password."""
+    if isinstance(exc, neo4j_errors.AuthConfigurationError) or "auth" in str(exc).lower():
+        return "the Neo4j driver refuses its auth: give a (user, password) pair of strings"
+    return f"the Neo4j driver refuses its settings: {exc}"
 
 
 async def takes_packed_vectors(driver: neo4j.AsyncDriver) -> bool:
