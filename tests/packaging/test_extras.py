@@ -77,6 +77,23 @@ def test_the_library_names_the_extra_when_the_neo4j_backend_is_asked_for() -> No
     )
 
 
+def test_importing_the_neo4j_adapters_without_the_extra_names_the_extra() -> None:
+    """A `ModuleNotFoundError` still (what an import of a missing package raises, and
+    what `except ImportError` catches), but one that says what to install."""
+    code = NO_NEO4J + (
+        "try:\n"
+        "    import redstring.adapters.neo4j\n"
+        "except ModuleNotFoundError as exc:\n"
+        "    print(exc.name, exc, sep='\\n')\n"
+    )
+    done = _without_neo4j(code)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == (
+        "neo4j\nredstring.adapters.neo4j needs the neo4j driver, which the neo4j extra "
+        "installs: pip install 'redstring[neo4j]'\n"
+    )
+
+
 def test_the_memory_backend_runs_without_the_neo4j_extra() -> None:
     done = _without_neo4j(COMMAND_LINE, "schema")
     assert done.returncode == 0, done.stderr
