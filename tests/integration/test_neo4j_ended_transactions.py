@@ -81,6 +81,15 @@ async def _stored(neo4j_auth: tuple[str, tuple[str, str]], tenant: TenantId) -> 
     return entity
 
 
+async def _logged(caplog: pytest.LogCaptureFixture, words: str, *, within: float) -> None:
+    """Wait until a log line holds `words` (an attempt ends `TIMEOUT` after it began,
+    which on a loaded machine may come well after the call was made)."""
+    deadline = time.monotonic() + within
+    while not any(words in r.getMessage() for r in caplog.records):
+        assert time.monotonic() < deadline, f"no line with {words!r} within {within} s"
+        await asyncio.sleep(0.1)
+
+
 def _changed(entity: Entity) -> Entity:
     return Entity.create(entity.tenant_id, entity.name, entity.entity_type, description="changed")
 
@@ -115,7 +124,7 @@ async def test_a_write_ended_waiting_for_a_lock_is_tried_again_within_the_outage
     async with Redstring.from_settings(_settings(neo4j_auth, retry=30)) as client:
         async with _locked(neo4j_auth, entity) as held:
             written = asyncio.ensure_future(client.upsert([changed]))
-            await asyncio.sleep(TIMEOUT + 1)  # past an ended attempt
+            await _logged(caplog, "outage retry", within=TIMEOUT + 20)  # an attempt ended
             assert not written.done()
             await held.rollback()
             await asyncio.wait_for(written, timeout=10)
