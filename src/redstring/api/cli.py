@@ -163,8 +163,7 @@ def _rare_collections(backend: Backend) -> Iterator[None]:
     default threshold spends much of a load in the collector; on the neo4j
     backend a much higher one lets each batch's cyclic garbage (driver and
     asyncio objects) pile up, while the memory backend keeps every record in
-    the process and gains most from rare passes over them (docs/benchmarks.md,
-    "Bulk ingestion").
+    the process and gains most from rare passes over them.
     """
     previous = gc.get_threshold()
     gc.set_threshold(_LOAD_GC_THRESHOLD[backend], *previous[1:])
