@@ -139,6 +139,18 @@ async def test_a_malformed_representation_is_bad_user_input(federated: GraphQLCl
     }
 
 
+@pytest.mark.parametrize("key", ["cls", "info", "self", "root", "representation", "extra"])
+async def test_a_representations_extra_key_is_ignored(
+    federated: GraphQLClient, caplog: pytest.LogCaptureFixture, key: str
+) -> None:
+    """A key beside `tenantId` and `id` is ignored, whatever its name: none collides
+    with a parameter of `resolve_reference` (`cls` did, an internal error each time)."""
+    representation = {**_representation(DEMO, ACME_ID), key: "x"}
+    data = await federated.data(ENTITIES, representations=[representation])
+    assert data["_entities"] == [{"id": ACME_ID, "tenantId": DEMO, "name": "Acme Corp"}]
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
 async def test_a_representation_of_no_entity_type_is_bad_user_input(
     federated: GraphQLClient, caplog: pytest.LogCaptureFixture
 ) -> None:

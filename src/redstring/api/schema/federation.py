@@ -53,12 +53,16 @@ class FederatedEntity(Entity):
 
     @classmethod
     async def resolve_reference(
-        cls, info: strawberry.Info[RequestContext, None], **representation: Any
+        cls, /, info: strawberry.Info[RequestContext, None], **representation: Any
     ) -> FederatedEntity | None:
         """One `_entities` representation, answered exactly as `Query.entity` answers:
         tenant authorised, id checked, loaded through the request's entity
         DataLoader, so all representations of one request share one
-        `get_entities` call per tenant; null when the tenant has no such entity."""
+        `get_entities` call per tenant; null when the tenant has no such entity.
+
+        Strawberry passes the representation's keys as keyword arguments, `info`
+        over any key of that name: `cls` is positional-only so that a key named
+        `cls` lands among the ignored ones rather than colliding with it."""
         found = await retrieval.entity(
             info,
             tenant_id=_key_value(representation, "tenantId"),
