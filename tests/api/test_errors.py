@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from typing import Any
 
 import httpx
@@ -20,6 +21,7 @@ from tests.api.conftest import MakeClient
 from tests.api.doubles import CountingGraphStore, FailingGraphStore
 from tests.api.support import DEMO, GraphQLClient, memory_services, services_with_graph
 from tests.api.test_retrieve import ACME_ID
+from tests.unit.test_id_arguments import LOOKALIKES
 
 RETRIEVE = """query ($q: String!, $t: ID!, $k: Int!) {
   retrieve(query: $q, tenantId: $t, k: $k) { matches { entity { name } } }
@@ -80,6 +82,38 @@ async def test_malformed_entity_id_is_bad_user_input(client: GraphQLClient) -> N
     )
     assert error["extensions"]["code"] == "BAD_USER_INPUT"
     assert error["message"] == "id must be a UUID, got '42'"
+
+
+@pytest.mark.parametrize("lookalike", LOOKALIKES)
+async def test_a_string_that_only_int_reads_as_hex_is_no_id(
+    client: GraphQLClient, lookalike: str
+) -> None:
+    """`docs/api.md`: a value that is not a UUID is `BAD_USER_INPUT`, in every argument
+    that takes one (`uuid.UUID(text)` read these, some as another UUID)."""
+    shown = repr(lookalike)
+    other = str(uuid.uuid4())  # the refused mutations write nothing, in a tenant of their own
+    calls = [
+        (RETRIEVE, {"q": "Acme", "t": lookalike, "k": 5}, f"tenantId must be a UUID, got {shown}"),
+        (
+            "query ($t: ID!, $id: ID!) { entity(tenantId: $t, id: $id) { name } }",
+            {"t": DEMO, "id": lookalike},
+            f"id must be a UUID, got {shown}",
+        ),
+        (
+            """mutation ($t: ID!, $e: [EntityInput!]!) {
+                 upsertEntities(tenantId: $t, entities: $e) { count } }""",
+            {"t": other, "e": [{"id": lookalike, "name": "Acme", "entityType": "company"}]},
+            f"entities[0].id must be a UUID, got {shown}",
+        ),
+        (
+            "mutation ($t: ID!, $ids: [ID!]!) { deleteEntities(tenantId: $t, ids: $ids) { count } }",
+            {"t": other, "ids": [lookalike]},
+            f"ids[0] must be a UUID, got {shown}",
+        ),
+    ]
+    for query, variables, message in calls:
+        error = await client.error(query, **variables)
+        assert (error["extensions"]["code"], error["message"]) == ("BAD_USER_INPUT", message)
 
 
 async def test_document_errors_have_their_own_codes(client: GraphQLClient) -> None:

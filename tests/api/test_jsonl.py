@@ -16,6 +16,7 @@ from redstring.api import jsonl
 from redstring.api.jsonl import InvalidLineError, numbered_records, parse_line
 from redstring.composition.ingest import InvalidLine
 from redstring.domain.ids import entity_id_for
+from tests.unit.test_id_arguments import LOOKALIKES
 
 TENANT = TenantId(uuid.UUID("6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"))
 
@@ -129,6 +130,20 @@ def test_a_key_given_twice_in_an_object_refuses_its_line(text: str, key: str) ->
         with pytest.raises(InvalidLineError) as raised:
             parse_line(given, 7, TENANT)
         assert raised.value.reason == f'the key "{key}" is given twice in one object'
+
+
+@pytest.mark.parametrize(
+    ("given", "named"), [(str(TENANT).upper(), TENANT), *((x, None) for x in LOOKALIKES)]
+)
+def test_a_refused_entity_line_names_its_id_only_when_that_is_a_uuid(
+    given: str, named: uuid.UUID | None
+) -> None:
+    """The id a line that does not validate is said to have (which `--skip-invalid` keeps,
+    to name the line a relationship to it is on) is read by the records' rule."""
+    text = json.dumps({"kind": "entity", "id": given, "name": "", "entity_type": "x"})
+    with pytest.raises(InvalidLineError) as raised:
+        parse_line(text, 7, TENANT)
+    assert raised.value.entity_id == named
 
 
 def test_blank_lines_are_skipped() -> None:

@@ -37,6 +37,7 @@ from redstring.domain.errors import InvalidInputError
 from redstring.domain.ids import TenantId
 from tests.api.support import memory_services
 from tests.security.waiting import without_waiting_on
+from tests.unit.test_id_arguments import LOOKALIKES
 
 TENANT_A = TenantId(uuid.UUID("0a000000-0000-4000-8000-00000000000a"))
 TENANT_B = TenantId(uuid.UUID("0b000000-0000-4000-8000-00000000000b"))
@@ -365,6 +366,19 @@ async def test_a_bad_token_is_401_with_the_reason_logged(
     _assert_unauthenticated(await _post(tokens, RETRIEVE, token, t=A, q=A_NAME))
     [logged] = _refusal_reasons(caplog)
     assert reason.lower() in logged.lower()
+
+
+@pytest.mark.parametrize("lookalike", ["\uff10" + A[1:], "\u0660" + A[1:], *LOOKALIKES])
+async def test_a_tenants_claim_of_a_string_only_int_reads_as_hex_is_401(
+    tokens: httpx.AsyncClient, lookalike: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A claim's tenant is read by the rule of a `tenantId` argument: `\uff10` (a fullwidth
+    zero) and the rest of A's string granted A."""
+    caplog.set_level(logging.INFO, logger="redstring.api")
+    token = _hs256(_claims(tenants=[lookalike]))
+    _assert_unauthenticated(await _post(tokens, RETRIEVE, token, t=A, q=A_NAME))
+    [logged] = _refusal_reasons(caplog)
+    assert "non-UUID" in logged
 
 
 async def test_a_good_token_reads_its_tenant(tokens: httpx.AsyncClient) -> None:

@@ -35,6 +35,28 @@ from redstring.domain.ids import (
 TENANT = TenantId(uuid.UUID("6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"))
 WRONG = ["not-a-tenant", 5, None, b"6f1c1f3e2b0a4d7e9a571e2d3c4b5a69", ""]
 DIMENSION = 16
+_TEXT, _HEX = str(TENANT), TENANT.hex
+# What a UUID's string may be: hyphenated 8-4-4-4-12 or 32 hex digits, either case, the
+# hyphenated form also in braces or after `urn:uuid:` (what a record's id field takes).
+SPELLINGS = [_TEXT, _TEXT.upper(), _HEX, _HEX.upper(), "{" + _TEXT + "}", "urn:uuid:" + _TEXT]
+# Strings that `uuid.UUID(text)` reads as a UUID (some as another one) and that are none:
+# it takes what `int(text, 16)` takes once braces, `urn:`, `uuid:` and hyphens are gone.
+LOOKALIKES = [
+    "\uff16" + _TEXT[1:],  # a fullwidth digit
+    "\u0666" + _TEXT[1:],  # an Arabic-Indic digit
+    "0x" + _HEX[2:],
+    _HEX[:4] + "_" + _HEX[5:],
+    " " + _HEX[1:],
+    _HEX[:31] + "\n",
+    _HEX[:4] + "-" + _HEX[4:],  # hyphens elsewhere than 8-4-4-4-12
+    _TEXT[:8] + _TEXT[9:],  # some hyphens, not all
+    "{{" + _TEXT + "}}",
+    "{" + _TEXT,
+    "urn:" + _TEXT,
+    "uuid:" + _TEXT,
+    "{" + _HEX + "}",
+    "urn:uuid:" + _HEX,
+]
 
 
 def test_the_rule_takes_uuids_and_their_strings_and_names_the_argument() -> None:
@@ -49,12 +71,35 @@ def test_the_rule_takes_uuids_and_their_strings_and_names_the_argument() -> None
         tenant_id_of("x" * 100)  # a long value is not repeated whole
 
 
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_each_spelling_of_a_uuid_is_that_uuid(spelling: str) -> None:
+    assert tenant_id_of(spelling) == TENANT
+    assert Entity(**{**_ENTITY, "tenant_id": spelling}).tenant_id == TENANT
+
+
+@pytest.mark.parametrize("lookalike", LOOKALIKES)
+def test_a_string_that_only_int_reads_as_hex_is_no_uuid(lookalike: str) -> None:
+    """The rule is the records' (pydantic's): ASCII hex digits in a UUID's layouts."""
+    with pytest.raises(InvalidInputError, match=r"^tenant_id must be a UUID, got "):
+        tenant_id_of(lookalike)
+    with pytest.raises(InvalidInputError, match=r"must be a UUID"):
+        Entity(**{**_ENTITY, "tenant_id": lookalike})
+
+
 def test_the_tie_break_key_reads_ids_by_the_rule() -> None:
     """A UUID's string orders as that UUID; anything else is named, not an `AttributeError`."""
     assert id_order_key(str(TENANT).upper()) == id_order_key(TENANT) == TENANT.int  # type: ignore[arg-type]
     for wrong in WRONG:
         with pytest.raises(InvalidInputError, match=r"^entity_id must be a UUID, got "):
             id_order_key(wrong)  # type: ignore[arg-type]
+
+
+_ENTITY: dict[str, object] = {
+    "id": uuid.UUID(int=1),
+    "tenant_id": TENANT,
+    "name": "Acme Corp",
+    "entity_type": "company",
+}
 
 
 def _world() -> tuple[Retriever, InMemoryGraphStore, InMemoryVectorStore, Entity]:

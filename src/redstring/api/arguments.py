@@ -9,7 +9,7 @@ from typing import TypeVar
 import strawberry
 
 from redstring.domain.errors import InvalidInputError
-from redstring.domain.ids import EntityId, RelationshipId, TenantId
+from redstring.domain.ids import EntityId, RelationshipId, TenantId, uuid_of_text
 
 T = TypeVar("T")
 
@@ -46,12 +46,13 @@ def json_properties(value: object, where: str) -> dict[str, object]:
 
 
 def parse_uuid(value: str, argument: str) -> uuid.UUID:
-    """`value` as a UUID, or `InvalidInputError` naming the `argument` and the value."""
-    try:
-        return uuid.UUID(value)
-    except (ValueError, TypeError, AttributeError):
+    """`value` as a UUID, spelled as `redstring.domain.ids.uuid_of_text` reads one, or
+    `InvalidInputError` naming the `argument` and the value."""
+    read = uuid_of_text(value) if isinstance(value, str) else None
+    if read is None:
         shown = value if len(value) <= 64 else value[:64] + "..."
-        raise InvalidInputError(f"{argument} must be a UUID, got {shown!r}") from None
+        raise InvalidInputError(f"{argument} must be a UUID, got {shown!r}")
+    return read
 
 
 def tenant_id_arg(value: str, argument: str = "tenantId") -> TenantId:

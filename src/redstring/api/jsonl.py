@@ -35,7 +35,13 @@ from redstring.api.errors import describe_validation_error
 from redstring.composition.ingest import InvalidLine, LoadRecord, NamedRelationship, NumberedLine
 from redstring.domain.entity import Entity
 from redstring.domain.errors import InvalidFieldsError, InvalidInputError
-from redstring.domain.ids import EntityId, TenantId, entity_id_for, relationship_id_for
+from redstring.domain.ids import (
+    EntityId,
+    TenantId,
+    entity_id_for,
+    relationship_id_for,
+    uuid_of_text,
+)
 from redstring.domain.relationship import Relationship
 
 # Domain field names as the file spells them, for error messages.
@@ -220,10 +226,8 @@ def _entity_id_named(fields: Mapping[str, Any], tenant_id: TenantId) -> EntityId
     (`EntityLine.entity_id`); None when it names none."""
     given, name, entity_type = fields.get("id"), fields.get("name"), fields.get("entity_type")
     if given is not None:
-        try:
-            return EntityId(uuid.UUID(str(given)))
-        except ValueError:
-            return None
+        read = uuid_of_text(given) if isinstance(given, str) else None
+        return None if read is None else EntityId(read)
     if isinstance(name, str) and isinstance(entity_type, str):
         return _entity_id(tenant_id, entity_type, name)
     return None

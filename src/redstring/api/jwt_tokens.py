@@ -22,7 +22,6 @@ import asyncio
 import logging
 import math
 import time
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,7 +38,7 @@ from redstring.api.retry_after import unavailable_headers
 from redstring.api.settings import Settings
 from redstring.api.watched_file import WatchedFile, read_regular_file
 from redstring.domain.errors import InvalidInputError
-from redstring.domain.ids import TenantId
+from redstring.domain.ids import TenantId, uuid_of_text
 from redstring.domain.url_secrets import holds_userinfo, shown_url
 
 logger = logging.getLogger("redstring.api")
@@ -174,10 +173,10 @@ def caller_from_claims(claims: Mapping[str, Any], *, tenants_claim: str, role_cl
     listed = claims.get(tenants_claim)
     if not isinstance(listed, list) or not listed or not all(isinstance(t, str) for t in listed):
         raise CredentialsRefusedError(f"claim {tenants_claim!r} is not a list of tenant ids")
-    try:
-        tenants = frozenset(TenantId(uuid.UUID(t)) for t in listed)
-    except ValueError:
-        raise CredentialsRefusedError(f"claim {tenants_claim!r} holds a non-UUID") from None
+    read = [uuid_of_text(t) for t in listed]
+    if None in read:
+        raise CredentialsRefusedError(f"claim {tenants_claim!r} holds a non-UUID")
+    tenants = frozenset(TenantId(t) for t in read if t is not None)
     role = claims.get(role_claim)
     # A list or an object is no role: checked before the lookup, which would hash it.
     if not isinstance(role, str) or role not in {r.value for r in Role}:

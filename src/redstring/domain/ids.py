@@ -4,7 +4,8 @@ All three are UUIDs. `entity_id_for` derives an entity id from what names the
 entity, so loading the same data twice addresses the same entities.
 `tenant_id_of`, `entity_id_of` and `relationship_id_of` are the one rule for
 an id handed to a public entry point: a `uuid.UUID` as it is, a string that
-spells a UUID converted (the GraphQL API and `Entity(...)` accept those too),
+spells a UUID (`uuid_of_text`: ASCII hex digits in a UUID's layouts) converted
+(the GraphQL API, a JWT's tenants and `Entity(...)` read strings by that rule too),
 anything else an `InvalidInputError` naming the argument, so a caller's typo
 is never a bare `AttributeError` nor, worse, a silently empty answer.
 `Entity(...)`, `Relationship(...)` and `VectorRecord(...)` read their id fields
@@ -15,6 +16,7 @@ by the same rule (`redstring.domain.record`): a wrong one there is an
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections.abc import Sequence
 from functools import lru_cache
@@ -46,14 +48,30 @@ def id_text(value: uuid.UUID) -> str:
     return str(value)
 
 
+_HYPHENATED = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_UUID_TEXT = re.compile(
+    rf"[0-9a-fA-F]{{32}}|{_HYPHENATED}|\{{{_HYPHENATED}\}}|urn:uuid:{_HYPHENATED}"
+)
+
+
+def uuid_of_text(text: str) -> uuid.UUID | None:
+    """The UUID `text` spells, or None when it spells none.
+
+    A UUID's string is its 32 hex digits (ASCII, either case), bare or hyphenated
+    8-4-4-4-12, the hyphenated form also in braces or after `urn:uuid:`: what
+    pydantic's UUID type reads, and so a record's id field. `uuid.UUID(text)` alone
+    takes more, whatever `int(text, 16)` takes once braces, `urn:`, `uuid:` and
+    hyphens are dropped: other scripts' digits, a `0x`, `_` or a space, some of them
+    read as another UUID.
+    """
+    return uuid.UUID(text) if _UUID_TEXT.fullmatch(text) else None
+
+
 def _uuid_of(value: object, argument: str) -> uuid.UUID:
     if isinstance(value, uuid.UUID):  # the usual case first: one check on hot paths
         return value
-    if isinstance(value, str):
-        try:
-            return uuid.UUID(value)
-        except ValueError:
-            pass
+    if isinstance(value, str) and (read := uuid_of_text(value)) is not None:
+        return read
     raise InvalidInputError(f"{argument} must be a UUID, got {shown_value(value)}")
 
 
