@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import gzip
 import json
 import logging
 import select
@@ -338,6 +339,46 @@ async def test_json_in_any_case_with_a_charset_is_json(
         content=b'{"query": "{ __typename }"}',
         headers={"content-type": content_type},
     )
+    assert response.json() == {"data": {"__typename": "Query"}}
+
+
+@pytest.mark.parametrize(
+    ("codings", "named"),
+    [
+        (["gzip"], "gzip"),
+        (["br"], "br"),
+        (["GZIP"], "GZIP"),
+        (["gzip, identity"], "gzip"),
+        (["identity", "deflate"], "deflate"),  # a second header line
+        (["x-anything"], "x-anything"),
+    ],
+)
+async def test_a_body_in_a_content_coding_is_415_naming_it(
+    http: httpx.AsyncClient, codings: list[str], named: str
+) -> None:
+    """Not decoded (a small gzip body can inflate without bound), nor read as if it were
+    not encoded: a gzip body was a 400 `not JSON`, a plain one said to be `br` ran."""
+    body = b'{"query": "{ __typename }"}'
+    for content in (gzip.compress(body), body):
+        headers = [("content-type", "application/json")]
+        headers += [("content-encoding", coding) for coding in codings]
+        response = await http.post("/graphql", content=content, headers=headers)
+        assert response.status_code == 415
+        assert response.headers["accept-encoding"] == "identity"
+        error = the_error(response)
+        assert error["extensions"]["code"] == "UNSUPPORTED_MEDIA_TYPE"
+        assert error["message"] == (
+            f"The request body must not be encoded (Content-Encoding: identity), got {named}"
+        )
+
+
+@pytest.mark.parametrize("codings", [["identity"], ["IDENTITY"], [""], ["identity", " identity"]])
+async def test_a_body_said_to_be_in_the_identity_coding_runs(
+    http: httpx.AsyncClient, codings: list[str]
+) -> None:
+    headers = [("content-type", "application/json")]
+    headers += [("content-encoding", coding) for coding in codings]
+    response = await http.post("/graphql", content=b'{"query": "{ __typename }"}', headers=headers)
     assert response.json() == {"data": {"__typename": "Query"}}
 
 

@@ -101,6 +101,8 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         deadline = asyncio.timeout(self._limits.request_timeout)
         try:
             request_body.refuse_declared_length(request.headers, self._limits.max_body_bytes)
+            if request.method == "POST":
+                request_body.refuse_content_coding(request.headers.getlist("content-encoding"))
             after = self._bookmarks.from_header(request.headers.get(bookmarks.HEADER))
             with consistent_after(after) as unit, outage_wait():
                 async with deadline:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -149,6 +149,24 @@ def require_json_media_type(content_type: str | None) -> None:
             415,
             ErrorCode.UNSUPPORTED_MEDIA_TYPE,
             f"The request body must be {JSON_MEDIA_TYPE}, got {content_type or 'none'}",
+        )
+
+
+def refuse_content_coding(codings: Sequence[str]) -> None:
+    """Raise 415 when a body's `Content-Encoding` (`codings`, each line of the header)
+    names a coding other than `identity` (in any case): it is not decoded, since a
+    small compressed body may inflate past any limit, nor read as if it were plain.
+    The refusal names the codings and says, in `Accept-Encoding`, which one is taken
+    (RFC 9110, 15.5.16)."""
+    named = [c.strip() for line in codings for c in line.split(",")]
+    refused = [c for c in named if c and c.lower() != "identity"]
+    if refused:
+        raise RequestRefusedError(
+            415,
+            ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+            "The request body must not be encoded (Content-Encoding: identity), got "
+            + ", ".join(refused),
+            headers={"Accept-Encoding": "identity"},
         )
 
 
