@@ -20,11 +20,14 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import httpx
 import pytest
 import uvicorn
 import websockets
 
-from redstring.api import connections
+from redstring.api import connections, create_app
+from redstring.api.settings import Settings
+from tests.api.support import memory_services
 from tests.processes import LoggedProcess, free_loopback_port, redstring_server
 
 HEAD_TIMEOUT = 0.5
@@ -35,6 +38,7 @@ GRAPHQL_HEAD = (
     b"content-length: %d\r\n\r\n"
 )
 TYPENAME = b'{"query": "{ __typename }"}'
+APP_ORIGIN = "http://app.test"  # the one origin whose pages may read the answers (CORS)
 
 
 async def echo_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -85,6 +89,7 @@ def served_capped(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, int]]:
 def serving_echo(protocol: type, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, int]]:
     monkeypatch.setenv(connections.ENVIRONMENT_KEY, str(HEAD_TIMEOUT))
     monkeypatch.setenv(connections.MAX_HEAD_BYTES_KEY, str(HEAD_CAP))
+    monkeypatch.setenv(connections.CORS_ORIGINS_KEY, APP_ORIGIN)
     port = free_loopback_port()
     config = uvicorn.Config(
         echo_app, host="127.0.0.1", port=port, http=protocol, log_level="warning"
@@ -500,6 +505,93 @@ def test_a_pipelined_trailer_over_the_cap_is_refused_after_the_answer_before_it(
     assert b"second" not in received + rest
 
 
+# --- CORS on a connection's refusals -----------------------------------------------------
+
+
+def cors_part(headers: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in headers.items() if k.startswith("access-control-") or k == "vary"}
+
+
+def app_cors_headers(origin: str | None) -> dict[str, str]:
+    """The CORS headers the app itself (its middleware) answers a request from `origin`
+    (None: one without `Origin`) with, `APP_ORIGIN` allowed."""
+
+    async def answered() -> httpx.Response:
+        app = create_app(Settings(cors_origins=(APP_ORIGIN,)), services=memory_services())
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            return await http.get("/healthz", headers={} if origin is None else {"origin": origin})
+
+    return cors_part(dict(asyncio.run(answered()).headers))
+
+
+def with_origin(sent: bytes, origin: str) -> bytes:
+    """`sent` with an `Origin` header after its `Host`."""
+    host = b"Host: 127.0.0.1\r\n"
+    return sent.replace(host, host + b"Origin: " + origin.encode() + b"\r\n", 1)
+
+
+def test_the_app_answers_a_listed_origin_with_cors_headers() -> None:
+    """What the refusals below are compared with."""
+    assert app_cors_headers(APP_ORIGIN)["access-control-allow-origin"] == APP_ORIGIN
+    assert "access-control-allow-origin" not in app_cors_headers("http://elsewhere.test")
+
+
+@pytest.mark.parametrize("origin", [APP_ORIGIN, "http://elsewhere.test"])
+def test_a_431_carries_the_cors_headers_the_app_gives_its_origin(
+    served_capped: tuple[str, int], origin: str
+) -> None:
+    """So that a page of a listed origin can read the refusal; the headers are the
+    app's CORS middleware's, for a listed origin and for another alike."""
+    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
+        sock.sendall(with_origin(head_of(HEAD_CAP + 1), origin))
+        received, _ = read_until_closed(sock)
+    headers, _ = refusal(received, b"HTTP/1.1 431 ")
+    assert cors_part(headers) == app_cors_headers(origin)
+
+
+def test_a_trailer_431_carries_the_cors_headers_of_its_heads_origin(
+    served_capped: tuple[str, int],
+) -> None:
+    trailer = b"origin: http://elsewhere.test\r\nx-t: " + b"a" * (HEAD_CAP * 4) + b"\r\n"
+    sent = with_origin(chunked(b"ping", trailer=trailer), APP_ORIGIN)
+    cut = sent.index(b"0\r\norigin")
+    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
+        sock.sendall(sent[:cut])
+        time.sleep(0.05)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            sock.sendall(sent[cut:])
+        received, _ = read_until_closed(sock)
+    headers, _ = refusal(received, b"HTTP/1.1 431 ")
+    assert cors_part(headers) == app_cors_headers(APP_ORIGIN)  # a trailer's is no origin
+
+
+def test_a_408_carries_the_cors_headers_of_the_origin_that_sent_it(
+    served_capped: tuple[str, int],
+) -> None:
+    """On the protocol `serve` runs (httptools tells each header as it comes; h11 tells
+    none before the head is whole, so its 408 carries none)."""
+    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
+        sock.sendall(with_origin(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Late: a", APP_ORIGIN))
+        received, _ = read_until_closed(sock)
+    headers, _ = refusal(received, b"HTTP/1.1 408 ")
+    assert cors_part(headers) == app_cors_headers(APP_ORIGIN)
+
+
+def test_a_refusal_after_a_request_from_an_origin_carries_none_of_its_headers(
+    served_capped: tuple[str, int],
+) -> None:
+    """The origin is the refused head's own, not the one of the request before it."""
+    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
+        sock.sendall(with_origin(request(), APP_ORIGIN))
+        assert read_response(sock).startswith(b"HTTP/1.1 200 ")
+        sock.sendall(head_of(HEAD_CAP + 1))
+        received, _ = read_until_closed(sock)
+    headers, _ = refusal(received, b"HTTP/1.1 431 ")
+    assert cors_part(headers) == app_cors_headers(None)
+    assert "access-control-allow-origin" not in headers
+
+
 # --- `redstring serve` ------------------------------------------------------------------
 
 
@@ -513,6 +605,7 @@ def serving() -> Iterator[tuple[LoggedProcess, tuple[str, int]]]:
         header_timeout="1",
         keep_alive_timeout="2.5",
         request_timeout="2",
+        cors_origins=APP_ORIGIN,
     )
     try:
         process.wait_until_answering(f"http://127.0.0.1:{port}/readyz")
@@ -542,6 +635,18 @@ def test_serve_closes_a_connection_whose_head_is_late(
     assert access.startswith(f"INFO redstring.api.access: - - 408 request_id={request_id} ")
     assert "outcome=REQUEST_TIMEOUT" in access
     assert closed.startswith("INFO redstring.api: closed a connection from 127.0.0.1: ")
+
+
+def test_serve_answers_a_late_head_from_a_listed_origin_with_its_cors_headers(
+    server: tuple[str, int],
+) -> None:
+    with socket.create_connection(server, timeout=HANG_GUARD) as sock:
+        head = b"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        sock.sendall(with_origin(head, APP_ORIGIN))
+        received, _ = read_until_closed(sock)
+    headers, _ = refusal(received, b"HTTP/1.1 408 ")
+    assert headers["access-control-allow-origin"] == APP_ORIGIN
+    assert cors_part(headers) == app_cors_headers(APP_ORIGIN)
 
 
 def test_serve_keeps_an_idle_connection_for_its_keep_alive_timeout(

@@ -7,34 +7,27 @@ import asyncio
 import contextlib
 import gc
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.datastructures import Headers
-from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
-from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 from threadpoolctl import threadpool_limits
 
-from redstring.api import bookmarks
 from redstring.api.access_log import AccessLog
 from redstring.api.authentication import NO_AUTH_WARNING, build_authenticator
 from redstring.api.bookmarks import BookmarkSeal
+from redstring.api.cors import cors_middleware
 from redstring.api.demo import load_demo
 from redstring.api.endpoint import GraphQLEndpoint
-from redstring.api.errors import RequestRefusedError, code_for_status
 from redstring.api.graphiql import AssetSource, asset_route, graphiql_page
 from redstring.api.health import Readiness, healthz_endpoint
 from redstring.api.landing import landing_routes
 from redstring.api.log_config import configure_logging
 from redstring.api.metrics import Metrics
 from redstring.api.protections import LoopbackHostsOnly, SecurityHeaders, is_loopback_name
-from redstring.api.refusals import EXCEPTION_HANDLERS, GRAPHQL_METHODS, refusal_response
-from redstring.api.request_record import REQUEST_ID_HEADER
-from redstring.api.retry_after import RETRY_AFTER_HEADER
+from redstring.api.refusals import EXCEPTION_HANDLERS, GRAPHQL_METHODS
 from redstring.api.schema.build import build_schema
 from redstring.api.settings import AuthMode, Settings
 from redstring.api.start_failure import SAID_FAILURES, StartFailure
@@ -270,45 +263,6 @@ async def checked_in_background(services: Redstring, metrics: Metrics) -> AsyncI
         for check in checks:
             check.cancel()
         await asyncio.wait(checks)  # their end, not their cancellation: ours would be lost
-
-
-def cors_middleware(origins: Sequence[str]) -> list[Middleware]:
-    """Starlette's CORS middleware for `origins` (none: no CORS headers at all, so no
-    browser page of another origin may call the API): `GET` and `POST` with the
-    headers the API reads, its bookmark, request id and a 503's `Retry-After` exposed, a
-    preflight kept ten minutes. Credentials are headers (`Authorization`), never cookies."""
-    if not origins:
-        return []
-    return [
-        Middleware(
-            _CodedCORSMiddleware,
-            allow_origins=list(origins),
-            allow_methods=["GET", "POST"],
-            allow_headers=["authorization", "content-type", bookmarks.HEADER, REQUEST_ID_HEADER],
-            expose_headers=[bookmarks.HEADER, REQUEST_ID_HEADER, RETRY_AFTER_HEADER],
-            max_age=600,
-        )
-    ]
-
-
-class _CodedCORSMiddleware(CORSMiddleware):
-    """Starlette's, but a preflight it refuses (an origin, method or header not allowed)
-    is answered as the API answers every refusal: a coded error body, not plain text."""
-
-    def preflight_response(self, request_headers: Headers) -> Response:
-        response = super().preflight_response(request_headers)
-        if response.status_code < 400:
-            return response
-        kept = {
-            name: value
-            for name, value in response.headers.items()
-            if name not in ("content-type", "content-length")
-        }
-        reason = bytes(response.body).decode()
-        status = response.status_code
-        return refusal_response(
-            RequestRefusedError(status, code_for_status(status), reason, headers=kept)
-        )
 
 
 def app_from_environment() -> Starlette:

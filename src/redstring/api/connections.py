@@ -27,8 +27,15 @@ A chunked body's trailer fields are a second head, gathered the same way: so the
 of a body that are not its data (chunk sizes, extensions, trailers) count against the
 same cap from the last data before them.
 
-The timeout travels in `REDSTRING_HEADER_TIMEOUT` (`ENVIRONMENT_KEY`) and the cap in
-`REDSTRING_MAX_HEADER_BYTES` (`MAX_HEAD_BYTES_KEY`), which `serve` sets: worker processes
+A 408 or 431 carries the CORS headers the app's middleware would give the request's
+`Origin` (`redstring.api.cors.cors_headers`), when that header came before the head was
+cut and the parser told it: httptools tells a header once the next line begins (a line
+may continue the one before), h11 none before the head is whole, so over h11 a 408
+carries none.
+
+The timeout travels in `REDSTRING_HEADER_TIMEOUT` (`ENVIRONMENT_KEY`), the cap in
+`REDSTRING_MAX_HEADER_BYTES` (`MAX_HEAD_BYTES_KEY`) and the origins in
+`REDSTRING_CORS_ORIGINS` (`CORS_ORIGINS_KEY`), which `serve` sets: worker processes
 build their protocol from uvicorn's configuration, which has no room for them.
 """
 
@@ -48,6 +55,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from redstring.api.access_log import log_access
+from redstring.api.cors import cors_headers
 from redstring.api.errors import ErrorCode, RequestRefusedError
 from redstring.api.protections import SECURITY_HEADERS
 from redstring.api.request_record import (
@@ -64,6 +72,7 @@ ENVIRONMENT_KEY = "REDSTRING_HEADER_TIMEOUT"
 DEFAULT_HEAD_TIMEOUT: float = Settings.model_fields["header_timeout"].default
 MAX_HEAD_BYTES_KEY = "REDSTRING_MAX_HEADER_BYTES"
 DEFAULT_MAX_HEAD_BYTES: int = Settings.model_fields["max_header_bytes"].default
+CORS_ORIGINS_KEY = "REDSTRING_CORS_ORIGINS"
 # The method and path of the access line of a request whose head did not come whole.
 UNKNOWN = "-"
 
@@ -78,6 +87,12 @@ def max_head_bytes_from_environment() -> int:
     """The head cap `serve` exported, or the default when none was."""
     value = os.environ.get(MAX_HEAD_BYTES_KEY)
     return int(value) if value else DEFAULT_MAX_HEAD_BYTES
+
+
+def cors_origins_from_environment() -> tuple[str, ...]:
+    """The origins `serve` exported (`Settings.cors_origins`, comma-separated), or none."""
+    value = os.environ.get(CORS_ORIGINS_KEY, "")
+    return tuple(origin.strip() for origin in value.split(",") if origin.strip())
 
 
 def head_late(timeout: float) -> RequestRefusedError:
@@ -110,14 +125,19 @@ def refusal_written(
     refused: RequestRefusedError,
     began: float,
     server_headers: Iterable[tuple[bytes, bytes]],
+    origin: bytes | None = None,
 ) -> Iterator[None]:
     """`refused` written whole on `transport` (`refusal_response`) under a new request id,
-    with the access line every request gets: its method and path are `-`, as its head
-    did not come whole, its time from `began` (`time.perf_counter`). What the block logs
-    carries the same id. Not counted in the metrics, which count `/graphql`'s requests."""
+    with the CORS headers the app gives a request from `origin` (its `Origin` header, if
+    it came), and with the access line every request gets: its method and path are `-`,
+    as its head did not come whole, its time from `began` (`time.perf_counter`). What
+    the block logs carries the same id. Not counted in the metrics, which count
+    `/graphql`'s requests."""
+    shown_origin = None if origin is None else origin.decode("latin-1")
+    headers = [*server_headers, *cors_headers(cors_origins_from_environment(), shown_origin)]
     with opened_record(request_id_from(None)) as record:
         note_error_codes([refused.code])
-        transport.write(refusal_response(refused, record.request_id, server_headers))
+        transport.write(refusal_response(refused, record.request_id, headers))
         seconds = time.perf_counter() - began
         log_access(UNKNOWN, UNKNOWN, HTTPStatus(refused.status), seconds, record)
         yield
@@ -130,7 +150,7 @@ def refusal_response(
 ) -> bytes:
     """A whole response, written by the connection itself, to a request that never
     reached the app: `refused`'s status and error body, the headers uvicorn gives every
-    response (`server_headers`: `date`, `server`), then what the app's middleware gives
+    response (`server_headers`: `date`, `server`; and CORS's), then what the app's middleware gives
     every one of its own (`X-Request-Id`, the security headers), and `connection: close`."""
     status = HTTPStatus(refused.status)
     body = json.dumps(refused.body()).encode()
@@ -158,6 +178,9 @@ class HeadDeadline:
     transport: asyncio.Transport
     cycle: Any
     server_state: Any
+    # The `Origin` header of the head being received, when the protocol's parser told it
+    # (`HeadSizeCap` records it; h11 tells no header before the head is whole).
+    head_origin: bytes | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -218,7 +241,8 @@ class HeadDeadline:
         perhaps not come whole either) and the connection's line."""
         refused = head_late(self.head_timeout)
         default_headers = self.server_state.default_headers
-        with refusal_written(self.transport, refused, self._head_started, default_headers):
+        began = self._head_started
+        with refusal_written(self.transport, refused, began, default_headers, self.head_origin):
             self._log_closed()
 
     def _log_closed(self) -> None:
@@ -264,6 +288,10 @@ class HeadSizeCap:
     follows it when it is complete (an app that answered without reading the body) or
     the responses before it when it is queued behind them; a response already being sent
     is cut and the connection closed without a 431.
+
+    It also records the `Origin` header of the request being received (`head_origin`),
+    from its head, not its trailer, until the request is whole, for the CORS headers of
+    its 431 or of `HeadDeadline`'s 408.
     """
 
     transport: asyncio.Transport
@@ -271,6 +299,7 @@ class HeadSizeCap:
     server_state: Any
     parser: Any
     pipeline: Any  # the requests whose head came, queued behind the one being answered
+    head_origin: bytes | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -293,11 +322,16 @@ class HeadSizeCap:
         self._head_began = time.perf_counter()
         self._body_in_piece, self._body_seen = 0, False
         self._chunked = False
+        self.head_origin = None
         super().on_message_begin()  # type: ignore[misc]
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        if self._in_head and name.lower() == b"transfer-encoding":
-            self._chunked = True  # llhttp refuses any other coding of a request's body
+        if self._in_head:
+            lowered = name.lower()
+            if lowered == b"transfer-encoding":
+                self._chunked = True  # llhttp refuses any other coding of a request's body
+            elif lowered == b"origin":
+                self.head_origin = value
         super().on_header(name, value)  # type: ignore[misc]
 
     def on_headers_complete(self) -> None:
@@ -312,6 +346,7 @@ class HeadSizeCap:
 
     def on_message_complete(self) -> None:
         self._in_request = False
+        self.head_origin = None
         super().on_message_complete()  # type: ignore[misc]
 
     def data_received(self, data: bytes) -> None:
@@ -410,7 +445,8 @@ class HeadSizeCap:
         come whole) and the connection's line; then the connection is closed."""
         refused = head_too_long(self.max_head_bytes, trailer=self._refused_in_body is not None)
         default_headers = self.server_state.default_headers
-        with refusal_written(self.transport, refused, self._head_began, default_headers):
+        began = self._head_began
+        with refusal_written(self.transport, refused, began, default_headers, self.head_origin):
             self._log_refused()
         self.transport.close()
 

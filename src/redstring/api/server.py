@@ -49,6 +49,7 @@ def serve(settings: Settings) -> bool:
     # Read by each connection's protocol, in this process and in workers (`connections`).
     os.environ[connections.ENVIRONMENT_KEY] = repr(settings.header_timeout)
     os.environ[connections.MAX_HEAD_BYTES_KEY] = str(settings.max_header_bytes)
+    os.environ[connections.CORS_ORIGINS_KEY] = ",".join(settings.cors_origins)
     transport: dict[str, Any] = {
         "http": connections.HttpToolsWithHeadLimits,
         "timeout_keep_alive": settings.keep_alive_timeout,
