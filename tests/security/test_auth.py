@@ -381,6 +381,24 @@ async def test_a_tenants_claim_of_a_string_only_int_reads_as_hex_is_401(
     assert "non-UUID" in logged
 
 
+@pytest.mark.parametrize("second", ["Bearer not-a-token", None])
+async def test_two_authorization_headers_are_400(
+    tokens: httpx.AsyncClient, second: str | None
+) -> None:
+    """A proxy in front may check the second where the server read the first: which one
+    is the caller's is not guessed (the good one first here; the same twice too)."""
+    good = f"Bearer {_hs256(_claims())}"
+    headers = [("content-type", "application/json"), ("authorization", good)]
+    headers.append(("authorization", second or good))
+    body = {"query": RETRIEVE, "variables": {"t": A, "q": A_NAME}}
+    response = await tokens.post("/graphql", json=body, headers=headers)
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert error["extensions"]["code"] == "BAD_REQUEST"
+    assert error["message"] == "The request has 2 Authorization headers; send one"
+    assert A_NAME not in response.text
+
+
 async def test_a_good_token_reads_its_tenant(tokens: httpx.AsyncClient) -> None:
     response = await _post(tokens, RETRIEVE, _hs256(_claims()), t=A, q=A_NAME)
     assert response.status_code == 200

@@ -142,6 +142,63 @@ async def test_a_get_parameter_that_is_not_json_is_named(
     assert error["message"].startswith(f"The {name} parameter is not JSON: ")
 
 
+@pytest.mark.parametrize(
+    ("body", "key"),
+    [
+        (b'{"query": "{ __typename }", "query": "{ x }"}', "query"),
+        (b'{"query": "{ __typename }", "operationName": null, "operationName": "A"}',
+         "operationName"),
+        (b'{"query": "query ($t: ID!) { __typename }", "variables": {"t": "a", "t": "b"}}', "t"),
+        (b'{"query": "{ __typename }", "extensions": {"e": {"x": 1, "x": 2}}}', "x"),
+    ],
+)  # fmt: skip
+async def test_a_key_given_twice_in_the_body_is_400(
+    http: httpx.AsyncClient, body: bytes, key: str
+) -> None:
+    """A proxy or a log in front may read the first value, where `json` keeps the last:
+    refused, as `redstring load` refuses such a line, by the same rule."""
+    response = await http.post("/graphql", content=body, headers=JSON)
+    assert response.status_code == 400
+    error = the_error(response)
+    assert error["extensions"]["code"] == "BAD_REQUEST"
+    assert error["message"] == (
+        f'The request is ambiguous: the key "{key}" is given twice in one object'
+    )
+
+
+async def test_a_key_given_twice_in_get_variables_is_400(http: httpx.AsyncClient) -> None:
+    variables = '{"t": "a", "t": "b"}'
+    response = await http.get(
+        "/graphql", params={"query": "query ($t: ID) { __typename }", "variables": variables}
+    )
+    assert response.status_code == 400
+    assert the_error(response)["message"] == (
+        'The variables parameter is ambiguous: the key "t" is given twice in one object'
+    )
+
+
+@pytest.mark.parametrize("name", ["query", "variables", "operationName", "extensions"])
+async def test_a_graphql_parameter_given_twice_over_get_is_400(
+    http: httpx.AsyncClient, name: str
+) -> None:
+    """`?query=A&query=B`: which one runs is up to each reader of the URL."""
+    given = {"query": "{ __typename }", "variables": "{}", "operationName": "", "extensions": "{}"}
+    params = [("query", "{ __typename }"), (name, given[name]), (name, given[name])]
+    if name == "query":
+        params = params[1:]
+    response = await http.get("/graphql", params=params)
+    assert response.status_code == 400
+    error = the_error(response)
+    assert error["extensions"]["code"] == "BAD_REQUEST"
+    assert error["message"] == f"The {name} parameter is given twice"
+
+
+async def test_other_parameters_given_twice_over_get_are_ignored(http: httpx.AsyncClient) -> None:
+    params = [("query", "{ __typename }"), ("utm", "a"), ("utm", "b")]
+    response = await http.get("/graphql", params=params)
+    assert response.json() == {"data": {"__typename": "Query"}}
+
+
 async def test_the_nesting_cap_is_exact(demo_services: Redstring) -> None:
     """The body and `variables` are two levels: a variable of depth `cap - 2` passes the
     transport (and is then GraphQL's to judge: a list is no Boolean), one more does not."""

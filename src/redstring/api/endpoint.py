@@ -173,7 +173,9 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
 
     def parse_query_params(self, params: QueryParams) -> dict[str, Any]:
         """A GET's parameters, its `variables` and `extensions` parsed as `parse_json`
-        parses a body, a refusal naming the parameter that is not JSON."""
+        parses a body, a refusal naming the parameter that is not JSON; a GraphQL
+        parameter given twice is refused."""
+        request_body.refuse_repeated_parameters(params)
         fields: dict[str, Any] = dict(params)
         for name in ("variables", "extensions"):
             if fields.get(name):
@@ -238,9 +240,22 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         ):
             caller = _PAGE_CALLER
         else:
-            caller = await self._authenticator.caller(request.headers.get("authorization"))
+            caller = await self._authenticator.caller(_authorization(request))
             note_caller(caller.subject)
         return RequestContext(client=self._services(), limits=self._limits, caller=caller)
 
 
 _PAGE_CALLER = Caller(subject=None, tenants=frozenset(), role=Role.READ)
+
+
+def _authorization(request: Request | WebSocket) -> str | None:
+    """The request's `Authorization` header, refused (400) when it has several: a proxy
+    in front may have checked another one than the first, which this server read."""
+    given = request.headers.getlist("authorization")
+    if len(given) > 1:
+        raise RequestRefusedError(
+            400,
+            ErrorCode.BAD_REQUEST,
+            f"The request has {len(given)} Authorization headers; send one",
+        )
+    return given[0] if given else None

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from redstring.api.arguments import json_properties
 from redstring.api.errors import describe_validation_error
+from redstring.api.repeated_keys import UNIQUE_KEYS, RepeatedKeyError
 from redstring.composition.ingest import InvalidLine, LoadRecord, NamedRelationship, NumberedLine
 from redstring.domain.entity import Entity
 from redstring.domain.errors import InvalidFieldsError, InvalidInputError
@@ -179,32 +180,10 @@ _ANY_LINE: TypeAdapter[EntityLine | RelationshipLine] = TypeAdapter(
 )
 
 
-class _RepeatedKeyError(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object's pairs as a dict, refused when a key is given twice (`json` and
-    pydantic keep the last value without a word)."""
-    fields = dict(pairs)
-    if len(fields) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _RepeatedKeyError(key)
-            seen.add(key)
-    return fields
-
-
-_UNIQUE_KEYS = json.JSONDecoder(object_pairs_hook=_unique_keys)
-
-
-def _given_twice(key: str, line_number: int, entity_id: EntityId | None) -> InvalidLineError:
-    return InvalidLineError(
-        line_number, f"the key {json.dumps(key)} is given twice in one object", entity_id
-    )
+def _given_twice(
+    error: RepeatedKeyError, line_number: int, entity_id: EntityId | None
+) -> InvalidLineError:
+    return InvalidLineError(line_number, str(error), entity_id)
 
 
 def _to_record(
@@ -254,10 +233,10 @@ def _parsed(text: str | bytes, line_number: int, tenant_id: TenantId) -> LoadRec
         # pydantic keeps a repeated key's last value: the line is read again to refuse one
         # (about 3 us a line, of some 100 us a line parsed).
         try:
-            _UNIQUE_KEYS.decode(text.decode() if isinstance(text, bytes) else text)
-        except _RepeatedKeyError as exc:
+            UNIQUE_KEYS.decode(text.decode() if isinstance(text, bytes) else text)
+        except RepeatedKeyError as exc:
             entity_id = line.entity_id(tenant_id) if isinstance(line, EntityLine) else None
-            raise _given_twice(exc.key, line_number, entity_id) from None
+            raise _given_twice(exc, line_number, entity_id) from None
         return _to_record(line, line_number, tenant_id)
     if isinstance(text, bytes):
         text = _decoded(text, line_number)
@@ -267,13 +246,13 @@ def _parsed(text: str | bytes, line_number: int, tenant_id: TenantId) -> LoadRec
         # Without its line break: `json` would place an error at the end of the line on
         # a next line, column 1. A line holds no other line break, so columns count
         # characters from the start of this line (after a first line's byte-order mark).
-        data = _UNIQUE_KEYS.decode(text.rstrip("\r\n"))
+        data = UNIQUE_KEYS.decode(text.rstrip("\r\n"))
     except json.JSONDecodeError as exc:
         raise InvalidLineError(
             line_number, f"not valid JSON ({exc.msg}, column {exc.colno})"
         ) from None
-    except _RepeatedKeyError as exc:
-        raise _given_twice(exc.key, line_number, None) from None
+    except RepeatedKeyError as exc:
+        raise _given_twice(exc, line_number, None) from None
     except ValueError:  # `json` lets Python's limit on an integer's digits out as it is
         raise InvalidLineError(
             line_number, f"holds an integer of more than {sys.get_int_max_str_digits()} digits"

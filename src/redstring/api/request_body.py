@@ -17,10 +17,12 @@ from typing import Any
 
 import numpy as np
 from cross_web import parse_content_type
+from starlette.datastructures import ImmutableMultiDict
 from starlette.types import Message, Receive
 from strawberry.http import GraphQLRequestData
 
 from redstring.api.errors import ErrorCode, RequestRefusedError
+from redstring.api.repeated_keys import RepeatedKeyError, unique_keys
 
 JSON_MEDIA_TYPE = "application/json"
 
@@ -106,9 +108,10 @@ def json_depth(text: str) -> int:
 
 def parse_json(data: str | bytes, max_depth: int, what: str = "The request") -> Any:
     """`data` parsed as JSON (bytes in UTF-8, -16 or -32, as `json.loads` reads them),
-    refused when it is not JSON, nests deeper than `max_depth` or holds an integer too
-    long for Python to read; the refusal names the data as `what` (a GET's `The
-    variables parameter`)."""
+    refused when it is not JSON, nests deeper than `max_depth`, gives a key twice in
+    one object (`redstring.api.repeated_keys`: which value a proxy or log in front
+    read is unknown) or holds an integer too long for Python to read; the refusal
+    names the data as `what` (a GET's `The variables parameter`)."""
     try:
         text = (
             data
@@ -123,9 +126,13 @@ def parse_json(data: str | bytes, max_depth: int, what: str = "The request") -> 
             400, ErrorCode.BAD_REQUEST, f"The request's JSON nests deeper than {max_depth} levels"
         )
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise _not_json(what, str(exc)) from None
+    except RepeatedKeyError as exc:
+        raise RequestRefusedError(
+            400, ErrorCode.BAD_REQUEST, f"{what} is ambiguous: {exc}"
+        ) from None
     except ValueError:
         # Python reads no integer of more digits than its limit (4300 by default), and
         # `json.loads` lets that `ValueError` out as it is, not as a `JSONDecodeError`.
@@ -168,6 +175,20 @@ def refuse_content_coding(codings: Sequence[str]) -> None:
             + ", ".join(refused),
             headers={"Accept-Encoding": "identity"},
         )
+
+
+GRAPHQL_PARAMETERS = ("query", "variables", "operationName", "extensions")
+
+
+def refuse_repeated_parameters(params: object) -> None:
+    """Raise 400 when a GET gives one of the GraphQL parameters twice (`?query=A&query=B`):
+    which one a proxy or log in front read is unknown. `params` is Starlette's
+    `QueryParams`, which keeps every value; other parameters are not read."""
+    if not isinstance(params, ImmutableMultiDict):
+        return
+    for name in GRAPHQL_PARAMETERS:
+        if len(params.getlist(name)) > 1:
+            raise _bad_field(f"The {name} parameter is given twice")
 
 
 def graphql_request(fields: object) -> GraphQLRequestData:
