@@ -174,6 +174,26 @@ async def test_a_page_of_a_listed_origin_may_call_the_api_and_read_its_headers(
         assert error["message"] == "Disallowed CORS origin"
 
 
+async def test_a_preflight_asking_for_private_network_access_is_refused(
+    demo_services: Redstring,
+) -> None:
+    """Chrome's Private Network Access: a public page asking to reach this server on a
+    private address. Not granted to any origin, listed or not (docs/security.md)."""
+    settings = Settings(cors_origins="https://app.example")  # type: ignore[arg-type]
+    async with _http(demo_services, settings) as http:
+        asked = {
+            "origin": "https://app.example",
+            "access-control-request-private-network": "true",
+            **PREFLIGHT,
+        }
+        preflight = await http.options("/graphql", headers=asked)
+        assert preflight.status_code == 400
+        assert "access-control-allow-private-network" not in preflight.headers
+        (error,) = preflight.json()["errors"]
+        assert error["extensions"]["code"] == "BAD_REQUEST"
+        assert error["message"] == "Disallowed CORS private-network"
+
+
 async def test_without_listed_origins_no_page_of_another_origin_may_call(
     demo_services: Redstring,
 ) -> None:
