@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from redstring.domain.blocking import (
@@ -106,18 +106,24 @@ def test_any_identifying_word_of_a_name_is_a_shared_key(name_words: list[str], p
 
 
 @given(st.text(max_size=40))
+@example("アハート")  # a kana word of three characters or more: `x:` endings of its own
+@example("腾讯控股有限公司")
 def test_query_keys_hold_the_entity_keys_of_the_same_text(text: str) -> None:
     """A query asks for every lookup key of its own text (the word sought by prefix
-    through the seek, whose range starts with that word's key), but the initials key:
-    a query is read as initials only when it is one word."""
+    through the seek, whose range starts with that word's key), but the initials key
+    (a query is read as initials only when it is one word) and the endings of its Han
+    or kana words (`x:`), which are there for a query of the ending alone: each is
+    sought by that query's infix seek, whose range starts with it."""
     query_keys = query_blocking_keys(text)
     assert len(set(query_keys)) == len(query_keys)
     assert not any(k.startswith("t:") for k in query_keys)
     if text.strip():
         prefix = query_prefix(text)
         asked = {*query_keys, *([] if prefix is None else [prefix])}
-        own = {k for k in lookup_keys(blocking_keys_for(text, "thing")) if k[:2] != "i:"}
-        assert own <= asked
+        own = set(lookup_keys(blocking_keys_for(text, "thing")))
+        assert {k for k in own if k[:2] not in ("i:", "x:")} <= asked
+        for ending in (k for k in own if k.startswith("x:")):
+            assert any(ending.startswith(seek) for seek in query_infixes(ending[2:]))
 
 
 def test_a_name_of_two_to_six_words_is_keyed_under_its_initials() -> None:
