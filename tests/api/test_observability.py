@@ -32,7 +32,7 @@ from redstring.api.settings import Settings
 from redstring.composition.client import Redstring
 from redstring.testing import CountingGraphStore
 from tests.api.doubles import FailingGraphStore
-from tests.api.support import DEMO, memory_services
+from tests.api.support import DEMO, memory_services, services_with_graph
 from tests.processes import REPO, free_loopback_port, redstring_server
 
 ACCESS = "redstring.api.access"
@@ -383,6 +383,48 @@ async def test_one_line_per_request_with_its_fields(
     assert fourth.status == 400
     assert not hasattr(fourth, "operation")
     assert (fourth.outcome, fourth.error_codes) == ("BAD_REQUEST", ["BAD_REQUEST"])
+
+
+class _SlowGraph:
+    """A graph store whose every call waits a second first, past a short deadline."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._inner, name)
+        if not asyncio.iscoroutinefunction(found):
+            return found
+
+        async def slow(*arguments: Any, **options: Any) -> Any:
+            await asyncio.sleep(1.0)
+            return await found(*arguments, **options)
+
+        return slow
+
+
+async def test_a_request_cut_by_its_deadline_keeps_its_operation_name(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """docs/security.md: the operation's name labels a request the deadline cut (504),
+    as it does one that ended; it was `none`, and the access line had no `operation`."""
+    caplog.set_level(logging.INFO, logger=ACCESS)
+    base = await _observed_services()
+    services = services_with_graph(base, _SlowGraph(base.graph))
+    app = create_app(Settings(request_timeout=0.05), services=services)
+    query = FIND.replace("query Find(", "query SearchBox(")
+    async with _client(app) as http:
+        response = await http.post(
+            "/graphql", json={"query": query, "variables": {"t": DEMO, "q": "Acme"}}
+        )
+        assert response.status_code == 504
+        samples = _samples((await http.get("/metrics")).text)
+    [line] = [r for r in _access_records(caplog.records) if r.path == "/graphql"]
+    assert (line.status, line.outcome) == (504, "REQUEST_TIMEOUT")
+    assert line.operation == "SearchBox"
+    timed_out = {"operation": "SearchBox", "outcome": "REQUEST_TIMEOUT"}
+    assert _value(samples, "redstring_requests_total", **timed_out) == 1
+    assert _value(samples, "redstring_requests_total", operation="none") == 0
 
 
 async def test_text_lines_carry_the_fields_as_key_value(

@@ -111,11 +111,18 @@ class RecordOperation(SchemaExtension):
     """Notes the operation's name and the codes of its errors in the request's record.
 
     Listed before `ErrorCodes`, so that it leaves the operation after it and sees
-    the errors with their public codes.
+    the errors with their public codes. The name is noted however the operation ends,
+    a cancellation included (the request's deadline, a client gone): the name is read
+    once the operation has left, its document parsed if it could be.
     """
 
     def on_operation(self) -> Iterator[None]:
-        yield
+        try:
+            yield
+        finally:
+            self._noted()
+
+    def _noted(self) -> None:
         record = _current.get()
         if record is None:
             return
