@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import re
+import signal
 import socket
 import time
 import uuid
@@ -710,6 +711,48 @@ def test_several_workers_answer_the_sum_of_their_metrics(tmp_path: Path) -> None
     finally:
         process.stop()
     assert not any(tmp_path.glob("redstring-metrics-*"))  # its directory is gone
+
+
+def test_a_killed_worker_s_live_values_leave_the_sum(tmp_path: Path) -> None:
+    """docs/security.md, "Several workers": the gauges sum the live workers' values.
+    A worker killed (SIGKILL, no clean exit) left its own in the sum for good: once
+    uvicorn had replaced it, three start checks `ok` of two workers, and its file."""
+    shared = tmp_path / "metrics"
+    shared.mkdir()
+    port = free_loopback_port()
+    process = redstring_server(
+        port,
+        demo=False,
+        environment={SHARED_DIRECTORY: str(shared)},
+        graphiql="false",
+        log_level="debug",
+        workers="2",
+    )
+    checked = "answered the check at start"
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _started_workers(process, 2)
+        _wait_for(lambda: process.output.count(checked) == 2, process)
+        [killed, _] = re.findall(r"Started server process \[(\d+)\]", process.output)
+        assert list(shared.glob(f"gauge_livesum_{killed}.db"))
+        os.kill(int(killed), signal.SIGKILL)
+        _started_workers(process, 3)  # uvicorn's replacement
+        _wait_for(lambda: process.output.count(checked) == 3, process)
+        for _ in range(4):  # whichever worker answers
+            samples = _samples(httpx.get(f"{base}/metrics", timeout=20).text)
+            check = _value(samples, "redstring_embedding_start_check", outcome="ok")
+            assert check == 2, process.output[-3000:]
+            assert _value(samples, "redstring_requests_in_flight") == 0
+        assert not list(shared.glob(f"gauge_livesum_{killed}.db"))
+    finally:
+        process.stop()
+
+
+def _wait_for(condition: Any, process: Any, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, process.output[-3000:]
+        time.sleep(0.1)
 
 
 def test_shared_metrics_empties_an_operators_directory_or_makes_its_own(

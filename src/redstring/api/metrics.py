@@ -16,8 +16,10 @@ Metric names and labels are listed in docs/security.md, "Observability".
 from __future__ import annotations
 
 import os
+import re
 import threading
 from enum import StrEnum
+from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess
 from prometheus_client.exposition import choose_encoder
@@ -274,8 +276,10 @@ class Metrics:
         self.dangling.inc(count)
 
     def process_ended(self) -> None:
-        """This worker stops: under several workers, its in-flight gauge leaves the sum
-        (its counters stay in it)."""
+        """This worker stops: under several workers, its live gauges (requests in
+        flight, the embedding outcomes) leave the sum (its counters stay in it). A worker
+        that ends without this (killed) is forgotten by the next scrape
+        (`forget_dead_workers`)."""
         if self._shared is not None:
             multiprocess.mark_process_dead(os.getpid(), self._shared)  # type: ignore[no-untyped-call]
 
@@ -286,6 +290,40 @@ class Metrics:
         encode, content_type = choose_encoder(request.headers.get("accept", ""))
         registry = self.registry
         if self._shared is not None:
+            forget_dead_workers(self._shared)
             registry = CollectorRegistry()
             multiprocess.MultiProcessCollector(registry, self._shared)  # type: ignore[no-untyped-call]
         return Response(encode(registry), headers={"content-type": content_type})
+
+
+# A worker's file of its live gauges (`multiprocess_mode="livesum"`), named by its pid.
+_LIVE_FILE = re.compile(r"gauge_live[a-z]*_(\d+)\.db")
+
+
+def forget_dead_workers(directory: str) -> None:
+    """Take the live gauges of each worker that is no longer running (killed, so it
+    never ran `process_ended`) out of `directory`: else its requests in flight and its
+    embedding outcomes stayed in the sum for good. A pid another process has taken
+    since is taken for the worker's, alive."""
+    pids = {
+        int(found.group(1))
+        for path in Path(directory).glob("gauge_live*_*.db")
+        if (found := _LIVE_FILE.fullmatch(path.name))
+    }
+    for pid in pids:
+        if pid == os.getpid() or _running(pid):
+            continue
+        try:
+            multiprocess.mark_process_dead(pid, directory)  # type: ignore[no-untyped-call]
+        except FileNotFoundError:  # another worker's scrape removed it first
+            continue
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # no signal: whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's
+        return True
+    return True
