@@ -359,6 +359,29 @@ async def test_a_client_closed_while_it_starts_refuses_the_calls_that_waited() -
         await waiting
 
 
+async def test_a_close_ends_a_start_under_way() -> None:
+    """A start that waits (Neo4j not answering, its outage retry) is cancelled by
+    `aclose`, before the stores close: it went on, on a closed driver, and `serve`
+    stopped while it started waited for it."""
+    rs = Redstring.in_memory(HashingEmbeddingProvider(16))
+    began, ended = asyncio.Event(), asyncio.Event()
+
+    async def endless_start() -> None:
+        began.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            ended.set()
+
+    rs._starter = endless_start  # as `Redstring.neo4j` sets it
+    waiting = asyncio.ensure_future(rs.retrieve("Acme", new_tenant()))
+    await asyncio.wait_for(began.wait(), timeout=5)
+    await rs.aclose()
+    assert ended.is_set()
+    with pytest.raises(ClientClosedError):
+        await asyncio.wait_for(waiting, timeout=5)
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [

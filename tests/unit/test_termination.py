@@ -150,3 +150,82 @@ def test_the_handlers_found_are_put_back() -> None:
             assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
         assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == at_once
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+
+
+_STOPPED_START = """
+import asyncio, os, signal
+from redstring.api.termination import StartStopped, stopped_by_signal
+
+seen = []
+
+def server_s(number, frame):  # uvicorn's, which only notes that it should stop
+    seen.append(number)
+
+signal.signal(signal.{stop}, server_s)
+
+async def start():
+    try:
+        await asyncio.sleep(30)
+    finally:
+        print("start ended")
+
+async def main():
+    asyncio.get_running_loop().call_later(0.2, os.kill, os.getpid(), signal.{stop})
+    try:
+        await stopped_by_signal(start())
+    except StartStopped as stop:
+        print("stopped by", stop.signal_name)
+    print("server's handler called:", seen == [signal.{stop}])
+    print("server's handler put back:", signal.getsignal(signal.{stop}) is server_s)
+
+asyncio.run(asyncio.wait_for(main(), 20))
+"""
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
+def test_a_signal_while_serve_s_app_starts_ends_its_start_and_reaches_the_server(
+    stop: str,
+) -> None:
+    """`stopped_by_signal`: the start's task is cancelled and `StartStopped` raised, the
+    handler found (uvicorn's) called all the same, then put back."""
+    status, out, err = _ran(_STOPPED_START.format(stop=stop))
+    assert status == 0, err
+    assert out.splitlines() == [
+        "start ended",
+        f"stopped by {stop}",
+        "server's handler called: True",
+        "server's handler put back: True",
+    ], err
+
+
+def test_a_start_cancelled_from_outside_is_not_taken_for_a_stop() -> None:
+    """A cancellation of the caller's own (a lifespan torn down) stays one, even when a
+    signal came first: `StartStopped` would swallow it."""
+    code = """
+import asyncio, os, signal
+from redstring.api.termination import StartStopped, stopped_by_signal
+
+signal.signal(signal.SIGTERM, lambda number, frame: None)
+
+async def start():
+    try:
+        await asyncio.sleep(30)
+    finally:
+        await asyncio.sleep(0.5)  # what it opened, closing
+
+async def main():
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(stopped_by_signal(start()))
+    loop.call_later(0.1, os.kill, os.getpid(), signal.SIGTERM)
+    loop.call_later(0.3, task.cancel)
+    try:
+        await task
+    except asyncio.CancelledError:
+        print("cancelled")
+    except StartStopped:
+        print("taken for a stop")
+
+asyncio.run(main())
+"""
+    status, out, err = _ran(code)
+    assert (status, out.strip()) == (0, "cancelled"), err

@@ -32,6 +32,7 @@ from redstring.api.schema.build import build_schema
 from redstring.api.settings import AuthMode, Settings
 from redstring.api.start_failure import SAID_FAILURES, StartFailure
 from redstring.api.startup import log_embedding_check, log_vector_provenance, open_client
+from redstring.api.termination import StartStopped, stopped_by_signal
 from redstring.composition.client import Redstring
 
 logger = logging.getLogger("redstring.api")
@@ -114,7 +115,12 @@ def freeze_startup_heap() -> None:
     logger.debug("%d objects exempted from garbage collection", gc.get_freeze_count())
 
 
-def create_app(settings: Settings | None = None, *, services: Redstring | None = None) -> Starlette:
+def create_app(
+    settings: Settings | None = None,
+    *,
+    services: Redstring | None = None,
+    stoppable_start: bool = False,
+) -> Starlette:
     """The redstring ASGI app.
 
     With `services`, the app uses them as given (and never closes them); that
@@ -137,6 +143,11 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
     settings it cannot honour); every other route needs no credentials. Bookmarks are
     sealed with `settings.bookmark_secret`, else with the key `serve` handed its workers,
     else with a key of this app's own (`BookmarkSeal.for_server`).
+
+    With `stoppable_start` (`serve` and its workers, under uvicorn), SIGTERM or Ctrl-C
+    while the services open (Neo4j waited for, the demo loaded) stops their opening,
+    closes what it opened, and lets the app start without services, for the server
+    to stop at once (`stopped_by_signal`; docs/adr/0015).
 
     Each app counts its own metrics (`Metrics`, served on `/metrics`): the services,
     injected or opened, are used `observed` by them; every request gets a request id
@@ -180,7 +191,15 @@ def create_app(settings: Settings | None = None, *, services: Redstring | None =
             yield
             return
         try:
-            opened = await opened_with_demo()
+            if stoppable_start:
+                opened = await stopped_by_signal(opened_with_demo())
+            else:
+                opened = await opened_with_demo()
+        except StartStopped as stop:
+            # uvicorn, which took the signal too, stops the server at once, not serving.
+            logger.info("start stopped by %s: the server stops without serving", stop.signal_name)
+            yield
+            return
         except SAID_FAILURES as exc:
             start_failure.say(exc)
             raise
@@ -269,4 +288,4 @@ def app_from_environment() -> Starlette:
     """An app configured by the environment alone: uvicorn's factory for several workers."""
     settings = Settings()
     configure_logging(settings.log_level, settings.log_format)
-    return create_app(settings)
+    return create_app(settings, stoppable_start=True)

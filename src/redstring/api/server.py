@@ -58,7 +58,7 @@ def serve(settings: Settings) -> bool:
         with shared_metrics(several=False), terminated_as_stopped():
             try:
                 uvicorn.run(
-                    create_app(settings),
+                    create_app(settings, stoppable_start=True),
                     host=settings.host,
                     port=settings.port,
                     log_level=settings.log_level,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import logging
 import os
@@ -106,7 +107,11 @@ async def open_client(
     for message in choice_warnings(settings):
         logger.warning(message)
     client = Redstring.from_settings(settings, embedding_time_limit=embedding_time_limit)
-    await client.start()
+    try:
+        await client.start()
+    except asyncio.CancelledError:  # a stop while it starts: nothing is left open
+        await client.aclose()
+        raise
     return client
 
 

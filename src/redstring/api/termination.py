@@ -9,9 +9,9 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from types import FrameType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -174,3 +174,53 @@ def terminated_as_stopped() -> Iterator[None]:
     finally:
         signal.signal(signal.SIGINT, previous_int)
         signal.signal(signal.SIGTERM, previous_term)
+
+
+class StartStopped(Exception):  # noqa: N818 (a stop, not an error)
+    """SIGTERM or Ctrl-C came while `serve`'s app started (`stopped_by_signal`)."""
+
+    def __init__(self, signal_number: int) -> None:
+        self.signal_name = signal.Signals(signal_number).name
+        super().__init__(f"the start was stopped by {self.signal_name}")
+
+
+async def stopped_by_signal(work: Coroutine[Any, Any, T]) -> T:
+    """`work`'s result, `work` run in a task that SIGTERM and SIGINT cancel: then
+    `StartStopped` is raised, once the task has ended (what it opened closed as for any
+    cancellation). For the start of `serve`'s app (docs/adr/0015).
+
+    uvicorn handles both signals itself from before the app starts, but only looks at
+    them once the start has ended: a start that waits (Neo4j not answering, its outage
+    retry) kept the server from stopping until then. The handler found (uvicorn's) is
+    kept and called, chained after this one's, and put back once `work` ends; in
+    another thread than the main one, or with a signal ignored or left to its default
+    action, the handler found is left alone and `work` awaited as it is."""
+    loop = asyncio.get_running_loop()
+    task = loop.create_task(work)
+    received: list[int] = []
+
+    def chained(previous: Callable[[int, FrameType | None], Any]) -> Any:
+        def stop(signal_number: int, frame: FrameType | None) -> None:
+            if not received:
+                received.append(signal_number)
+                loop.call_soon_threadsafe(task.cancel)
+            previous(signal_number, frame)
+
+        return stop
+
+    found: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for number in (signal.SIGTERM, signal.SIGINT):
+            previous = signal.getsignal(number)
+            if callable(previous):
+                found[number] = signal.signal(number, chained(previous))
+    try:
+        return await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if received and task.cancelled() and (current is None or not current.cancelling()):
+            raise StartStopped(received[0]) from None
+        raise
+    finally:
+        for each, handler in found.items():
+            signal.signal(each, handler)

@@ -75,6 +75,8 @@ class _Lifetime:
 
     closed = False
     loop: asyncio.AbstractEventLoop | None = None
+    # Whether `aclose` cancelled a start under way (its waiters are told the client closed).
+    start_cut = False
 
 
 # What a call on a loop-bound client (`Redstring.neo4j`) from another event loop says.
@@ -377,7 +379,13 @@ class Redstring:
                 ) from failure
             self._check_open()
             return
-        await asyncio.shield(self._starting)
+        try:
+            await asyncio.shield(self._starting)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self._lifetime.start_cut and not (current is not None and current.cancelling()):
+                self._check_open()  # `aclose` cancelled the start, not this call's caller
+            raise
         self._check_open()  # closed while it started
 
     def _check_open(self) -> None:
@@ -434,7 +442,9 @@ class Redstring:
         """Run every closer, even when an earlier one fails; the first failure is raised.
         Then every call raises `ClientClosedError` (`ClientStartFailedError` after a
         failed start), and a call still running that the close overtakes raises
-        `ClientClosedError` too; closing again does nothing.
+        `ClientClosedError` too; closing again does nothing. A start under way (`start`)
+        is cancelled first (the outage it waits out among it), the calls waiting for it
+        raising `ClientClosedError` as well.
 
         A client bound to an event loop (`start`) closes on that loop only: on another
         it raises `WrongEventLoopError` and stays open, to be closed on its own; once
@@ -461,6 +471,13 @@ class Redstring:
             )
         self._lifetime.closed = True
         self._starter = None
+        starting = self._starting
+        if starting is not None and not starting.done() and starting is not asyncio.current_task():
+            # A start under way ends with the client (its waits for an outage among it),
+            # before what it uses is closed.
+            self._lifetime.start_cut = True
+            starting.cancel()
+            await asyncio.wait([starting])
         failure: BaseException | None = None
         for close in self.closers:
             try:
