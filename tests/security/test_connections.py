@@ -550,6 +550,18 @@ def test_a_431_carries_the_cors_headers_the_app_gives_its_origin(
     assert cors_part(headers) == app_cors_headers(origin)
 
 
+def test_a_431_of_a_head_with_two_origins_answers_the_first_as_the_app_does(
+    served_capped: tuple[str, int],
+) -> None:
+    """The app's middleware reads a head's first `Origin`; the refusal did the last."""
+    sent = with_origin(with_origin(head_of(HEAD_CAP + 1), APP_ORIGIN), "http://elsewhere.test")
+    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
+        sock.sendall(sent)
+        received, _ = read_until_closed(sock)
+    headers, _ = refusal(received, b"HTTP/1.1 431 ")
+    assert cors_part(headers) == app_cors_headers("http://elsewhere.test")
+
+
 def test_a_trailer_431_carries_the_cors_headers_of_its_heads_origin(
     served_capped: tuple[str, int],
 ) -> None:

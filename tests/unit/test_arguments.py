@@ -42,7 +42,7 @@ def test_count_of_takes_numpy_integers_as_ints_but_not_numpy_floats_or_bools() -
     for integer in (np.int64(3), np.uint8(3), np.intp(3)):
         assert count_of(integer, "k") == 3
         assert type(count_of(integer, "k")) is int
-    for wrong in (np.float64(3.0), np.bool_(True)):
+    for wrong in (np.float64(3.0), np.bool_(True), np.array([5]), np.array(5.0)):
         with pytest.raises(InvalidInputError, match=r"^k must be an integer, got "):
             count_of(wrong, "k")
     with pytest.raises(InvalidInputError, match=r"^k must not be negative, got -2$"):

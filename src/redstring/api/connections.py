@@ -329,9 +329,11 @@ class HeadSizeCap:
         if self._in_head:
             lowered = name.lower()
             if lowered == b"transfer-encoding":
-                self._chunked = True  # llhttp refuses any other coding of a request's body
-            elif lowered == b"origin":
-                self.head_origin = value
+                # llhttp frames a body by its last coding, which must be `chunked`; one
+                # named before it (`gzip, chunked`) is refused by the endpoint.
+                self._chunked = True
+            elif lowered == b"origin" and self.head_origin is None:
+                self.head_origin = value  # the first, as the app's middleware reads it
         super().on_header(name, value)  # type: ignore[misc]
 
     def on_headers_complete(self) -> None:

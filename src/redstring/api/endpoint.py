@@ -101,7 +101,9 @@ class GraphQLEndpoint(GraphQL[RequestContext, None]):
         deadline = asyncio.timeout(self._limits.request_timeout)
         try:
             request_body.refuse_declared_length(request.headers, self._limits.max_body_bytes)
+            request_body.refuse_transfer_coding(request.headers.getlist("transfer-encoding"))
             if request.method == "POST":
+                request_body.refuse_repeated_content_type(request.headers.getlist("content-type"))
                 request_body.refuse_content_coding(request.headers.getlist("content-encoding"))
             after = self._bookmarks.from_header(request.headers.get(bookmarks.HEADER))
             with consistent_after(after) as unit, outage_wait():

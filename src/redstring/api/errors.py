@@ -13,7 +13,8 @@
 | `REQUEST_HEADER_FIELDS_TOO_LARGE` | the request head (line and headers) is over the limit |
 |                             | (HTTP 431); the connection is closed                        |
 | `UNSUPPORTED_MEDIA_TYPE`    | a POST body that is not `application/json`, or that is      |
-|                             | encoded (`Content-Encoding` not `identity`) (HTTP 415)      |
+|                             | encoded (`Content-Encoding` not `identity`, a transfer      |
+|                             | coding but `chunked`) (HTTP 415)                            |
 | `REQUEST_TIMEOUT`           | the request ran past its deadline; its work was cancelled   |
 |                             | (HTTP 504)                                                  |
 | `GRAPHQL_PARSE_FAILED`      | the document is not GraphQL                                 |

@@ -177,6 +177,31 @@ def refuse_content_coding(codings: Sequence[str]) -> None:
         )
 
 
+def refuse_transfer_coding(codings: Sequence[str]) -> None:
+    """Raise 415 when a body's `Transfer-Encoding` (`codings`, each line of the header)
+    names a coding other than `chunked`, the one the HTTP parser reads: it takes
+    `gzip, chunked` as `chunked` alone, so such a body was read as if it were plain,
+    where a proxy in front may have decoded it. Named and answered as a
+    `Content-Encoding` is (`refuse_content_coding`)."""
+    named = [c.strip() for line in codings for c in line.split(",")]
+    refused = [c for c in named if c and c.lower() != "chunked"]
+    if refused:
+        raise RequestRefusedError(
+            415,
+            ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+            "The request body must not be in a transfer coding but chunked "
+            "(Transfer-Encoding: chunked), got " + ", ".join(refused),
+            headers={"Accept-Encoding": "identity"},
+        )
+
+
+def refuse_repeated_content_type(types: Sequence[str]) -> None:
+    """Raise 400 when a request has several `Content-Type` headers: this server reads the
+    first, and a proxy in front may have judged the body by another."""
+    if len(types) > 1:
+        raise _bad_field(f"The request has {len(types)} Content-Type headers; send one")
+
+
 GRAPHQL_PARAMETERS = ("query", "variables", "operationName", "extensions")
 
 

@@ -45,9 +45,14 @@ def count_of(value: object, argument: str) -> int:
     never a float, nor a string of digits. A larger one is refused rather than clamped,
     alike on every store: no store holds so many of anything, so a caller asking for
     more has made a slip worth naming."""
-    if isinstance(value, bool) or not isinstance(value, SupportsIndex):
-        raise InvalidInputError(f"{argument} must be an integer, got {shown_value(value)}")
-    value = operator.index(value)
+    try:
+        if isinstance(value, bool) or not isinstance(value, SupportsIndex):
+            raise TypeError
+        value = operator.index(value)  # may refuse all the same (a numpy array of one)
+    except TypeError:
+        raise InvalidInputError(
+            f"{argument} must be an integer, got {shown_value(value)}"
+        ) from None
     if value < 0:
         raise InvalidInputError(f"{argument} must not be negative, got {value}")
     if value > MAX_COUNT:
