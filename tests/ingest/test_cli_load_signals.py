@@ -5,6 +5,8 @@ none of them expects said in one line, not a traceback."""
 
 from __future__ import annotations
 
+import errno
+import os
 import signal
 import subprocess
 import sys
@@ -213,3 +215,72 @@ def test_an_error_a_load_does_not_expect_is_said_in_one_line_with_what_is_writte
     written = "lines 1 to 6 are written (1 batch: 4 entities, 2 relationships)"
     assert f"{written}; run the same load again to finish it" in err
     assert ("Traceback" in err) == (level == "debug")
+
+
+def _signalled_while_idle(argv_input: str, stop: signal.Signals, tmp_path: Path) -> tuple[int, str]:
+    """`redstring load argv_input` sent `stop` while it waits for a line that never comes:
+    the writer (a pipe to its stdin for `-`, else the named FIFO `argv_input`) wrote one
+    entity line and stays open, idle, until the process has ended or 30 s went by."""
+    env = child_environment(REDSTRING_EMBEDDINGS="hashing", REDSTRING_BACKEND="memory")
+    argv = [sys.executable, "-m", "redstring.api", "load", argv_input, "--tenant", TENANT]
+    said = tmp_path / "stderr.txt"
+    line = (entity_line("Firm A") + "\n").encode()
+    with said.open("wb") as stderr:
+        process = subprocess.Popen(
+            argv, env=env, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )  # fmt: skip
+    assert process.stdin is not None
+    writer: int | None = None
+    try:
+        if argv_input == "-":
+            process.stdin.write(line)
+            process.stdin.flush()
+        else:
+            deadline = time.monotonic() + 30
+            while writer is None:  # until the load has opened the FIFO to read
+                try:
+                    writer = os.open(argv_input, os.O_WRONLY | os.O_NONBLOCK)
+                except OSError as exc:
+                    if exc.errno != errno.ENXIO or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
+            os.write(writer, line)
+        time.sleep(3)  # its imports (1 to 2 s), then the wait for a second line
+        process.send_signal(stop)
+        status = process.wait(timeout=30)  # the writer still open
+    finally:
+        process.kill()
+        process.stdin.close()
+        if writer is not None:
+            os.close(writer)
+        process.wait(5)
+    return status, said.read_text()
+
+
+@pytest.mark.parametrize(
+    ("stop", "status", "ended"),
+    [
+        (signal.SIGTERM, EXIT_TERMINATED, "terminated (SIGTERM)"),
+        (signal.SIGINT, EXIT_INTERRUPTED, "interrupted"),
+    ],
+)
+@pytest.mark.parametrize("source", ["stdin", "fifo"])
+def test_a_load_stopped_while_its_input_is_open_and_idle_ends_with_its_status(
+    tmp_path: Path, source: str, stop: signal.Signals, status: int, ended: str
+) -> None:
+    """The reading thread is blocked in a read of an input nobody writes to. From stdin,
+    the interpreter's shutdown then waited for the lock of `sys.stdin.buffer` that read
+    holds, and aborted the process (`Fatal Python error: _enter_buffered_busy`, status
+    134); from a FIFO, closing the file waited for that read, as long as the writer kept
+    the FIFO open. (`_piped_load`'s input never idles: its reads never wait.)"""
+    if source == "stdin":
+        argv_input = "-"
+    else:
+        argv_input = str(tmp_path / "input.jsonl")
+        os.mkfifo(argv_input)
+    got, err = _signalled_while_idle(argv_input, stop, tmp_path)
+    assert got == status, err
+    assert ended in err
+    assert "nothing is written" in err
+    assert "Fatal Python error" not in err

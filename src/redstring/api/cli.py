@@ -52,6 +52,7 @@ from redstring.api.command_line import (
 from redstring.api.errors import described
 from redstring.api.key_commands import add_keys_command
 from redstring.api.load import CountedLines, load_jsonl
+from redstring.api.load_input import STDIN_PATH, open_input
 from redstring.api.log_config import LogFormat, write_record
 from redstring.api.rekey_command import add_rekey_command
 from redstring.api.schema.build import schema_sdl
@@ -229,8 +230,6 @@ class _EndColumn(TimeRemainingColumn):
         return Text.assemble("ETA ", super().render(task))
 
 
-STDIN_PATH = "-"  # `redstring load -` reads its standard input
-
 # How often a load whose stderr is no terminal prints a progress line, by default.
 DEFAULT_PROGRESS_EVERY = 10.0
 
@@ -279,16 +278,12 @@ def _load(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     settings = for_long_command(_settings())
     path: Path = args.file
-    opened: contextlib.AbstractContextManager[BinaryIO]
-    if str(path) == STDIN_PATH:
-        # Read, never closed: the process's own input.
-        opened, name = contextlib.nullcontext(sys.stdin.buffer), "<stdin>"
-    else:
-        try:
-            opened, name = path.open("rb"), str(path)
-        except OSError as exc:
-            err.print(f"[red]error:[/red] cannot read {escape(str(path))}: {exc}", highlight=False)
-            return EXIT_FAILED
+    name = "<stdin>" if str(path) == STDIN_PATH else str(path)
+    try:
+        opened = open_input(path)
+    except OSError as exc:
+        err.print(f"[red]error:[/red] cannot read {escape(name)}: {exc}", highlight=False)
+        return EXIT_FAILED
     run = _LoadRun(
         name, tenant, err, skip_invalid=args.skip_invalid, progress_every=args.progress_every
     )
