@@ -150,6 +150,73 @@ def _serve_refused(
     return capsys.readouterr().err
 
 
+SECONDS_SETTINGS = [
+    "neo4j_outage_retry",
+    "neo4j_transaction_timeout",
+    "embedding_timeout",
+    "readiness_timeout",
+    "request_timeout",
+    "header_timeout",
+    "keep_alive_timeout",
+]
+COMMANDS = pytest.mark.parametrize(
+    "command",
+    [("serve",), ("load", "-", "--tenant", str(uuid.uuid4())), ("rekey", "--all-tenants")],
+    ids=["serve", "load", "rekey"],
+)
+
+
+def test_the_seconds_settings_are_all_checked() -> None:
+    """Every setting of seconds is among those `test_seconds_that_cannot_be_used...` runs."""
+    floats = [name for name, field in Settings.model_fields.items() if field.annotation is float]
+    assert sorted(floats) == sorted(SECONDS_SETTINGS)
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("inf", "Input should be a finite number"),
+        ("nan", "Input should be a finite number"),
+        ("1e20", "Input should be less than or equal to 1000000000"),
+    ],
+)
+@pytest.mark.parametrize("setting", SECONDS_SETTINGS)
+@COMMANDS
+def test_seconds_that_cannot_be_used_are_bad_settings_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: tuple[str, ...],
+    setting: str,
+    value: str,
+    reason: str,
+) -> None:
+    """`REDSTRING_NEO4J_TRANSACTION_TIMEOUT=1e20` was taken, and failed in the driver,
+    `OverflowError: Python int too large to convert to C long` (a traceback from
+    `serve`); `inf` failed `serve`'s start later, naming no variable (status 1)."""
+    monkeypatch.setenv("COLUMNS", "40")
+    monkeypatch.setattr(server, "serve", lambda settings: pytest.fail("the server was started"))
+    variables = {
+        "REDSTRING_BACKEND": "neo4j",
+        "REDSTRING_NEO4J_PASSWORD": "x",
+        "REDSTRING_NEO4J_URI": "bolt://127.0.0.1:9",  # never reached
+        f"REDSTRING_{setting.upper()}": value,
+    }
+    for name, given in variables.items():
+        monkeypatch.setenv(name, given)
+    assert main(list(command)) == 2
+    variable = f"REDSTRING_{setting.upper()}"
+    assert " ".join(capsys.readouterr().err.split()) == (
+        f"bad settings: {setting} ({variable}): {reason}"
+    )
+
+
+def test_the_longest_seconds_a_setting_takes_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    for setting in SECONDS_SETTINGS:
+        monkeypatch.setenv(f"REDSTRING_{setting.upper()}", "1e9")
+    settings = Settings()
+    assert {getattr(settings, setting) for setting in SECONDS_SETTINGS} == {1e9}
+
+
 NO_NEO4J_URI = (
     "bad settings: neo4j_uri (REDSTRING_NEO4J_URI): not a Neo4j URI such as "
     "bolt://HOST:7687: {why}\n"

@@ -434,6 +434,25 @@ def test_a_base_url_with_a_secret_in_it_or_none_to_post_to_is_refused(
     assert str(info.value) == f"not a base URL such as http://127.0.0.1:11434/v1: {why}"
 
 
+@pytest.mark.parametrize(
+    ("timeout", "message"),
+    [
+        (0, "timeout must be more than 0 seconds, got 0"),
+        (float("inf"), "timeout must be finite, got inf"),
+        (1e20, "timeout must be at most 1e+09 seconds (about 31 years), got 1e+20"),
+        ("30", "timeout must be a number of seconds, got '30'"),
+    ],
+)
+def test_a_timeout_it_cannot_use_is_refused(timeout: Any, message: str) -> None:
+    """Only 0 and less were refused: `inf` and `1e20` were taken, as `"30"`, failing at
+    the first request if at all."""
+    with pytest.raises(InvalidInputError) as info:
+        OpenAICompatibleEmbeddings(
+            base_url="http://127.0.0.1:9/v1", model="m", dimension=8, timeout=timeout
+        )
+    assert str(info.value) == message
+
+
 async def test_the_wrong_dimension_is_a_clear_error(
     api: EmbeddingAPI, make: Callable[..., OpenAICompatibleEmbeddings]
 ) -> None:

@@ -30,7 +30,15 @@ AUTH = ("neo4j", "secret-password")
         ),
         ({"transaction_timeout": math.inf}, "transaction_timeout must be finite, got inf"),
         ({"transaction_timeout": math.nan}, "transaction_timeout must be finite, got nan"),
+        (
+            {"transaction_timeout": 1e20},
+            "transaction_timeout must be at most 1e+09 seconds (about 31 years), got 1e+20",
+        ),
         ({"outage_retry": -1}, "outage_retry must not be negative, got -1"),
+        (
+            {"outage_retry": 10**10},
+            "outage_retry must be at most 1e+09 seconds (about 31 years), got 10000000000",
+        ),
         ({"outage_retry": "5"}, "outage_retry must be a number of seconds, got '5'"),
         ({"outage_retry": math.nan}, "outage_retry must be finite, got nan"),
         ({"database": 5}, "database must be a string, got 5"),
@@ -66,6 +74,7 @@ def test_the_settings_it_can_use_are_taken() -> None:
     for options in (
         {"transaction_timeout": 0.5, "outage_retry": 0},
         {"transaction_timeout": 30, "outage_retry": 120.0, "database": "neo4j"},
+        {"transaction_timeout": 10**9, "outage_retry": 1e9},
         {"auth": ["neo4j", "x"]},
     ):
         arguments: dict[str, Any] = {"auth": AUTH, **options}

@@ -19,6 +19,7 @@ from redstring.composition.embedding_choice import (
     check_base_url,
 )
 from redstring.composition.neo4j_uri import check_neo4j_uri
+from redstring.domain.arguments import MAX_SECONDS
 
 
 class Backend(StrEnum):
@@ -44,6 +45,11 @@ LONG_COMMAND_OUTAGE_RETRY = 120.0
 MIN_BOOKMARK_SECRET_CHARS = 32
 
 
+# A setting of seconds: finite, and at most `MAX_SECONDS` (about 31 years), which every
+# use of one (the Neo4j driver's milliseconds, asyncio's and uvicorn's waits) can take.
+Seconds = Annotated[float, Field(allow_inf_nan=False, le=MAX_SECONDS)]
+
+
 class Settings(BaseSettings):
     """Server and loader settings; each field `x` is read from `REDSTRING_X`.
 
@@ -61,10 +67,10 @@ class Settings(BaseSettings):
     # Seconds a Neo4j read or write keeps trying while the server cannot be reached:
     # 0 answers SERVICE_UNAVAILABLE at once; `redstring load` and `rekey` wait
     # `LONG_COMMAND_OUTAGE_RETRY` unless this is set (`for_long_command`).
-    neo4j_outage_retry: float = Field(default=0.0, ge=0)
+    neo4j_outage_retry: Seconds = Field(default=0.0, ge=0)
     # Seconds a Neo4j transaction may run, lock waits included, before the server ends
     # it (`Neo4jSettings.transaction_timeout`).
-    neo4j_transaction_timeout: float = Field(default=30.0, gt=0)
+    neo4j_transaction_timeout: Seconds = Field(default=30.0, gt=0)
 
     embeddings: EmbeddingsKind = DEFAULT_EMBEDDINGS
     # None: the provider's own (384 for hashing, the model's for static and
@@ -75,7 +81,7 @@ class Settings(BaseSettings):
     embedding_api_key_env: str = "OPENAI_API_KEY"
     embedding_batch_size: int = Field(default=64, ge=1)
     embedding_concurrency: int = Field(default=4, ge=1)
-    embedding_timeout: float = Field(default=30.0, gt=0)
+    embedding_timeout: Seconds = Field(default=30.0, gt=0)
     embedding_query_prompt: str | None = None
     embedding_document_prompt: str | None = None
     query_cache_size: int = Field(default=2048, ge=0)
@@ -92,7 +98,7 @@ class Settings(BaseSettings):
     graphiql: bool = True
     graphiql_assets: AssetSource = AssetSource.LOCAL
     federation: bool = False
-    readiness_timeout: float = Field(default=2.0, gt=0)
+    readiness_timeout: Seconds = Field(default=2.0, gt=0)
     introspection: bool = True
     # Origins whose pages may call the API from a browser (CORS), comma-separated;
     # none by default, `*` for any.
@@ -120,14 +126,14 @@ class Settings(BaseSettings):
     max_cost: int = Field(default=20_000, ge=1)
     max_body_bytes: int = Field(default=1_048_576, ge=1)
     max_json_depth: int = Field(default=64, ge=1, le=256)
-    request_timeout: float = Field(default=10.0, gt=0)
+    request_timeout: Seconds = Field(default=10.0, gt=0)
     # Seconds a connection has to send a request's head (`api/connections.py`), and to
     # send its next one after a response (uvicorn's keep-alive timeout).
-    header_timeout: float = Field(default=10.0, gt=0)
+    header_timeout: Seconds = Field(default=10.0, gt=0)
     # Bytes a request's head (request line and headers) may take; a longer one is
     # refused with 431 and its connection closed (`api/connections.py`).
     max_header_bytes: int = Field(default=65_536, ge=1)
-    keep_alive_timeout: float = Field(default=5.0, gt=0)
+    keep_alive_timeout: Seconds = Field(default=5.0, gt=0)
 
     @field_validator("embeddings", mode="before")
     @classmethod

@@ -60,14 +60,26 @@ def count_of(value: object, argument: str) -> int:
     return value
 
 
+# The longest wait, in seconds, a setting or an argument of seconds takes (about 31
+# years): any longer is a slip, and some cannot be used at all. The Neo4j driver sends a
+# transaction timeout as 64-bit milliseconds (9.2e15 s, else an `OverflowError`), and
+# Python's own waits on a lock or a socket take at most 64-bit nanoseconds (9.2e9 s).
+MAX_SECONDS = 1e9
+
+
 def seconds_of(value: object, argument: str, *, zero: bool = True) -> float:
     """`value`, a finite number of seconds (an `int` or a `float`, not a `bool` nor a
-    string), 0 or more (more than 0 unless `zero`), as a `float`; else
-    `InvalidInputError` naming `argument`."""
+    string) up to `MAX_SECONDS`, 0 or more (more than 0 unless `zero`), as a `float`;
+    else `InvalidInputError` naming `argument`."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidInputError(f"{argument} must be a number of seconds, got {shown_value(value)}")
-    if not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):
         raise InvalidInputError(f"{argument} must be finite, got {value}")
+    if value > MAX_SECONDS:  # an int compared exactly, however large
+        raise InvalidInputError(
+            f"{argument} must be at most {MAX_SECONDS:g} seconds (about 31 years), "
+            f"got {shown_value(value)}"
+        )
     if value < 0 and zero:
         raise InvalidInputError(f"{argument} must not be negative, got {value}")
     if value <= 0 and not zero:

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from redstring.domain.arguments import positive_count_of
+from redstring.domain.arguments import positive_count_of, seconds_of
 from redstring.domain.errors import (
     EmbeddingRefusedError,
     EmbeddingUnavailableError,
@@ -270,8 +270,7 @@ class OpenAICompatibleEmbeddings:
             raise InvalidInputError("max_batch_bytes must be at least 1")
         if max_concurrency < 1:
             raise InvalidInputError("max_concurrency must be at least 1")
-        if not timeout > 0:
-            raise InvalidInputError("timeout must be positive")
+        timeout = seconds_of(timeout, "timeout", zero=False)
         self._url = base_url.rstrip("/") + "/embeddings"
         self._shown_url = shown_url(self._url)  # the URL its messages quote
         self._model = model
