@@ -222,6 +222,11 @@ NO_NEO4J_URI = (
     "bolt://HOST:7687: {why}\n"
 )
 SCHEMES = "bolt, bolt+s, bolt+ssc, neo4j, neo4j+s, neo4j+ssc"
+# A path was ignored, the default database served in place of the one it named.
+PATH_REFUSED = (
+    "it takes no path: a database is named apart, by REDSTRING_NEO4J_DATABASE "
+    "(Redstring.neo4j's database)"
+)
 
 
 @pytest.mark.parametrize(
@@ -236,6 +241,10 @@ SCHEMES = "bolt, bolt+s, bolt+ssc, neo4j, neo4j+s, neo4j+ssc"
         ("bolt://:7687", "it names no host"),
         ("bolt://neo4j:secret@127.0.0.1", "a user or password is given apart, not in it"),
         ("bolt://127.0.0.1?policy=eu", "a bolt URI takes no query (a neo4j one's routing context)"),
+        ("bolt://127.0.0.1:7687/nosuchdb", PATH_REFUSED),
+        ("neo4j://127.0.0.1/neo4j/", PATH_REFUSED),
+        ("bolt://127.0.0.1:7687#frag", "it takes no fragment (#...)"),
+        ("neo4j://127.0.0.1:7687?policy=eu#", "it takes no fragment (#...)"),
     ],
 )
 @pytest.mark.parametrize(
@@ -324,6 +333,7 @@ def test_an_embedding_base_url_holding_a_secret_is_refused_as_bad_settings(
         "neo4j://[::1]:7687",
         "neo4j+s://abcd1234.databases.neo4j.io",
         "neo4j+ssc://db.example.com:7687?policy=europe",
+        "bolt://127.0.0.1:7687/",
     ],
 )
 def test_every_uri_the_driver_takes_is_a_setting(uri: str) -> None:

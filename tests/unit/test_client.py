@@ -277,6 +277,8 @@ def test_a_uri_neo4j_cannot_take_is_refused_before_anything_is_built(
         Redstring.neo4j("foo://x", ("neo4j", "x"))
     with pytest.raises(InvalidInputError, match="its port is no number from 1 to 65535"):
         Redstring.neo4j("bolt://127.0.0.1:notaport", ("neo4j", "x"))
+    with pytest.raises(InvalidInputError, match="it takes no path: a database is named apart"):
+        Redstring.neo4j("bolt://127.0.0.1:7687/nosuchdb", ("neo4j", "x"))
     assert built == []
 
 

@@ -2,7 +2,9 @@
 
 The driver refuses what it cannot take only when it is built (a scheme, a user in the
 URI) or when it first connects (a port that is no number); both were tracebacks of a
-command. Checked here, without the driver, a URI is refused as a setting like any other.
+command. A path or a fragment it ignores (with a deprecation warning; its 7.0 refuses
+them), so a database named as a path was never used. Checked here, without the
+driver, a URI is refused as a setting like any other.
 """
 
 from __future__ import annotations
@@ -43,6 +45,13 @@ def _fault(uri: str) -> str | None:
         port = 0
     if port == 0:
         return "its port is no number from 1 to 65535"
+    if parts.path not in ("", "/"):  # the driver ignores it, and uses the default database
+        return (
+            "it takes no path: a database is named apart, by REDSTRING_NEO4J_DATABASE "
+            "(Redstring.neo4j's database)"
+        )
+    if "#" in uri:  # ignored by the driver, as a path is; empty too
+        return "it takes no fragment (#...)"
     if parts.query and parts.scheme.startswith("bolt"):
         return "a bolt URI takes no query (a neo4j one's routing context)"
     return None
