@@ -35,11 +35,13 @@ from redstring.api.api_keys import (
     ApiKeyVerifier,
     KeyFileBusyError,
     KeyFileContent,
+    KeyFileError,
     KeyRecord,
     _exposure,
     _name_owner,
     _write,
     add_key,
+    list_keys,
     read_key_file,
     revoke_key,
     write_key_file,
@@ -133,6 +135,33 @@ def test_revoke_removes_the_key_and_an_unknown_id_is_a_usage_error(
     capsys.readouterr()
     assert main(["keys", "revoke", gone_id, "--file", str(key_file)]) == 2
     assert f"no key with id '{gone_id}'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["keys", "list"], ["keys", "revoke", "abcdefabcdef"]],
+    ids=["list", "revoke"],
+)
+def test_a_key_file_that_does_not_exist_is_said_so_by_list_and_revoke(
+    key_file: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    """A typo in the path looked like an empty file (`no keys in ...`, status 0) or a key
+    already revoked (`no key with id ...`, status 2); only `keys add` creates the file."""
+    assert main([*args, "--file", str(key_file)]) == 1
+    said = " ".join(capsys.readouterr().err.split())
+    assert said == f"error: the API key file {key_file} does not exist (keys add creates it)"
+    assert not key_file.exists()
+
+
+def test_list_keys_and_revoke_key_refuse_a_key_file_that_does_not_exist(
+    key_file: Path,
+) -> None:
+    missing = f"the API key file {key_file} does not exist"
+    with pytest.raises(KeyFileError, match=re.escape(missing)):
+        list_keys(key_file)
+    with pytest.raises(KeyFileError, match=re.escape(missing)):
+        revoke_key(key_file, "abcdefabcdef")
+    assert not key_file.exists()
 
 
 def test_the_file_comes_from_the_environment_without_file(

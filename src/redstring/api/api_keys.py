@@ -126,11 +126,14 @@ def key_id_of(key: str) -> str | None:
     return match["id"] if match else None
 
 
-def read_key_file(path: Path) -> KeyFileContent:
+def read_key_file(path: Path, *, missing: bool = False) -> KeyFileContent:
     """The keys in `path`; `KeyFileError` when it cannot be read or is not a key file, as
-    whatever is not a regular file (a FIFO) is, refused without waiting for a writer."""
+    whatever is not a regular file (a FIFO) is, refused without waiting for a writer.
+    Given `missing`, a file that does not exist is refused as `_missing` says."""
     try:
         raw = read_regular_file(path)
+    except FileNotFoundError as exc:
+        raise (_missing(path) if missing else _unreadable(path, exc)) from None
     except OSError as exc:
         raise _unreadable(path, exc) from None
     if raw is None:
@@ -140,6 +143,12 @@ def read_key_file(path: Path) -> KeyFileContent:
 
 def _unreadable(path: Path, exc: OSError) -> KeyFileError:
     return KeyFileError(f"cannot read the API key file {path}: {exc.strerror}")
+
+
+def _missing(path: Path) -> KeyFileError:
+    """A key file to list or change that does not exist: a path's typo, most likely, which
+    must not look like a file of no keys (only `add_key` makes the file)."""
+    return KeyFileError(f"the API key file {path} does not exist (keys add creates it)")
 
 
 def _not_regular(path: Path) -> KeyFileError:
@@ -543,21 +552,26 @@ def revoke_key(
     on_wait: Callable[[str], None] | None = None,
 ) -> KeyRecord:
     """Remove the key `key_id` from `path`, as `write_key_file` writes it; `UnknownKeyError`
-    when there is none. The lock is waited for as `add_key` says."""
+    when there is none, `KeyFileError` when there is no file. The lock is waited for as
+    `add_key` says."""
 
-    def revoke(content: KeyFileContent) -> tuple[KeyFileContent, KeyRecord]:
+    def revoke(raw: bytes | None) -> tuple[KeyFileContent, KeyRecord]:
+        if raw is None:
+            raise _missing(path)
+        content = _parsed(raw, path)
         gone = [record for record in content.keys if record.id == key_id]
         if not gone:
             raise UnknownKeyError(f"no key with id {key_id!r} in {path}")
         kept = tuple(record for record in content.keys if record.id != key_id)
         return content.model_copy(update={"keys": kept}), gone[0]
 
-    return _change(path, revoke, timeout, on_wait)
+    return _replace(path, revoke, timeout, on_wait)
 
 
 def list_keys(path: Path) -> tuple[KeyRecord, ...]:
-    """The records in `path` (none when it does not exist yet)."""
-    return (read_key_file(path) if path.exists() else KeyFileContent()).keys
+    """The records in `path`; `KeyFileError` when there is no file, as when it cannot be
+    read."""
+    return read_key_file(path, missing=True).keys
 
 
 def _records_of(path: Path) -> dict[str, KeyRecord]:

@@ -157,8 +157,9 @@ def run_keys_command(args: argparse.Namespace) -> int:
     """Run `keys add|list|revoke`; 2 for bad usage (no file setting, one in a folder that
     does not exist, a tenant that is not a UUID, a name that is not printable, a `--wait`
     that is not a number from 0 up, an unknown key id), 1 when the file cannot be read or
-    written (`KeyFileError`: this user may not read it, it is not a regular file or not a
-    key file; its lock held by another process beyond `--wait` or refused)."""
+    written (`KeyFileError`: it does not exist, for `list` and `revoke`; this user may
+    not read it, it is not a regular file or not a key file; its lock held by another
+    process beyond `--wait` or refused)."""
     try:
         status: int = args.keys_run(args)
     except KeyFileBusyError as exc:
