@@ -18,6 +18,7 @@ from redstring.domain.blocking import (
     name_endings,
     name_initials,
     query_blocking_keys,
+    query_ends_unfinished,
     query_infixes,
     query_initials,
     query_prefix,
@@ -202,6 +203,18 @@ def test_a_word_one_edit_away_shares_a_word_key(
         return
     entity_keys = {k for k in blocking_keys_for(" ".join(name_words), "thing") if k[:2] in "w:d:"}
     assert entity_keys & set(query_blocking_keys(typo + " "))
+
+
+def test_a_query_may_end_unfinished_in_one_or_two_letters_after_other_words() -> None:
+    # As `query_prefix` reads it, and for its score a word too short to be sought.
+    assert query_ends_unfinished("Ada Lov")
+    assert query_ends_unfinished("Acme Torque W")
+    assert query_ends_unfinished("Acme Torque Wr")
+    assert not query_ends_unfinished("Acme Torque W ")  # a space after it: finished
+    assert not query_ends_unfinished("Acme Torque W.")
+    assert not query_ends_unfinished("Acme Co")  # a legal form: the last scored word is Acme
+    assert query_ends_unfinished("ac")  # alone: `lone_beginning`
+    assert not query_ends_unfinished("")
 
 
 def test_query_prefix_is_the_last_word_when_unfinished() -> None:

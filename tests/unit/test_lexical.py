@@ -255,6 +255,18 @@ def test_an_equal_name_or_alias_ranks_above_initials() -> None:
     assert lexical_scores("ABF", [named, aliased, ALDER]) == [1.0, EXACT_PROPERTY, INITIALS_MATCH]
 
 
+def test_a_search_box_credits_an_initial_and_a_last_word_of_one_or_two_letters() -> None:
+    wrench = make_entity(TENANT, "Acme Torque Wrench Pro", "product")
+    acme = make_entity(TENANT, "Acme Corp")
+    for query in ("Acme Torque W", "Acme Torque Wr"):
+        product, firm = lexical_scores(query, [wrench, acme])
+        assert product > firm, query
+    people = [make_entity(TENANT, "Quinn Brandt"), make_entity(TENANT, "Bram Brandt")]
+    for query in ("Q. Brandt", "Q Brandt"):
+        quinn, bram = lexical_scores(query, people)
+        assert quinn > bram, query
+
+
 PORT_ALDMERE = make_entity(TENANT, "Port Aldmere", "city")
 ACME = make_entity(
     TENANT, "Acme Corp", "company", properties={"aliases": ("ACME",), "city": "Port Aldmere"}

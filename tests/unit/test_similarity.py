@@ -187,6 +187,36 @@ def test_an_unfinished_word_meets_the_words_it_begins() -> None:
     assert first_open == string_similarity("Lov Ada", "Lovelace Ada")
 
 
+@pytest.mark.parametrize(
+    ("query", "intended", "other"),
+    [
+        ("Acme Torque W", "Acme Torque Wrench Pro", "Acme Corp"),
+        ("Acme Torque Wr", "Acme Torque Wrench Pro", "Acme Corp"),
+        ("Brandt Q", "Quinn Brandt", "Bram Brandt"),
+    ],
+)
+def test_one_or_two_letters_after_other_words_begin_a_word_when_open_ended(
+    query: str, intended: str, other: str
+) -> None:
+    opened = string_similarities(query, [intended, other], open_end=True)
+    assert opened[0] > opened[1]
+    if len(query.split()[-1]) == 2:  # one letter is an initial either way
+        assert string_similarity(query, intended) < opened[0]  # only when open-ended
+
+
+@pytest.mark.parametrize("query", ["Q. Brandt", "Q Brandt", "Brandt, Q."])
+def test_an_initial_matches_the_word_it_begins_below_the_whole_word(query: str) -> None:
+    quinn, bram = string_similarities(query, ["Quinn Brandt", "Bram Brandt"])
+    assert quinn > bram
+    assert quinn < string_similarity("Quinn Brandt", "Brandt Quinn")
+    assert string_similarity(query, "Quinn Brandt") == string_similarity("Quinn Brandt", query)
+    # Initials alone are no name written out (the lexical channel's `query_initials`).
+    assert string_similarity("q b", "Quinn Brandt") == 0.0
+    assert string_similarity("Quinn Brandt", "q b") == 0.0
+    # Nor does an initial alone match a name: `L'` is no initial of `Lukavac`.
+    assert string_similarity("L'govskiy", "Lukavac") == 0.0
+
+
 def test_two_han_or_kana_characters_meet_the_unspaced_name_they_begin() -> None:
     # As many as the lexical channel seeks them from (`query_prefix`): a name it reads
     # for them scores above nothing.

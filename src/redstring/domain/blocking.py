@@ -305,6 +305,23 @@ def query_words(query: str) -> list[str]:
     return name_tokens(ampersand_joined(query) or query)
 
 
+def query_ends_unfinished(query: str) -> bool:
+    """Whether the query's last word may be unfinished, for its score: when it is sought
+    as a beginning (`query_prefix`), or is a word of one or two letters after others
+    (`Acme Torque W`), too short to be sought but scored as the beginning of a word
+    (`string_similarities(open_end=True)`) as a search box's letters are typed."""
+    if query_prefix(query) is not None:
+        return True
+    if not query or not is_word_character(query[-1]):
+        return False
+    tokens = query_words(query)
+    return (
+        len(tokens) > 1
+        and len(tokens[-1]) < MIN_PREFIX_LENGTH
+        and bool(identifying_tokens([tokens[-1]]))
+    )
+
+
 def lone_beginning(query: str) -> str | None:
     """The query's one word when the query is that word alone, unfinished
     (`query_prefix`), and too short to begin a word otherwise (`may_begin_a_word`):

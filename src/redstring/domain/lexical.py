@@ -9,9 +9,10 @@ normalised scores `EXACT_PROPERTY`, just below an equal name, so `Corvid` ranks
 the entity whose alias is `Corvid` above `Corvid Lowpower MCU`, and `Berlin`
 still ranks the city named `Berlin` above a company whose `city` is `Berlin`
 (a string property is not always another name). When the query
-may end in an unfinished word (`query_prefix`), a name word it begins counts
+may end in an unfinished word (`query_ends_unfinished`), a name word it begins counts
 as a match worth less than the whole word (`string_similarities(open_end=True)`),
-so `Ada Lov` finds `Ada Lovelace` while `Acme` still ranks `Acme` over `Acmeson`.
+so `Ada Lov` finds `Ada Lovelace` while `Acme` still ranks `Acme` over `Acmeson`
+(and `Acme Torque W` finds `Acme Torque Wrench Pro` above `Acme Corp`).
 A query that may be initials (`query_initials`: `ABF`) and is those of the name or
 of an alias (`name_initials`) scores at least `INITIALS_MATCH`, below any name
 whose word such a query begins. A query of one word too short for that (`a`, `ac`:
@@ -41,8 +42,8 @@ from redstring.domain.blocking import (
     MIN_PREFIX_LENGTH,
     lone_beginning,
     name_initials,
+    query_ends_unfinished,
     query_initials,
-    query_prefix,
     soundex_of,
 )
 from redstring.domain.entity import Entity
@@ -211,7 +212,7 @@ def _compared(query: str, texts: list[str]) -> NameComparison:
 def _best_compared(forms: list[str], texts: list[str]) -> NameComparison:
     """`compare_names` of each of `forms` (a query and its `other_forms`) with the texts,
     the best for each text."""
-    open_end = query_prefix(forms[0]) is not None
+    open_end = query_ends_unfinished(forms[0])
     compared = compare_names(forms[0], texts, open_end=open_end)
     for form in forms[1:]:
         other = compare_names(form, texts, open_end=open_end)

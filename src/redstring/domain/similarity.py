@@ -21,6 +21,10 @@ a name that says which one it is decides, not the filler it shares:
   compared as one joined word, and a name of one word with the other's first
   words joined (`walmart` / `Wal-Mart Stores`, `kettlecreek` / `Kettle Creek
   Outfitters`: as alike as those words spaced);
+- a word of one letter, an initial (`Q` of `Q. Brandt`), matches a longer word it
+  is the first letter of with `INITIAL_CREDIT`, the least a match is, either way
+  round, in a name that matches another word of the other side (initials alone,
+  `a b f`, are the lexical channel's `query_initials`);
 - a word of Han or kana characters standing inside another (`控股` in
   `腾讯控股有限公司`: such names are written without spaces) matches it with
   `INFIX_CREDIT` plus up to `INFIX_SPAN` for the share of it the shorter is, less
@@ -28,7 +32,9 @@ a name that says which one it is decides, not the filler it shares:
 
 No statistics of any corpus are used (docs/adr/0003). `string_similarities`
 is the same function over many candidates at once; with `open_end=True` it
-also reads the query's last word as possibly unfinished (`lexical_scores`).
+also reads the query's last word as possibly unfinished (`lexical_scores`): of
+three letters or more, a beginning of a word (`PREFIX_CREDIT`); of one or two after
+other words (`Acme Torque W`), a beginning as an initial is (`INITIAL_CREDIT`).
 `compare_names` adds, from the same comparison, how much of the query each
 candidate explains and how much of each candidate the query does: the two
 coverages, which tell a query naming an entity from one mentioning it.
@@ -45,7 +51,12 @@ import numpy as np
 from numpy.typing import NDArray
 from rapidfuzz import fuzz, process
 
-from redstring.domain.blocking import is_unspaced_word, may_begin_a_word
+from redstring.domain.blocking import (
+    MIN_PREFIX_LENGTH,
+    is_cjk_word,
+    is_unspaced_word,
+    may_begin_a_word,
+)
 from redstring.domain.name_forms import canonical_tokens, identifying_tokens
 from redstring.domain.normalization import normalize_name
 
@@ -74,6 +85,9 @@ PREFIX_CREDIT = 0.75
 PREFIX_SPAN = 0.2
 # An unfinished last word's likeness to a word it does not begin counts this much.
 OPEN_TYPO_WEIGHT = 0.9
+# A word of one letter (an initial, `Q.` of `Q. Brandt`) matches a word it is the first
+# letter of this much: the least a match is, below the whole word.
+INITIAL_CREDIT = TOKEN_FLOOR
 # A Han or kana word of two characters or more inside another (either way round) matches
 # it with `INFIX_CREDIT` plus up to `INFIX_SPAN` for the share of it the shorter is: at
 # the match floor or above, and below an unfinished word's `PREFIX_CREDIT`.
@@ -148,6 +162,10 @@ def _word_scores(
     first = np.zeros(len(names), dtype=np.intp)
     np.cumsum(counts[:-1], out=first[1:])
     per_token = sims[:, flat_index]  # query word x name word, for every name
+    # One or two letters after other words (`Acme Torque W`) begin the word being typed,
+    # as an initial does; alone, they are the lexical channel's `lone_beginning`.
+    last_begun = open_end and len(q_tokens) > 1 and len(last) < MIN_PREFIX_LENGTH
+    _credit_beginnings(per_token, q_tokens, last_begun, unique, flat_index, owner, first)
     token_lengths = lengths[flat_index]
     # Name side: each word's best match among the query's words, summed in word order.
     best = per_token.max(axis=0)
@@ -248,6 +266,46 @@ def _raise(
     np.maximum.at(score, owners, SAME_IDENTITY * blend)
     np.maximum.at(query_cover, owners, ratios if query_whole else parts)
     np.maximum.at(name_cover, owners, parts if query_whole else ratios)
+
+
+def _credit_beginnings(
+    per_token: NDArray[np.float64],
+    query: Sequence[str],
+    last_begun: bool,
+    unique: Sequence[str],
+    flat_index: NDArray[np.intp],
+    owner: NDArray[np.intp],
+    first: NDArray[np.intp],
+) -> None:
+    """Raise `per_token` (query word x each name's words in turn, `unique[flat_index]`) to
+    `INITIAL_CREDIT` where a word of one letter is the first letter of a longer word of
+    the other side (`Q` of `Q. Brandt` and `Quinn`), either way round, and, when
+    `last_begun`, where the query's last word begins a longer word of the name; in the
+    names that match a word of the query otherwise: a beginning alone names nothing (`a
+    b f` is for `query_initials`, `L'govskiy` is no `L` and `govskiy`)."""
+    initials = [u for u, word in enumerate(unique) if _is_initial(word)]
+    asked = [(row, word) for row, word in enumerate(query) if _is_initial(word)]
+    if last_begun and not _is_initial(query[-1]):
+        asked.append((len(query) - 1, query[-1]))
+    if not initials and not asked:
+        return
+    eligible = (np.maximum.reduceat(per_token.max(axis=0), first) > 0)[owner]
+    for row, word in asked:
+        begun = np.fromiter((len(t) > len(word) and t.startswith(word) for t in unique), dtype=bool)
+        columns = np.flatnonzero(begun[flat_index] & eligible)
+        per_token[row, columns] = np.maximum(per_token[row, columns], INITIAL_CREDIT)
+    for u in initials:
+        rows = np.fromiter(
+            (row for row, word in enumerate(query) if len(word) > 1 and word[0] == unique[u]),
+            dtype=np.intp,
+        )
+        if len(rows):
+            block = np.ix_(rows, np.flatnonzero((flat_index == u) & eligible))
+            per_token[block] = np.maximum(per_token[block], INITIAL_CREDIT)
+
+
+def _is_initial(word: str) -> bool:
+    return len(word) == 1 and word.isalpha() and not is_cjk_word(word)
 
 
 def _credit_infixes(sims: NDArray[np.float64], left: Sequence[str], right: Sequence[str]) -> None:
