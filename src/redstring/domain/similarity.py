@@ -165,7 +165,7 @@ def _word_scores(
     # One or two letters after other words (`Acme Torque W`) begin the word being typed,
     # as an initial does; alone, they are the lexical channel's `lone_beginning`.
     last_begun = open_end and len(q_tokens) > 1 and len(last) < MIN_PREFIX_LENGTH
-    _credit_beginnings(per_token, q_tokens, last_begun, unique, flat_index, owner, first)
+    _credit_beginnings(per_token, q_tokens, last_begun, unique, lengths, flat_index, owner, first)
     token_lengths = lengths[flat_index]
     # Name side: each word's best match among the query's words, summed in word order.
     best = per_token.max(axis=0)
@@ -273,6 +273,7 @@ def _credit_beginnings(
     query: Sequence[str],
     last_begun: bool,
     unique: Sequence[str],
+    lengths: NDArray[np.float64],
     flat_index: NDArray[np.intp],
     owner: NDArray[np.intp],
     first: NDArray[np.intp],
@@ -283,7 +284,7 @@ def _credit_beginnings(
     `last_begun`, where the query's last word begins a longer word of the name; in the
     names that match a word of the query otherwise: a beginning alone names nothing (`a
     b f` is for `query_initials`, `L'govskiy` is no `L` and `govskiy`)."""
-    initials = [u for u, word in enumerate(unique) if _is_initial(word)]
+    initials = [u for u in np.flatnonzero(lengths == 1) if _is_initial(unique[u])]
     asked = [(row, word) for row, word in enumerate(query) if _is_initial(word)]
     if last_begun and not _is_initial(query[-1]):
         asked.append((len(query) - 1, query[-1]))
