@@ -284,7 +284,7 @@ def _credit_beginnings(
     `last_begun`, where the query's last word begins a longer word of the name; in the
     names that match a word of the query otherwise: a beginning alone names nothing (`a
     b f` is for `query_initials`, `L'govskiy` is no `L` and `govskiy`)."""
-    initials = [u for u in np.flatnonzero(lengths == 1) if _is_initial(unique[u])]
+    initials = [u for u in np.flatnonzero(lengths == 1).tolist() if _is_initial(unique[u])]
     asked = [(row, word) for row, word in enumerate(query) if _is_initial(word)]
     if last_begun and not _is_initial(query[-1]):
         asked.append((len(query) - 1, query[-1]))
