@@ -165,16 +165,7 @@ def refuse_content_coding(codings: Sequence[str]) -> None:
     small compressed body may inflate past any limit, nor read as if it were plain.
     The refusal names the codings and says, in `Accept-Encoding`, which one is taken
     (RFC 9110, 15.5.16)."""
-    named = [c.strip() for line in codings for c in line.split(",")]
-    refused = [c for c in named if c and c.lower() != "identity"]
-    if refused:
-        raise RequestRefusedError(
-            415,
-            ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-            "The request body must not be encoded (Content-Encoding: identity), got "
-            + ", ".join(refused),
-            headers={"Accept-Encoding": "identity"},
-        )
+    _refuse_codings(codings, "identity", "must not be encoded (Content-Encoding: identity)")
 
 
 def refuse_transfer_coding(codings: Sequence[str]) -> None:
@@ -183,14 +174,23 @@ def refuse_transfer_coding(codings: Sequence[str]) -> None:
     `gzip, chunked` as `chunked` alone, so such a body was read as if it were plain,
     where a proxy in front may have decoded it. Named and answered as a
     `Content-Encoding` is (`refuse_content_coding`)."""
+    _refuse_codings(
+        codings,
+        "chunked",
+        "must not be in a transfer coding but chunked (Transfer-Encoding: chunked)",
+    )
+
+
+def _refuse_codings(codings: Sequence[str], taken: str, rule: str) -> None:
+    """415 naming the codings of a header's lines (`codings`, comma-separated) but
+    `taken` (in any case), when there are any."""
     named = [c.strip() for line in codings for c in line.split(",")]
-    refused = [c for c in named if c and c.lower() != "chunked"]
+    refused = [c for c in named if c and c.lower() != taken]
     if refused:
         raise RequestRefusedError(
             415,
             ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-            "The request body must not be in a transfer coding but chunked "
-            "(Transfer-Encoding: chunked), got " + ", ".join(refused),
+            f"The request body {rule}, got " + ", ".join(refused),
             headers={"Accept-Encoding": "identity"},
         )
 
