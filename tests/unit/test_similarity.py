@@ -217,6 +217,26 @@ def test_an_initial_matches_the_word_it_begins_below_the_whole_word(query: str) 
     assert string_similarity("L'govskiy", "Lukavac") == 0.0
 
 
+@pytest.mark.parametrize(
+    ("query", "unrelated", "named"),
+    [
+        ("AT&T Wireless", "Wireless Telecom Group", "AT&T Wireless Services"),
+        ("A&P Foods", "Pete Foods", "A&P Foods Inc"),
+        ("B & Q Stores", "Quality Stores", "B&Q Stores Ltd"),
+    ],
+)
+def test_a_letter_of_an_ampersand_group_is_no_initial(
+    query: str, unrelated: str, named: str
+) -> None:
+    """`T` of `AT&T` is part of one word read in letters, not the initial of `Telecom`
+    (which ranked `Wireless Telecom Group` level with `AT&T Wireless Services`); either
+    way round."""
+    other, same = string_similarities(query, [unrelated, named])
+    assert other < 0.7 < same
+    assert string_similarity(unrelated, query) == string_similarity(query, unrelated)
+    assert string_similarity("J. R. R. Tolkien", "John Ronald Tolkien") < 0.8  # a row of them
+
+
 def test_two_han_or_kana_characters_meet_the_unspaced_name_they_begin() -> None:
     # As many as the lexical channel seeks them from (`query_prefix`): a name it reads
     # for them scores above nothing.

@@ -101,6 +101,7 @@ class _Identity(NamedTuple):
     beginnings: tuple[str, ...]  # the first 2, 3, ... (not all) of them joined
     words: tuple[str, ...]  # every normalised word, sorted
     canonical: tuple[str, ...]  # canonical words, sorted
+    initials: frozenset[str]  # its initials (`_standing_initials`)
 
 
 # Identifying words past these many are not compared word by word: each candidate
@@ -118,7 +119,27 @@ def _identity(normalized: str, max_words: int = MAX_SCORED_WORDS) -> _Identity:
     tokens = tuple(identifying_tokens(canonical) or canonical)[:max_words]
     beginnings = tuple(accumulate(tokens))[1:-1]
     return _Identity(
-        tokens, "".join(tokens), beginnings, tuple(sorted(words)), tuple(sorted(canonical))
+        tokens,
+        "".join(tokens),
+        beginnings,
+        tuple(sorted(words)),
+        tuple(sorted(canonical)),
+        _standing_initials(words),
+    )
+
+
+def _standing_initials(words: Sequence[str]) -> frozenset[str]:
+    """The words of one letter that stand as initials (`q` of `q brandt`): beside no
+    other word of one or two letters, which would make them a group of letters read
+    as one word (`at t`, `a p` of `AT&T`, `A&P`: `ampersand_joined`) or a row of
+    initials (`j r r tolkien`), neither of which names a word by its first letter."""
+    short = [len(word) <= 2 for word in words]
+    return frozenset(
+        word
+        for i, word in enumerate(words)
+        if _is_initial(word)
+        and not (i > 0 and short[i - 1])
+        and not (i + 1 < len(words) and short[i + 1])
     )
 
 
@@ -165,7 +186,9 @@ def _word_scores(
     # One or two letters after other words (`Acme Torque W`) begin the word being typed,
     # as an initial does; alone, they are the lexical channel's `lone_beginning`.
     last_begun = open_end and len(q_tokens) > 1 and len(last) < MIN_PREFIX_LENGTH
-    _credit_beginnings(per_token, q_tokens, last_begun, unique, lengths, flat_index, owner, first)
+    _credit_beginnings(
+        per_token, query, names, last_begun, unique, lengths, flat_index, owner, first
+    )
     token_lengths = lengths[flat_index]
     # Name side: each word's best match among the query's words, summed in word order.
     best = per_token.max(axis=0)
@@ -270,7 +293,8 @@ def _raise(
 
 def _credit_beginnings(
     per_token: NDArray[np.float64],
-    query: Sequence[str],
+    identity: _Identity,
+    names: list[_Identity],
     last_begun: bool,
     unique: Sequence[str],
     lengths: NDArray[np.float64],
@@ -283,10 +307,12 @@ def _credit_beginnings(
     the other side (`Q` of `Q. Brandt` and `Quinn`), either way round, and, when
     `last_begun`, where the query's last word begins a longer word of the name; in the
     names that match a word of the query otherwise: a beginning alone names nothing (`a
-    b f` is for `query_initials`, `L'govskiy` is no `L` and `govskiy`)."""
+    b f` is for `query_initials`, `L'govskiy` is no `L` and `govskiy`). An initial is a
+    word of one letter standing alone (`_standing_initials`: not the `T` of `AT&T`)."""
+    query = identity.tokens
     initials = [u for u in np.flatnonzero(lengths == 1).tolist() if _is_initial(unique[u])]
-    asked = [(row, word) for row, word in enumerate(query) if _is_initial(word)]
-    if last_begun and not _is_initial(query[-1]):
+    asked = [(row, word) for row, word in enumerate(query) if word in identity.initials]
+    if last_begun and query[-1] not in identity.initials:
         asked.append((len(query) - 1, query[-1]))
     if not initials and not asked:
         return
@@ -301,7 +327,12 @@ def _credit_beginnings(
             dtype=np.intp,
         )
         if len(rows):
-            block = np.ix_(rows, np.flatnonzero((flat_index == u) & eligible))
+            standing = [
+                c
+                for c in np.flatnonzero((flat_index == u) & eligible).tolist()
+                if unique[u] in names[owner[c]].initials
+            ]
+            block = np.ix_(rows, np.asarray(standing, dtype=np.intp))
             per_token[block] = np.maximum(per_token[block], INITIAL_CREDIT)
 
 
