@@ -64,17 +64,18 @@ class _CodedCORSMiddleware(CORSMiddleware):
         )
 
 
-async def _no_app(scope: Scope, receive: Receive, send: Send) -> None:
-    """The app a middleware that only lends its rule (`cors_headers`) never calls."""
+async def _answered(scope: Scope, receive: Receive, send: Send) -> None:
+    """The app behind the middleware `cors_headers` asks: a bare response's start."""
+    await send({"type": "http.response.start", "status": 200, "headers": []})
 
 
-async def _sent(message: Message) -> None:
-    """Where the headers `cors_headers` asks for are sent: nowhere, they are kept."""
+async def _nothing_received() -> Message:
+    return {"type": "http.request", "body": b"", "more_body": False}
 
 
 @lru_cache(maxsize=4)
 def _middleware(origins: tuple[str, ...]) -> _CodedCORSMiddleware:
-    return _CodedCORSMiddleware(_no_app, **_options(origins))
+    return _CodedCORSMiddleware(_answered, **_options(origins))
 
 
 def cors_headers(origins: Sequence[str], origin: str | None) -> list[tuple[bytes, bytes]]:
@@ -82,17 +83,24 @@ def cors_headers(origins: Sequence[str], origin: str | None) -> list[tuple[bytes
     (its `Origin` header; None when it sent none), with `origins` allowed: none when
     `origins` is empty, as the app then has no such middleware.
 
-    The middleware's own `send` adds them to a response's start, so the rule (which
-    origins, which headers exposed, `Vary`) is Starlette's here as in the app. It awaits
-    nothing but `_sent`, so it is run to its end at once, without an event loop."""
+    The middleware is run as the app runs it, an ASGI app around one that answers, so
+    the rule (which origins, which headers exposed, `Vary`, a request without `Origin`)
+    is Starlette's here as in the app, in whichever version is installed. It awaits
+    nothing but the answer's start, so it is run to its end at once, without an event
+    loop."""
     if not origins:
         return []
-    message: Message = {"type": "http.response.start", "status": 200, "headers": []}
-    request_headers = Headers(raw=[] if origin is None else [(b"origin", origin.encode("latin-1"))])
-    adding = _middleware(tuple(origins)).send(message, _sent, request_headers)
+    given = [] if origin is None else [(b"origin", origin.encode("latin-1"))]
+    scope: Scope = {"type": "http", "method": "GET", "path": "/", "headers": given}
+    sent: list[Message] = []
+
+    async def keep(message: Message) -> None:
+        sent.append(message)
+
+    running = _middleware(tuple(origins))(scope, _nothing_received, keep)
     try:
-        adding.send(None)
+        running.send(None)
     except StopIteration:
-        return list(message["headers"])
-    adding.close()
-    raise RuntimeError("CORSMiddleware.send waited on something: its headers are unknown")
+        return [header for message in sent for header in message.get("headers", [])]
+    running.close()
+    raise RuntimeError("CORSMiddleware waited on something: its headers are unknown")
