@@ -64,7 +64,7 @@ from redstring.api.request_record import (
     opened_record,
     request_id_from,
 )
-from redstring.api.settings import Settings
+from redstring.api.settings import Settings, origins_listed
 
 logger = logging.getLogger("redstring.api")
 
@@ -91,8 +91,7 @@ def max_head_bytes_from_environment() -> int:
 
 def cors_origins_from_environment() -> tuple[str, ...]:
     """The origins `serve` exported (`Settings.cors_origins`, comma-separated), or none."""
-    value = os.environ.get(CORS_ORIGINS_KEY, "")
-    return tuple(origin.strip() for origin in value.split(",") if origin.strip())
+    return origins_listed(os.environ.get(CORS_ORIGINS_KEY, ""))
 
 
 def head_late(timeout: float) -> RequestRefusedError:

@@ -50,6 +50,12 @@ MIN_BOOKMARK_SECRET_CHARS = 32
 Seconds = Annotated[float, Field(allow_inf_nan=False, le=MAX_SECONDS)]
 
 
+def origins_listed(text: str) -> tuple[str, ...]:
+    """The origins of `REDSTRING_CORS_ORIGINS` (`https://a.example, https://b.example`),
+    blanks dropped."""
+    return tuple(origin.strip() for origin in text.split(",") if origin.strip())
+
+
 class Settings(BaseSettings):
     """Server and loader settings; each field `x` is read from `REDSTRING_X`.
 
@@ -172,10 +178,8 @@ class Settings(BaseSettings):
     @field_validator("cors_origins", mode="before")
     @classmethod
     def _origins_listed(cls, value: object) -> object:
-        """`https://a.example, https://b.example` as its origins, blanks dropped."""
-        if isinstance(value, str):
-            return tuple(origin.strip() for origin in value.split(",") if origin.strip())
-        return value
+        """`https://a.example, https://b.example` as its origins (`origins_listed`)."""
+        return origins_listed(value) if isinstance(value, str) else value
 
     @field_validator("cors_origins")
     @classmethod
