@@ -290,11 +290,12 @@ async def test_a_client_whose_start_was_cancelled_refuses_every_later_call() -> 
         started.set()
         await asyncio.Event().wait()
 
-    rs._starter = never_done  # as `Redstring.neo4j` sets it
+    rs._lifetime.starter = never_done  # as `Redstring.neo4j` sets it
     first = asyncio.ensure_future(rs.retrieve("Acme", new_tenant()))
     await started.wait()
-    assert rs._starting is not None
-    rs._starting.cancel()
+    starting = rs._lifetime.starting
+    assert starting is not None
+    starting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await first
     with pytest.raises(ClientStartFailedError, match="failed to start"):
@@ -352,7 +353,7 @@ async def test_a_client_closed_while_it_starts_refuses_the_calls_that_waited() -
     async def slow_start() -> None:
         await release.wait()
 
-    rs._starter = slow_start  # as `Redstring.neo4j` sets it
+    rs._lifetime.starter = slow_start  # as `Redstring.neo4j` sets it
     waiting = asyncio.ensure_future(rs.retrieve("Acme", new_tenant()))
     await asyncio.sleep(0)
     await rs.aclose()
@@ -375,13 +376,90 @@ async def test_a_close_ends_a_start_under_way() -> None:
         finally:
             ended.set()
 
-    rs._starter = endless_start  # as `Redstring.neo4j` sets it
+    rs._lifetime.starter = endless_start  # as `Redstring.neo4j` sets it
     waiting = asyncio.ensure_future(rs.retrieve("Acme", new_tenant()))
     await asyncio.wait_for(began.wait(), timeout=5)
     await rs.aclose()
     assert ended.is_set()
     with pytest.raises(ClientClosedError):
         await asyncio.wait_for(waiting, timeout=5)
+
+
+async def test_a_close_ends_a_start_run_through_an_observed_copy() -> None:
+    """The copy and the client share one lifetime, its start among it: closing either
+    cancels a start the other runs, before any closer runs under it."""
+    began, ended = asyncio.Event(), asyncio.Event()
+    closed_after_the_start: list[bool] = []
+
+    async def closer() -> None:
+        closed_after_the_start.append(ended.is_set())
+
+    async def endless_start() -> None:
+        began.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            ended.set()
+
+    rs = Redstring(
+        embeddings=HashingEmbeddingProvider(16),
+        vectors=InMemoryVectorStore(16),
+        graph=InMemoryGraphStore(),
+        closers=[closer],
+    )
+    rs._lifetime.starter = endless_start  # as `Redstring.neo4j` sets it
+    seen = rs.observed(NoObserver())
+    waiting = asyncio.ensure_future(seen.start())
+    await asyncio.wait_for(began.wait(), timeout=5)
+    await rs.aclose()
+    assert ended.is_set()
+    assert closed_after_the_start == [True]
+    with pytest.raises(ClientClosedError):
+        await asyncio.wait_for(waiting, timeout=5)
+
+
+async def test_a_client_and_its_observed_copies_start_once() -> None:
+    """A copy made before the first call does not start the stores again (over Neo4j:
+    the schema ensured and every statement warmed up a second time)."""
+    rs = Redstring.in_memory(HashingEmbeddingProvider(16))
+    runs: list[str] = []
+
+    async def start() -> None:
+        runs.append("start")
+        await asyncio.sleep(0)
+
+    rs._lifetime.starter = start  # as `Redstring.neo4j` sets it
+    seen, seen_again = rs.observed(NoObserver()), rs.observed(NoObserver())
+    await asyncio.gather(seen.start(), rs.start())
+    await seen_again.start()
+    await rs.start()
+    assert runs == ["start"]
+
+
+async def test_every_call_after_a_close_that_cut_a_start_says_the_client_is_closed() -> None:
+    """The start did not fail, the client was closed under it: `ClientClosedError`, as
+    `aclose` says, not `ClientStartFailedError` of its cancellation."""
+    rs = Redstring.in_memory(HashingEmbeddingProvider(16))
+    began = asyncio.Event()
+
+    async def endless_start() -> None:
+        began.set()
+        await asyncio.Event().wait()
+
+    rs._lifetime.starter = endless_start  # as `Redstring.neo4j` sets it
+    seen = rs.observed(NoObserver())
+    waiting = asyncio.ensure_future(rs.start())
+    await asyncio.wait_for(began.wait(), timeout=5)
+    await rs.aclose()
+    with pytest.raises(ClientClosedError):
+        await asyncio.wait_for(waiting, timeout=5)
+    for client in (rs, seen):
+        with pytest.raises(ClientClosedError, match="closed") as refused:
+            await client.start()
+        assert type(refused.value) is ClientClosedError
+        with pytest.raises(ClientClosedError, match="closed") as refused:
+            await client.retrieve("Acme", new_tenant())
+        assert type(refused.value) is ClientClosedError
 
 
 @pytest.mark.parametrize(

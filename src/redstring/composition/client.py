@@ -70,11 +70,17 @@ Closer = Callable[[], Awaitable[None]]
 
 
 class _Lifetime:
-    """Whether a client is closed, and the event loop of its first call, shared by the
-    client and its `observed` copies (which run the same closers)."""
+    """Whether a client is closed, the event loop of its first call and its one start,
+    shared by the client and its `observed` copies (which run the same closers over the
+    same stores: a copy's call waits for the start under way, and `aclose` cancels it
+    whichever of them began it)."""
 
     closed = False
     loop: asyncio.AbstractEventLoop | None = None
+    # What `start` runs (`Redstring.neo4j` sets it; None once it succeeded or the client
+    # closed), and the task running it once a call began it.
+    starter: Callable[[], Awaitable[None]] | None = None
+    starting: asyncio.Future[None] | None = None
     # Whether `aclose` cancelled a start under way (its waiters are told the client closed).
     start_cut = False
 
@@ -214,8 +220,6 @@ class Redstring:
         # Whether what the client holds belongs to the event loop of its first call (a
         # Neo4j driver's connections): calls from another loop are refused.
         self._loop_bound = False
-        self._starter: Callable[[], Awaitable[None]] | None = None
-        self._starting: asyncio.Future[None] | None = None
         # The stores that can tell when their server started, and for each server, the
         # start the last warm-up read (or the first readiness check that met it). Shared
         # with `observed` copies, which read the same stores.
@@ -310,7 +314,7 @@ class Redstring:
             await vectors.ensure_schema()
             await client.warm_up()
 
-        client._starter = start
+        client._lifetime.starter = start
         client._loop_bound = True
         return client
 
@@ -354,25 +358,32 @@ class Redstring:
         return client
 
     async def start(self) -> None:
-        """Prepare the stores (a Neo4j schema, its statements planned), once: calls made
-        while it runs wait for it. On failure, what this client owns is closed and the
-        error raised; every later call raises `ClientStartFailedError` from it.
+        """Prepare the stores (a Neo4j schema, its statements planned), once for the client
+        and its `observed` copies: calls made while it runs, on either, wait for it. On
+        failure, what this client owns is closed and the error raised; every later call
+        raises `ClientStartFailedError` from it (`ClientClosedError` when `aclose` cut it).
 
         A client over Neo4j (`neo4j`, `from_settings`) belongs to the event loop of its
         first call: a call from another raises `WrongEventLoopError`."""
         self._check_loop()
-        if self._starting is None:
+        lifetime = self._lifetime
+        if lifetime.starting is None:
             self._check_open()
-            if self._starter is None:
+            if lifetime.starter is None:
                 return
-            self._starting = asyncio.ensure_future(self._start_once(self._starter))
-        if self._starting.done():
+            lifetime.starting = asyncio.ensure_future(self._start_once(lifetime.starter))
+        starting = lifetime.starting
+        if starting.done():
             failure = (
                 asyncio.CancelledError("the start was cancelled")
-                if self._starting.cancelled()
-                else self._starting.exception()
+                if starting.cancelled()
+                else starting.exception()
             )
             if failure is not None:
+                if lifetime.start_cut:  # `aclose` cancelled it: the start did not fail
+                    raise ClientClosedError(
+                        "this client was closed (aclose) while it started: open a new one"
+                    ) from failure
                 raise ClientStartFailedError(
                     f"this client failed to start ({type(failure).__name__}: {failure}) and "
                     "is closed: open a new one"
@@ -380,10 +391,10 @@ class Redstring:
             self._check_open()
             return
         try:
-            await asyncio.shield(self._starting)
+            await asyncio.shield(starting)
         except asyncio.CancelledError:
             current = asyncio.current_task()
-            if self._lifetime.start_cut and not (current is not None and current.cancelling()):
+            if lifetime.start_cut and not (current is not None and current.cancelling()):
                 self._check_open()  # `aclose` cancelled the start, not this call's caller
             raise
         self._check_open()  # closed while it started
@@ -424,7 +435,7 @@ class Redstring:
         except BaseException:
             await self.aclose()
             raise
-        self._starter = None
+        self._lifetime.starter = None
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -461,7 +472,7 @@ class Redstring:
                     "open until then)"
                 )
             self._lifetime.closed = True
-            self._starter = None
+            self._lifetime.starter = None
             raise WrongEventLoopError(
                 "the event loop this client started on is closed, and with it the Neo4j "
                 "connections it held there, which cannot be closed any more (Python warns "
@@ -470,8 +481,8 @@ class Redstring:
                 "runs"
             )
         self._lifetime.closed = True
-        self._starter = None
-        starting = self._starting
+        self._lifetime.starter = None
+        starting = self._lifetime.starting
         if starting is not None and not starting.done() and starting is not asyncio.current_task():
             # A start under way ends with the client (its waits for an outage among it),
             # before what it uses is closed.
