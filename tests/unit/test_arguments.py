@@ -6,7 +6,9 @@ one is in the graph store compliance suite (`redstring.testing`)."""
 from __future__ import annotations
 
 import asyncio
+import math
 import uuid
+from fractions import Fraction
 from typing import Any, get_type_hints
 
 import numpy as np
@@ -14,7 +16,7 @@ import pytest
 
 from redstring import Entity, InvalidInputError, Redstring, Relationship, RetrievalMode, TenantId
 from redstring.composition.retrieval import Retriever
-from redstring.domain.arguments import choice_of, count_of, items_of, names_of
+from redstring.domain.arguments import choice_of, count_of, items_of, names_of, seconds_of
 from redstring.domain.relationship import Direction
 
 TENANT = TenantId(uuid.UUID("0b7a4a52-3f4e-4a8e-9d0c-6f1b2c3d4e5f"))
@@ -34,6 +36,40 @@ def test_count_of_takes_integers_of_zero_or_more() -> None:
         count_of(2**63, "k")
     with pytest.raises(InvalidInputError, match=r"^k must be at most 2\*\*63 - 1, got an int$"):
         count_of(10**100, "k")
+
+
+def test_seconds_of_takes_any_real_number_numpy_s_among_them_as_a_float() -> None:
+    """A number of seconds read from an array (`np.int64`, `np.float32`) is taken as
+    `count_of` takes a count: `Redstring.neo4j(outage_retry=np.int64(30))` was refused."""
+    for number, seconds in (
+        (3, 3.0),
+        (2.5, 2.5),
+        (np.int64(30), 30.0),
+        (np.uint8(3), 3.0),
+        (np.float32(2.5), 2.5),
+        (np.float64(0.25), 0.25),
+        (Fraction(1, 4), 0.25),
+    ):
+        taken = seconds_of(number, "outage_retry")
+        assert (taken, type(taken)) == (seconds, float)
+    assert seconds_of(np.int64(10**9), "outage_retry") == 1e9
+
+
+def test_seconds_of_refuses_what_is_no_finite_number_of_seconds_in_range() -> None:
+    for wrong in ("5", None, True, np.bool_(True), np.array(5.0), np.array([5])):
+        with pytest.raises(InvalidInputError, match=r"^timeout must be a number of seconds, got "):
+            seconds_of(wrong, "timeout")
+    for infinite in (np.float32(math.inf), np.float64(math.nan), -math.inf):
+        with pytest.raises(InvalidInputError, match=r"^timeout must be finite, got "):
+            seconds_of(infinite, "timeout")
+    # Compared as they are, never made floats first (10**400 and its Fraction overflow one).
+    for huge in (10**400, Fraction(10**400), np.int64(2**62), np.float32(1e20), 10**9 + 1):
+        with pytest.raises(InvalidInputError, match=r"^timeout must be at most 1e\+09 seconds"):
+            seconds_of(huge, "timeout")
+    with pytest.raises(InvalidInputError, match=r"^timeout must not be negative, got -1$"):
+        seconds_of(np.int64(-1), "timeout")
+    with pytest.raises(InvalidInputError, match=r"^timeout must be more than 0 seconds, got 0"):
+        seconds_of(np.float32(0), "timeout", zero=False)
 
 
 def test_count_of_takes_numpy_integers_as_ints_but_not_numpy_floats_or_bools() -> None:

@@ -10,6 +10,7 @@ slicing off the last item, or a direction of the wrong case read as `BOTH`.
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 from collections.abc import Iterable, Sequence
 from enum import Enum
@@ -68,14 +69,19 @@ MAX_SECONDS = 1e9
 
 
 def seconds_of(value: object, argument: str, *, zero: bool = True) -> float:
-    """`value`, a finite number of seconds (an `int` or a `float`, not a `bool` nor a
-    string) up to `MAX_SECONDS`, 0 or more (more than 0 unless `zero`), as a `float`;
-    else `InvalidInputError` naming `argument`."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    """`value`, a finite number of seconds up to `MAX_SECONDS`, 0 or more (more than 0
+    unless `zero`), as a `float`; else `InvalidInputError` naming `argument`.
+
+    A number is any real one (`numbers.Real`: an `int`, a `float`, numpy's integers and
+    floats, a `Fraction`), but a `bool`: never a string nor a `Decimal`. It is compared
+    as it is, made a float only once in range (`float` overflows on `10**400`)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidInputError(f"{argument} must be a number of seconds, got {shown_value(value)}")
-    if isinstance(value, float) and not math.isfinite(value):
+    if isinstance(value, numbers.Integral):
+        value = int(value)  # exact, however large
+    elif value != value or abs(value) == math.inf:  # NaN or infinite, without a `float()`
         raise InvalidInputError(f"{argument} must be finite, got {value}")
-    if value > MAX_SECONDS:  # an int compared exactly, however large
+    if not value <= MAX_SECONDS:  # compared exactly, however large (`Real` has no `>`)
         raise InvalidInputError(
             f"{argument} must be at most {MAX_SECONDS:g} seconds (about 31 years), "
             f"got {shown_value(value)}"
