@@ -79,3 +79,24 @@ def test_the_settings_it_can_use_are_taken() -> None:
     ):
         arguments: dict[str, Any] = {"auth": AUTH, **options}
         Redstring.neo4j(URI, embeddings=HashingEmbeddingProvider(8), **arguments)
+
+
+@pytest.mark.parametrize(
+    ("auth", "wrong"),
+    [
+        (("neo4j", None), "the password is None"),
+        ((None, "secret-password"), "the user is None"),
+        (("neo4j", b"secret-password"), "the password is not a string (of type bytes)"),
+        ([5, "secret-password"], "the user is not a string (of type int)"),
+        (
+            (None, b"secret-password"),
+            "the user is None, the password is not a string (of type bytes)",
+        ),
+    ],
+    ids=["password None", "user None", "password bytes", "user int", "both"],
+)
+def test_a_wrong_part_of_auth_is_named_and_never_shown(auth: object, wrong: str) -> None:
+    with pytest.raises(InvalidInputError) as refused:
+        Redstring.neo4j(URI, auth, embeddings=HashingEmbeddingProvider(8))  # type: ignore[arg-type]
+    assert str(refused.value) == f"auth must be a (user, password) pair of strings: {wrong}"
+    assert "secret" not in str(refused.value)

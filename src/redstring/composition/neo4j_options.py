@@ -28,14 +28,23 @@ def neo4j_options_of(
     auth: object, database: object, outage_retry: object, transaction_timeout: object
 ) -> Neo4jOptions:
     """The options as `Redstring.neo4j` documents them: `auth` a (user, password) pair of
-    strings (a tuple or a list; never shown, it holds a password), `database` None or a
-    string, `outage_retry` a finite number of seconds from 0, `transaction_timeout` None
-    or a finite number of seconds above 0 (the server takes 0 for no timeout at all)."""
-    if isinstance(auth, tuple | list):
-        if len(auth) != 2 or not all(isinstance(part, str) for part in auth):
-            raise InvalidInputError(f"{_AUTH_SHAPE}, got a {type(auth).__name__} of {len(auth)}")
-    else:
+    strings (a tuple or a list; never shown, it holds a password: a refusal names the
+    part that is wrong and its type), `database` None or a string, `outage_retry` a
+    finite number of seconds from 0, `transaction_timeout` None or a finite number of
+    seconds above 0 (the server takes 0 for no timeout at all)."""
+    if not isinstance(auth, tuple | list):
         raise InvalidInputError(f"{_AUTH_SHAPE}, got a value of type {type(auth).__name__}")
+    if len(auth) != 2:
+        raise InvalidInputError(f"{_AUTH_SHAPE}, got a {type(auth).__name__} of {len(auth)}")
+    wrong = [
+        f"the {name} is None"
+        if part is None
+        else f"the {name} is not a string (of type {type(part).__name__})"
+        for name, part in zip(("user", "password"), auth, strict=True)
+        if not isinstance(part, str)
+    ]
+    if wrong:
+        raise InvalidInputError(f"{_AUTH_SHAPE}: {', '.join(wrong)}")
     if database is not None and not isinstance(database, str):
         raise InvalidInputError(f"database must be a string, got {shown_value(database)}")
     return Neo4jOptions(
