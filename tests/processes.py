@@ -64,6 +64,17 @@ def neo4j_child_environment(
     )
 
 
+def unanswered_neo4j_environment(**extra: str) -> dict[str, str]:
+    """`child_environment` of a command over Neo4j at a loopback port where nothing
+    listens (a socket's, bound and closed at once), with `extra`."""
+    return child_environment(
+        REDSTRING_BACKEND="neo4j",
+        REDSTRING_NEO4J_URI=f"bolt://127.0.0.1:{free_loopback_port()}",
+        REDSTRING_NEO4J_PASSWORD="unused",
+        **extra,
+    )
+
+
 class LoggedProcess:
     """A child process whose combined stdout and stderr are read in the background."""
 

@@ -22,6 +22,7 @@ from tests.processes import (
     LoggedProcess,
     child_environment,
     free_loopback_port,
+    unanswered_neo4j_environment,
 )
 
 EXIT_TIMEOUT = 90.0
@@ -133,10 +134,7 @@ def test_a_start_waiting_for_neo4j_is_stopped_by_a_signal_with_status_0(
     1 (`cannot start`); with several workers, the parent said it exits but its workers
     waited out theirs first."""
     pytest.importorskip("neo4j")
-    env = child_environment(
-        REDSTRING_BACKEND="neo4j",
-        REDSTRING_NEO4J_URI=f"bolt://127.0.0.1:{free_loopback_port()}",
-        REDSTRING_NEO4J_PASSWORD="unused",
+    env = unanswered_neo4j_environment(
         REDSTRING_NEO4J_OUTAGE_RETRY="60",
         REDSTRING_GRAPHIQL="false",
     )

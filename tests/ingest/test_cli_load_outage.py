@@ -11,7 +11,7 @@ import pytest
 from redstring import StoreUnavailableError
 from redstring.api.cli import EXIT_FAILED, main
 from redstring.api.settings import LONG_COMMAND_OUTAGE_RETRY, Settings
-from tests.processes import REPO, child_environment, free_loopback_port
+from tests.processes import REPO, unanswered_neo4j_environment
 
 TENANT = "6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"
 
@@ -65,10 +65,7 @@ def _load_where_nothing_listens(path: Path, outage_retry: str) -> tuple[int, lis
     """`redstring load` of `path` on Neo4j at a loopback port where nothing listens (a
     socket's, bound and closed at once): its status, and its standard error's lines but
     for the hashing provider's warning."""
-    env = child_environment(
-        REDSTRING_BACKEND="neo4j",
-        REDSTRING_NEO4J_URI=f"bolt://127.0.0.1:{free_loopback_port()}",
-        REDSTRING_NEO4J_PASSWORD="unused",
+    env = unanswered_neo4j_environment(
         REDSTRING_EMBEDDINGS="hashing",
         REDSTRING_NEO4J_OUTAGE_RETRY=outage_retry,
     )

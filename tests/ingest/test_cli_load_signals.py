@@ -22,7 +22,7 @@ from redstring.api.command_line import EXIT_FAILED
 from redstring.api.termination import EXIT_INTERRUPTED, EXIT_TERMINATED
 from redstring.composition.client import Redstring
 from tests.ingest.support import GraphStoreFailingAt, chain_lines, entity_line
-from tests.processes import REPO, child_environment, free_loopback_port
+from tests.processes import REPO, child_environment, unanswered_neo4j_environment
 
 TENANT = "6f1c1f3e-2b0a-4d7e-9a57-1e2d3c4b5a69"
 
@@ -166,12 +166,7 @@ def test_sigterm_stops_a_rekey_as_ctrl_c_does() -> None:
     """Signalled while it waits for a Neo4j that does not answer (the outage retry of a
     long command, 120 s)."""
     pytest.importorskip("neo4j")
-    env = child_environment(
-        REDSTRING_BACKEND="neo4j",
-        REDSTRING_NEO4J_URI=f"bolt://127.0.0.1:{free_loopback_port()}",
-        REDSTRING_NEO4J_PASSWORD="unused",
-        REDSTRING_EMBEDDINGS="hashing",
-    )
+    env = unanswered_neo4j_environment(REDSTRING_EMBEDDINGS="hashing")
     argv = [sys.executable, "-m", "redstring.api", "rekey", "--tenant", TENANT]
     process = subprocess.Popen(
         argv, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

@@ -531,6 +531,15 @@ def with_origin(sent: bytes, origin: str) -> bytes:
     return sent.replace(host, host + b"Origin: " + origin.encode() + b"\r\n", 1)
 
 
+def refused_cors(server: tuple[str, int], sent: bytes, status_line: bytes) -> dict[str, str]:
+    """The CORS headers of the refusal (`status_line`) `server` answers `sent` with."""
+    with socket.create_connection(server, timeout=HANG_GUARD) as sock:
+        sock.sendall(sent)
+        received, _ = read_until_closed(sock)
+    headers, _ = refusal(received, status_line)
+    return cors_part(headers)
+
+
 def test_the_app_answers_a_listed_origin_with_cors_headers() -> None:
     """What the refusals below are compared with."""
     assert app_cors_headers(APP_ORIGIN)["access-control-allow-origin"] == APP_ORIGIN
@@ -543,11 +552,8 @@ def test_a_431_carries_the_cors_headers_the_app_gives_its_origin(
 ) -> None:
     """So that a page of a listed origin can read the refusal; the headers are the
     app's CORS middleware's, for a listed origin and for another alike."""
-    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
-        sock.sendall(with_origin(head_of(HEAD_CAP + 1), origin))
-        received, _ = read_until_closed(sock)
-    headers, _ = refusal(received, b"HTTP/1.1 431 ")
-    assert cors_part(headers) == app_cors_headers(origin)
+    sent = with_origin(head_of(HEAD_CAP + 1), origin)
+    assert refused_cors(served_capped, sent, b"HTTP/1.1 431 ") == app_cors_headers(origin)
 
 
 def test_a_431_of_a_head_with_two_origins_answers_the_first_as_the_app_does(
@@ -555,11 +561,8 @@ def test_a_431_of_a_head_with_two_origins_answers_the_first_as_the_app_does(
 ) -> None:
     """The app's middleware reads a head's first `Origin`; the refusal did the last."""
     sent = with_origin(with_origin(head_of(HEAD_CAP + 1), APP_ORIGIN), "http://elsewhere.test")
-    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
-        sock.sendall(sent)
-        received, _ = read_until_closed(sock)
-    headers, _ = refusal(received, b"HTTP/1.1 431 ")
-    assert cors_part(headers) == app_cors_headers("http://elsewhere.test")
+    cors = refused_cors(served_capped, sent, b"HTTP/1.1 431 ")
+    assert cors == app_cors_headers("http://elsewhere.test")
 
 
 def test_a_trailer_431_carries_the_cors_headers_of_its_heads_origin(
@@ -583,11 +586,8 @@ def test_a_408_carries_the_cors_headers_of_the_origin_that_sent_it(
 ) -> None:
     """On the protocol `serve` runs (httptools tells each header as it comes; h11 tells
     none before the head is whole, so its 408 carries none)."""
-    with socket.create_connection(served_capped, timeout=HANG_GUARD) as sock:
-        sock.sendall(with_origin(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Late: a", APP_ORIGIN))
-        received, _ = read_until_closed(sock)
-    headers, _ = refusal(received, b"HTTP/1.1 408 ")
-    assert cors_part(headers) == app_cors_headers(APP_ORIGIN)
+    sent = with_origin(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Late: a", APP_ORIGIN)
+    assert refused_cors(served_capped, sent, b"HTTP/1.1 408 ") == app_cors_headers(APP_ORIGIN)
 
 
 def test_a_refusal_after_a_request_from_an_origin_carries_none_of_its_headers(
